@@ -1,0 +1,42 @@
+"""The AI ports the use cases call."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+Stage = Literal["extract", "invalidate", "summarize", "query", "detect_geo"]
+Level = Literal["none", "low", "medium", "high"]
+EmbedKind = Literal["query", "document"]
+
+
+@dataclass(frozen=True)
+class LLMRequest:
+    stage: str
+    system: str
+    user: str
+    model: str
+    reasoning: str = "none"
+    max_tokens: int = 2048
+
+
+@dataclass(frozen=True)
+class LLMReply:
+    text: str
+    model: str
+    input_tokens: int
+    output_tokens: int
+    thinking_tokens: int | None = None
+
+
+class LLM(Protocol):
+    def complete(self, request: LLMRequest) -> LLMReply:
+        """One Messages call. Raises UpstreamError on an API error, an empty
+        reply or a reply cut at the token limit; NotConfigured without a key."""
+
+
+class Embedder(Protocol):
+    model: str
+
+    def embed(self, texts: list[str], kind: EmbedKind) -> list[list[float]]:
+        """One request for all texts (or a few, for very large batches)."""

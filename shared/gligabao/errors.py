@@ -1,0 +1,45 @@
+"""Domain errors. Each carries the HTTP status the API maps it to, so that the
+use cases can say *what* went wrong without knowing anything about HTTP."""
+
+from __future__ import annotations
+
+
+class GbError(Exception):
+    status = 500
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class BadRequest(GbError):
+    status = 400
+
+
+class Forbidden(GbError):
+    status = 403
+
+
+class NotFound(GbError):
+    status = 404
+
+
+class Conflict(GbError):
+    status = 409
+
+
+class PayloadTooLarge(GbError):
+    status = 413
+
+
+class UpstreamError(GbError):
+    """An LLM, embeddings, vector-store or database call failed or returned
+    something unusable."""
+
+    status = 502
+
+
+class NotConfigured(GbError):
+    """The LLM a call needs has no credentials."""
+
+    status = 503

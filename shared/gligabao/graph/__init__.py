@@ -1,0 +1,1 @@
+"""The graph store: a port, and its DynamoDB adapter."""

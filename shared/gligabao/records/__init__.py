@@ -1,0 +1,1 @@
+"""What each call leaves for operators: inferences, trajectory, monitoring."""

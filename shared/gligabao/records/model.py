@@ -1,0 +1,126 @@
+"""Inference rows, trajectory steps and call records."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from typing import Any, Protocol
+
+from .. import clock
+
+
+@dataclass
+class Inference:
+    id: str
+    user_id: str
+    dataset: str
+    session_id: str | None
+    call_id: str
+    type: str  # remember | query
+    stage: str
+    model: str
+    reasoning: str
+    input_tokens: int
+    output_tokens: int
+    thinking_tokens: int | None
+    cost_usd: float
+    latency_ms: int
+    status: str  # "ok" or the error
+    created_at: str
+
+    def public(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Step:
+    name: str
+    ms: float
+    counts: dict[str, int] = field(default_factory=dict)
+
+    def public(self) -> dict[str, Any]:
+        return {"name": self.name, "ms": round(self.ms, 2), **self.counts}
+
+
+@dataclass
+class CallRecord:
+    call_id: str
+    type: str
+    user_id: str
+    dataset: str
+    session_id: str | None
+    started_at: str
+    status: str = "ok"
+    duration_ms: float = 0.0
+    steps: list[Step] = field(default_factory=list)
+    inferences: list[Inference] = field(default_factory=list)
+    _t0: float = field(default_factory=time.perf_counter, repr=False)
+
+    @contextmanager
+    def step(self, name: str, **counts: int) -> Iterator[dict[str, int]]:
+        """Time a step; the caller fills the yielded dict with its counts."""
+        c: dict[str, int] = dict(counts)
+        t0 = time.perf_counter()
+        try:
+            yield c
+        finally:
+            self.steps.append(Step(name, (time.perf_counter() - t0) * 1000, c))
+
+    def finish(self, status: str) -> None:
+        self.status = status
+        self.duration_ms = (time.perf_counter() - self._t0) * 1000
+
+    @property
+    def llm_calls(self) -> int:
+        return sum(1 for i in self.inferences if i.stage != "embed")
+
+    def totals(self) -> dict[str, float]:
+        return {
+            "llm_calls": self.llm_calls,
+            "embed_calls": sum(1 for i in self.inferences if i.stage == "embed"),
+            "input_tokens": sum(i.input_tokens for i in self.inferences),
+            "output_tokens": sum(i.output_tokens for i in self.inferences),
+            "cost_usd": round(sum(i.cost_usd for i in self.inferences), 8),
+        }
+
+    def public(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "call_id": self.call_id,
+            "type": self.type,
+            "status": self.status,
+            "dataset": self.dataset,
+            "started_at": self.started_at,
+            "duration_ms": round(self.duration_ms, 2),
+            "steps": [s.public() for s in self.steps],
+        }
+        if self.session_id is not None:
+            out["session_id"] = self.session_id
+        return out
+
+
+def new_call(call_id: str, type_: str, user_id: str, dataset: str, session_id: str | None) -> CallRecord:
+    return CallRecord(call_id, type_, user_id, dataset, session_id, clock.now_str())
+
+
+class RecordStore(Protocol):
+    def save_call(self, call: CallRecord) -> None:
+        """Persist the call's trajectory and its inference rows."""
+
+    def get_call(self, user_id: str, call_id: str) -> CallRecord | None: ...
+
+    def list_inferences(
+        self,
+        user_id: str,
+        *,
+        dataset: str | None,
+        session_id: str | None,
+        call_id: str | None,
+        limit: int,
+        cursor: str | None,
+    ) -> tuple[list[Inference], str | None]:
+        """Newest first; the cursor is opaque to callers."""
+
+    def delete_dataset(self, user_id: str, dataset: str) -> None:
+        """Forget the records of a deleted dataset."""

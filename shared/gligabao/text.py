@@ -1,0 +1,109 @@
+"""Text helpers shared by remember and query: normalization, terms, chunks."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+STOPWORDS = frozenset(
+    """
+    a about above after again against all am an and any are as at be because been before
+    being below between both but by can could did do does doing done down during each few
+    for from further had has have having he her here hers herself him himself his how i if
+    in into is it its itself just know let me more most my myself no nor not now of off on
+    once only or other our ours ourselves out over own same she should so some such tell
+    than that the their theirs them themselves then there these they this those through to
+    too under until up very was we were what when where which while who whom why will with
+    would you your yours yourself yourselves s t don ever
+    """.split()
+)
+
+MAX_QUERY_TERMS = 12
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+
+
+def normalize_name(name: str) -> str:
+    """Casefolded, accents and punctuation folded to single spaces."""
+    folded = unicodedata.normalize("NFKC", name).casefold()
+    return " ".join(_WORD.findall(folded))
+
+
+def words(text: str) -> list[str]:
+    return _WORD.findall(unicodedata.normalize("NFKC", text).casefold())
+
+
+def query_terms(text: str, limit: int = MAX_QUERY_TERMS) -> list[str]:
+    """Lowercase, split, drop terms under 2 characters, stopwords and
+    duplicates; keep the first ``limit``."""
+    out: list[str] = []
+    for w in words(text):
+        if len(w) < 2 or w in STOPWORDS or w in out:
+            continue
+        out.append(w)
+        if len(out) == limit:
+            break
+    return out
+
+
+def index_terms(text: str) -> set[str]:
+    """The terms under which an entity's name or description is indexed: the
+    same rules as query terms, without the cap."""
+    return {w for w in words(text) if len(w) >= 2 and w not in STOPWORDS}
+
+
+def contains_phrase(haystack_norm: str, needle_norm: str) -> bool:
+    """Whole-word containment of one normalized string in another."""
+    if not needle_norm:
+        return False
+    return f" {needle_norm} " in f" {haystack_norm} "
+
+
+def estimate_tokens(text: str) -> int:
+    """A cheap token estimate (about four characters a token for English)."""
+    return max(1, (len(text) + 3) // 4)
+
+
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+
+
+def chunk_text(text: str, target_tokens: int, overlap_tokens: int) -> list[str]:
+    """Split on paragraphs, then sentences, into chunks of about
+    ``target_tokens``, each starting with the last ~``overlap_tokens`` of the
+    previous one so that a fact across a boundary is seen whole once."""
+    units: list[str] = []
+    for para in re.split(r"\n\s*\n", text):
+        para = para.strip()
+        if not para:
+            continue
+        if estimate_tokens(para) <= target_tokens:
+            units.append(para)
+            continue
+        for sent in _SENTENCE.split(para):
+            sent = sent.strip()
+            while estimate_tokens(sent) > target_tokens:  # one huge sentence
+                cut = target_tokens * 4
+                units.append(sent[:cut])
+                sent = sent[cut:]
+            if sent:
+                units.append(sent)
+    chunks: list[str] = []
+    current: list[str] = []
+    size = 0
+    for unit in units:
+        t = estimate_tokens(unit)
+        if current and size + t > target_tokens:
+            chunks.append("\n\n".join(current))
+            tail: list[str] = []
+            tail_size = 0
+            for prev in reversed(current):
+                pt = estimate_tokens(prev)
+                if tail_size + pt > overlap_tokens:
+                    break
+                tail.insert(0, prev)
+                tail_size += pt
+            current, size = tail, tail_size
+        current.append(unit)
+        size += t
+    if current:
+        chunks.append("\n\n".join(current))
+    return chunks

@@ -1,0 +1,2 @@
+"""The vector index: a port, the embedded (in-process) adapter and the
+OpenSearch adapter."""
