@@ -38,6 +38,10 @@ class UpstreamError(GbError):
 
     status = 502
 
+    def __init__(self, message: str, usage: object | None = None) -> None:
+        super().__init__(message)
+        self.usage = usage  # what the upstream reported before the reply was rejected
+
 
 class NotConfigured(GbError):
     """The LLM a call needs has no credentials."""

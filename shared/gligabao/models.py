@@ -97,6 +97,7 @@ class Artifact:
     parent_id: int | None = None
     index: int | None = None
     call_id: str | None = None
+    summary: str | None = None  # chunks only: the summarize stage's text
 
 
 @dataclass

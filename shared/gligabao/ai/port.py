@@ -35,8 +35,17 @@ class LLM(Protocol):
         reply or a reply cut at the token limit; NotConfigured without a key."""
 
 
+@dataclass(frozen=True)
+class Embeddings:
+    vectors: list[list[float]]
+    model: str
+    input_tokens: int
+    requests: int = 1
+
+
 class Embedder(Protocol):
     model: str
 
-    def embed(self, texts: list[str], kind: EmbedKind) -> list[list[float]]:
-        """One request for all texts (or a few, for very large batches)."""
+    def embed(self, texts: list[str], kind: EmbedKind) -> Embeddings:
+        """One request for all texts (or a few, for very large batches).
+        Raises UpstreamError on failure."""

@@ -29,7 +29,9 @@ class GraphStore(Protocol):
         """Delete every row, link, term, name claim and counter of the dataset.
         False when it did not exist."""
 
-    def allocate_ids(self, key: DatasetKey, entities: int, edges: int, artifacts: int) -> tuple[int, int, int]:
+    def allocate_ids(
+        self, key: DatasetKey, entities: int, edges: int, artifacts: int
+    ) -> tuple[int, int, int]:
         """Reserve blocks of IDs in one atomic counter update; returns the
         first ID of each block (entity, edge, artifact). IDs are positive,
         increasing, never reused; a block that goes unused leaves a gap."""

@@ -100,7 +100,9 @@ class CallRecord:
         return out
 
 
-def new_call(call_id: str, type_: str, user_id: str, dataset: str, session_id: str | None) -> CallRecord:
+def new_call(
+    call_id: str, type_: str, user_id: str, dataset: str, session_id: str | None
+) -> CallRecord:
     return CallRecord(call_id, type_, user_id, dataset, session_id, clock.now_str())
 
 

@@ -88,7 +88,9 @@ class MemoryVectorIndex:
                 )
             return out
 
-    def nearby(self, key: DatasetKey, lat: float, lon: float, radius_km: float, limit: int) -> list[GeoHit]:
+    def nearby(
+        self, key: DatasetKey, lat: float, lon: float, radius_km: float, limit: int
+    ) -> list[GeoHit]:
         with self._lock:
             self.requests += 1
             t = self._tables.get((key.pk, "entities"))

@@ -49,7 +49,9 @@ class VectorIndex(Protocol):
         round trip where the backend allows; one list of hits per request,
         best first, only hits with score >= min_score."""
 
-    def nearby(self, key: DatasetKey, lat: float, lon: float, radius_km: float, limit: int) -> list[GeoHit]:
+    def nearby(
+        self, key: DatasetKey, lat: float, lon: float, radius_km: float, limit: int
+    ) -> list[GeoHit]:
         """Entities with coordinates within ``radius_km`` of a point, nearest
         first."""
 

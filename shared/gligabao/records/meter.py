@@ -1,0 +1,111 @@
+"""Every LLM and embeddings request of a call goes through the Meter, which
+times it, prices it and appends its inference row to the call's record,
+also when the request fails."""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+from .. import clock
+from ..ai.port import LLM, Embedder, Embeddings, EmbedKind, LLMReply, LLMRequest
+from ..errors import GbError, UpstreamError
+from .model import CallRecord, Inference
+
+
+class Meter:
+    def __init__(
+        self, call: CallRecord, llm: LLM, embedder: Embedder, prices: dict[str, tuple[float, float]]
+    ) -> None:
+        self.call = call
+        self._llm = llm
+        self._embedder = embedder
+        self._prices = prices
+
+    def _cost(self, model: str, input_tokens: int, output_tokens: int) -> float:
+        price_in, price_out = self._prices.get(model, (0.0, 0.0))
+        return round((input_tokens * price_in + output_tokens * price_out) / 1_000_000, 8)
+
+    def _record(
+        self,
+        stage: str,
+        model: str,
+        reasoning: str,
+        t0: float,
+        status: str,
+        input_tokens: int = 0,
+        output_tokens: int = 0,
+        thinking_tokens: int | None = None,
+    ) -> None:
+        c = self.call
+        c.inferences.append(
+            Inference(
+                id=uuid.uuid4().hex,
+                user_id=c.user_id,
+                dataset=c.dataset,
+                session_id=c.session_id,
+                call_id=c.call_id,
+                type=c.type,
+                stage=stage,
+                model=model,
+                reasoning=reasoning,
+                input_tokens=input_tokens,
+                output_tokens=output_tokens,
+                thinking_tokens=thinking_tokens,
+                cost_usd=self._cost(model, input_tokens, output_tokens),
+                latency_ms=int((time.perf_counter() - t0) * 1000),
+                status=status,
+                created_at=clock.now_str(),
+            )
+        )
+
+    def complete(self, request: LLMRequest) -> LLMReply:
+        t0 = time.perf_counter()
+        try:
+            reply = self._llm.complete(request)
+        except GbError as exc:
+            usage = exc.usage if isinstance(exc, UpstreamError) else None
+            if isinstance(usage, LLMReply):
+                self._record(
+                    request.stage,
+                    request.model,
+                    request.reasoning,
+                    t0,
+                    exc.message,
+                    usage.input_tokens,
+                    usage.output_tokens,
+                    usage.thinking_tokens,
+                )
+            else:
+                self._record(request.stage, request.model, request.reasoning, t0, exc.message)
+            raise
+        self._record(
+            request.stage,
+            request.model,
+            request.reasoning,
+            t0,
+            "ok",
+            reply.input_tokens,
+            reply.output_tokens,
+            reply.thinking_tokens,
+        )
+        return reply
+
+    def reject(self, stage: str, reason: str) -> None:
+        """Mark the last inference of a stage as failed (its reply was unusable)."""
+        for inf in reversed(self.call.inferences):
+            if inf.stage == stage:
+                inf.status = reason
+                return
+
+    def embed(self, texts: list[str], kind: EmbedKind) -> Embeddings:
+        if not texts:
+            return Embeddings([], self._embedder.model, 0, 0)
+        t0 = time.perf_counter()
+        try:
+            result = self._embedder.embed(texts, kind)
+        except GbError as exc:
+            self._record("embed", self._embedder.model, "none", t0, exc.message)
+            raise
+        self._record("embed", result.model, "none", t0, "ok", result.input_tokens, 0)
+        return result
