@@ -1,0 +1,384 @@
+"""The DynamoDB tables, defined once: the adapters, the local server, the tests
+and template.yaml all derive from these pynamodb models.
+
+Every graph table is partitioned by ``pk`` = ``DatasetKey.pk`` (user and
+dataset joined with a unit separator), so a dataset is read, listed and deleted
+with Queries on its own partition, never with a Scan, and no key of one user
+can ever address a row of another.
+
+Table names are ``<prefix><short name>`` (``configure_tables``). Short names:
+datasets, entities, names, terms, edges, artifacts, links, calls, inferences.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from typing import Any
+
+from pynamodb.attributes import (
+    BooleanAttribute,
+    NumberAttribute,
+    TTLAttribute,
+    UnicodeAttribute,
+    UnicodeSetAttribute,
+)
+from pynamodb.connection.table import TableConnection
+from pynamodb.constants import PAY_PER_REQUEST_BILLING_MODE
+from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
+from pynamodb.models import Model
+
+DEFAULT_PREFIX = "gb_"
+DEFAULT_REGION = "us-east-1"
+
+
+# --- request counting ---------------------------------------------------------
+
+
+class RequestCounter:
+    """Counts the DynamoDB requests this process sent (every try of every
+    call, batch pages and retries of unprocessed items included), by operation.
+    Process-wide: all stores share the pynamodb connections."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.by_operation: Counter[str] = Counter()
+
+    @property
+    def total(self) -> int:
+        with self._lock:
+            return sum(self.by_operation.values())
+
+    def snapshot(self) -> dict[str, int]:
+        with self._lock:
+            return dict(self.by_operation)
+
+    def reset(self) -> None:
+        with self._lock:
+            self.by_operation.clear()
+
+    def _hook(self, model: Any = None, **kwargs: Any) -> None:
+        # botocore "before-call.dynamodb.<Operation>": model is the OperationModel.
+        name = getattr(model, "name", "unknown")
+        with self._lock:
+            self.by_operation[name] += 1
+
+
+REQUESTS = RequestCounter()
+
+
+class _Base(Model):
+    """Adds the request-counting hook to every client pynamodb creates."""
+
+    @classmethod
+    def _get_connection(cls) -> TableConnection:
+        conn = super()._get_connection()
+        client: Any = conn.connection.client
+        if not getattr(client, "_gb_counted", False):
+            client.meta.events.register("before-call.dynamodb", REQUESTS._hook)
+            client._gb_counted = True
+        return conn
+
+
+def _meta(short: str) -> Any:
+    class Meta:
+        table_name = DEFAULT_PREFIX + short
+        region = DEFAULT_REGION
+        host: str | None = None
+        billing_mode = PAY_PER_REQUEST_BILLING_MODE
+
+    return Meta
+
+
+def _gsi_meta(name: str) -> Any:
+    class Meta:
+        index_name = name
+        projection = AllProjection()
+
+    return Meta
+
+
+# --- graph tables -------------------------------------------------------------
+
+
+class DatasetRow(_Base):
+    Meta = _meta("datasets")
+    short_name = "datasets"
+
+    user_id = UnicodeAttribute(hash_key=True)
+    name = UnicodeAttribute(range_key=True)
+    created_at = UnicodeAttribute()
+    # ID counters: the last ID handed out (IDs start at 1).
+    next_entity = NumberAttribute(default=0)
+    next_edge = NumberAttribute(default=0)
+    next_artifact = NumberAttribute(default=0)
+    # Row counts, incremented by apply.
+    entities = NumberAttribute(default=0)
+    edges = NumberAttribute(default=0)
+    artifacts = NumberAttribute(default=0)
+
+
+class EntityByUpdated(GlobalSecondaryIndex["EntityRow"]):
+    """recent_entities: one Query, newest first."""
+
+    Meta = _gsi_meta("by_updated")
+    pk = UnicodeAttribute(hash_key=True)
+    updated_key = UnicodeAttribute(range_key=True)
+
+
+class EntityRow(_Base):
+    Meta = _meta("entities")
+    short_name = "entities"
+
+    pk = UnicodeAttribute(hash_key=True)
+    id = NumberAttribute(range_key=True)
+    name = UnicodeAttribute()
+    norm_name = UnicodeAttribute()
+    type = UnicodeAttribute(default="")
+    description = UnicodeAttribute(default="")
+    created_at = UnicodeAttribute(default="")
+    updated_at = UnicodeAttribute(default="")
+    updated_key = UnicodeAttribute()  # f"{updated_at}#{id:012d}"
+    lat = NumberAttribute(null=True)
+    lon = NumberAttribute(null=True)
+
+    by_updated = EntityByUpdated()
+
+
+class NameRow(_Base):
+    """Name claims: one normalized name maps to one entity of the dataset."""
+
+    Meta = _meta("names")
+    short_name = "names"
+
+    pk = UnicodeAttribute(hash_key=True)
+    norm_name = UnicodeAttribute(range_key=True)
+    entity_id = NumberAttribute()
+
+
+class TermRow(_Base):
+    """The keyword index: sk = f"{term}#{10**12 - entity_id:012d}", so a
+    begins_with(term#) Query in ascending order yields the newest entities
+    first."""
+
+    Meta = _meta("terms")
+    short_name = "terms"
+
+    pk = UnicodeAttribute(hash_key=True)
+    sk = UnicodeAttribute(range_key=True)
+    entity_id = NumberAttribute()
+    in_name = BooleanAttribute(default=False)
+    in_description = BooleanAttribute(default=False)
+    norm_name = UnicodeAttribute(default="")
+    updated_at = UnicodeAttribute(default="")
+
+
+class EdgeLiveBySource(GlobalSecondaryIndex["EdgeRow"]):
+    """Sparse: only live edges carry live_src."""
+
+    Meta = _gsi_meta("live_by_source")
+    live_src = UnicodeAttribute(hash_key=True)
+    id = NumberAttribute(range_key=True)
+
+
+class EdgeLiveByTarget(GlobalSecondaryIndex["EdgeRow"]):
+    """Sparse: only live edges carry live_dst."""
+
+    Meta = _gsi_meta("live_by_target")
+    live_dst = UnicodeAttribute(hash_key=True)
+    id = NumberAttribute(range_key=True)
+
+
+class EdgeRow(_Base):
+    Meta = _meta("edges")
+    short_name = "edges"
+
+    pk = UnicodeAttribute(hash_key=True)
+    id = NumberAttribute(range_key=True)
+    source_id = NumberAttribute()
+    target_id = NumberAttribute()
+    relation = UnicodeAttribute()
+    description = UnicodeAttribute(default="")
+    artifact_id = NumberAttribute(null=True)
+    valid_at = UnicodeAttribute(null=True)
+    invalid_at = UnicodeAttribute(null=True)
+    created_at = UnicodeAttribute(default="")
+    expired_at = UnicodeAttribute(null=True)
+    live_src = UnicodeAttribute(null=True)  # f"{pk}#{source_id}" while live
+    live_dst = UnicodeAttribute(null=True)  # f"{pk}#{target_id}" while live
+
+    live_by_source = EdgeLiveBySource()
+    live_by_target = EdgeLiveByTarget()
+
+
+class ArtifactRow(_Base):
+    Meta = _meta("artifacts")
+    short_name = "artifacts"
+
+    pk = UnicodeAttribute(hash_key=True)
+    id = NumberAttribute(range_key=True)
+    text = UnicodeAttribute(default="")
+    created_at = UnicodeAttribute(default="")
+    reference_time = UnicodeAttribute(default="")
+    session_id = UnicodeAttribute(null=True)
+    parent_id = NumberAttribute(null=True)
+    index = NumberAttribute(null=True)
+    call_id = UnicodeAttribute(null=True)
+
+
+class LinkRow(_Base):
+    """Provenance: sk = f"E#{entity_id:012d}#{artifact_id:012d}" or
+    f"D#{edge_id:012d}#{artifact_id:012d}"."""
+
+    Meta = _meta("links")
+    short_name = "links"
+
+    pk = UnicodeAttribute(hash_key=True)
+    sk = UnicodeAttribute(range_key=True)
+
+
+# --- records tables -----------------------------------------------------------
+
+
+class CallRow(_Base):
+    Meta = _meta("calls")
+    short_name = "calls"
+
+    user_id = UnicodeAttribute(hash_key=True)
+    call_id = UnicodeAttribute(range_key=True)
+    type = UnicodeAttribute(default="")
+    status = UnicodeAttribute(default="ok")
+    dataset = UnicodeAttribute(default="")
+    session_id = UnicodeAttribute(null=True)
+    started_at = UnicodeAttribute(default="")
+    duration_ms = NumberAttribute(default=0)
+    steps = UnicodeAttribute(default="[]")  # JSON list of Step
+    inference_sks = UnicodeSetAttribute(null=True)  # sort keys of its inference rows
+    expires_at = TTLAttribute(null=True)
+
+
+class InferenceRow(_Base):
+    """sk = f"{created_at}#{id}": a descending Query is newest first."""
+
+    Meta = _meta("inferences")
+    short_name = "inferences"
+
+    user_id = UnicodeAttribute(hash_key=True)
+    sk = UnicodeAttribute(range_key=True)
+    id = UnicodeAttribute()
+    dataset = UnicodeAttribute(default="")
+    session_id = UnicodeAttribute(null=True)
+    call_id = UnicodeAttribute(default="")
+    type = UnicodeAttribute(default="")
+    stage = UnicodeAttribute(default="")
+    model = UnicodeAttribute(default="")
+    reasoning = UnicodeAttribute(default="")
+    input_tokens = NumberAttribute(default=0)
+    output_tokens = NumberAttribute(default=0)
+    thinking_tokens = NumberAttribute(null=True)
+    cost_usd = NumberAttribute(default=0)
+    latency_ms = NumberAttribute(default=0)
+    status = UnicodeAttribute(default="ok")
+    created_at = UnicodeAttribute(default="")
+    expires_at = TTLAttribute(null=True)
+
+
+GRAPH_MODELS: list[type[_Base]] = [
+    DatasetRow,
+    EntityRow,
+    NameRow,
+    TermRow,
+    EdgeRow,
+    ArtifactRow,
+    LinkRow,
+]
+# The graph tables partitioned by DatasetKey.pk (everything but `datasets`).
+DATASET_PARTITIONED: list[type[_Base]] = [
+    EntityRow,
+    NameRow,
+    TermRow,
+    EdgeRow,
+    ArtifactRow,
+    LinkRow,
+]
+RECORD_MODELS: list[type[_Base]] = [CallRow, InferenceRow]
+ALL_MODELS: list[type[_Base]] = GRAPH_MODELS + RECORD_MODELS
+
+
+def short_name(model: type[Model]) -> str:
+    return str(model.short_name)  # type: ignore[attr-defined]
+
+
+def configure_tables(prefix: str, endpoint: str, region: str) -> None:
+    """Point every model at ``<prefix><short name>`` on ``endpoint`` (empty:
+    the AWS endpoint of ``region``). Can be called again: cached connections
+    are dropped."""
+    for model in ALL_MODELS:
+        model.Meta.table_name = prefix + short_name(model)
+        model.Meta.host = endpoint or None
+        model.Meta.region = region or DEFAULT_REGION
+        model._connection = None
+
+
+def create_tables(wait: bool = True) -> list[str]:
+    """Create the tables that do not exist yet (on-demand billing). Returns
+    the names of the tables it created."""
+    created: list[str] = []
+    for model in ALL_MODELS:
+        if model.exists():
+            continue
+        model.create_table(
+            wait=wait,
+            billing_mode=PAY_PER_REQUEST_BILLING_MODE,
+            ignore_update_ttl_errors=True,
+        )
+        created.append(model.Meta.table_name)
+    return created
+
+
+def delete_tables() -> None:
+    """Drop every table (tests and the local server's reset only)."""
+    for model in ALL_MODELS:
+        if model.exists():
+            model.delete_table()
+
+
+def _keys(key_schema: Any) -> list[dict[str, str]]:
+    keys = [{"AttributeName": k["AttributeName"], "KeyType": k["KeyType"]} for k in key_schema]
+    return sorted(keys, key=lambda k: k["KeyType"])  # HASH before RANGE
+
+
+def table_definitions() -> dict[str, dict[str, Any]]:
+    """Per short name, the CloudFormation ``AWS::DynamoDB::Table`` properties
+    the models imply (KeySchema, AttributeDefinitions, BillingMode, and when
+    present GlobalSecondaryIndexes and TimeToLiveSpecification), for
+    template.yaml to be checked against."""
+    out: dict[str, dict[str, Any]] = {}
+    for model in ALL_MODELS:
+        schema = model._get_schema()
+        props: dict[str, Any] = {
+            "BillingMode": PAY_PER_REQUEST_BILLING_MODE,
+            "AttributeDefinitions": sorted(
+                (
+                    {"AttributeName": a["AttributeName"], "AttributeType": a["AttributeType"]}
+                    for a in schema["attribute_definitions"]
+                ),
+                key=lambda a: a["AttributeName"],
+            ),
+            "KeySchema": _keys(schema["key_schema"]),
+        }
+        gsis = [
+            {
+                "IndexName": g["index_name"],
+                "KeySchema": _keys(g["key_schema"]),
+                "Projection": dict(g["projection"]),
+            }
+            for g in schema["global_secondary_indexes"]
+        ]
+        if gsis:
+            props["GlobalSecondaryIndexes"] = sorted(gsis, key=lambda g: g["IndexName"])
+        ttl = model._ttl_attribute()
+        if ttl is not None:
+            props["TimeToLiveSpecification"] = {"AttributeName": ttl.attr_name, "Enabled": True}
+        out[short_name(model)] = props
+    return out
