@@ -228,14 +228,6 @@ class Remember:
             c["entities"] = len(extracted)
             c["edges"] = len(facts)
 
-        # Entities named only by an edge still become entities.
-        named = {e.norm for e in extracted}
-        for f in facts:
-            for norm, raw in ((f.source, f.source), (f.target, f.target)):
-                if norm not in named:
-                    named.add(norm)
-                    extracted.append(_Extracted(raw, norm, "", "", None, f.chunk))
-
         # 4. Entity resolution: by the model's ID, by normalized name, by
         # name similarity (embeddings request 2 also carries the texts to store).
         with call.step("resolve") as c:
@@ -243,9 +235,9 @@ class Remember:
             edge_texts = [
                 f"{f.relation}: {f.description}" if f.description else f.relation for f in facts
             ]
-            pending_names = list(pending)
+            pending_names = [exs[0].name for exs in pending.values()]
             batch = meter.embed(pending_names + edge_texts + summaries, "document").vectors
-            name_vecs = dict(zip(pending_names, batch[: len(pending_names)], strict=True))
+            name_vecs = dict(zip(pending, batch[: len(pending_names)], strict=True))
             edge_vecs = batch[len(pending_names) : len(pending_names) + len(edge_texts)]
             summary_vecs = batch[len(pending_names) + len(edge_texts) :]
             self._resolve_similar(key, pending, name_vecs, resolved)
@@ -429,7 +421,7 @@ class Remember:
         self, key: DatasetKey, extracted: list[_Extracted], known: dict[int, Entity]
     ) -> tuple[dict[str, _Resolved], dict[str, list[_Extracted]]]:
         """Resolution by the model's ID (only IDs it was shown) and by
-        normalized name. Returns (resolved by norm, pending by display name)."""
+        normalized name. Returns (resolved, pending), both by normalized name."""
         resolved: dict[str, _Resolved] = {}
         by_id: dict[int, _Resolved] = {}
         names = self.graph.entity_ids_by_names(key, sorted({e.norm for e in extracted}))
@@ -445,7 +437,7 @@ class Remember:
             elif ex.norm in names and names[ex.norm] in fetched:
                 target = fetched[names[ex.norm]]
             if target is None:
-                pending.setdefault(ex.name, []).append(ex)
+                pending.setdefault(ex.norm, []).append(ex)
                 continue
             r = by_id.get(target.id) or _Resolved(replace(target), created=False)
             by_id[target.id] = r
@@ -614,7 +606,7 @@ class Remember:
                 ent.description = desc
                 ent.created_at = ent.updated_at = now
                 write.new_entities.append(ent)
-                vec = next((name_vecs[ex.name] for ex in r.extracted if ex.name in name_vecs), None)
+                vec = next((name_vecs[ex.norm] for ex in r.extracted if ex.norm in name_vecs), None)
                 if vec is not None:
                     entity_vectors.append(VectorItem(ent.id, vec, ent.lat, ent.lon))
             elif desc != ent.description:

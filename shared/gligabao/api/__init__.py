@@ -1,0 +1,1 @@
+"""What the handlers share: request models, error mapping, the call wrapper."""

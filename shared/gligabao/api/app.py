@@ -1,0 +1,148 @@
+"""The plumbing every handler shares: a Powertools resolver with our error
+mapping, the body rules, the call id header, and the call runner that records
+each call's trajectory, inferences and monitoring event."""
+
+from __future__ import annotations
+
+import base64
+import contextvars
+import json
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response, content_types
+
+from ..errors import GbError, PayloadTooLarge
+from ..records.meter import Meter
+from ..records.model import CallRecord, new_call
+from ..records.monitor import emit, logger
+
+MAX_BODY_BYTES = 64 * 1024
+CALL_ID_HEADER = "X-Gb-Call-Id"
+
+_call_id: contextvars.ContextVar[str] = contextvars.ContextVar("gb_call_id", default="")
+
+
+def current_call_id() -> str:
+    return _call_id.get() or uuid.uuid4().hex
+
+
+def error_response(status: int, message: str) -> Response[str]:
+    return Response(
+        status_code=status,
+        content_type=content_types.APPLICATION_JSON,
+        body=json.dumps({"error": message}),
+    )
+
+
+def make_app() -> APIGatewayHttpResolver:
+    app = APIGatewayHttpResolver()
+
+    @app.exception_handler(GbError)
+    def _domain_error(exc: GbError) -> Response[str]:
+        return error_response(exc.status, exc.message)
+
+    @app.exception_handler(json.JSONDecodeError)
+    def _bad_json(exc: json.JSONDecodeError) -> Response[str]:
+        return error_response(400, f"invalid JSON body: {exc.msg}")
+
+    @app.not_found
+    def _not_found(exc: Exception) -> Response[str]:
+        return error_response(404, "no such route")
+
+    return app
+
+
+def json_body(app: APIGatewayHttpResolver) -> Any:
+    raw = app.current_event.decoded_body or ""
+    if not raw.strip():
+        raise json.JSONDecodeError("empty body", raw, 0)
+    return json.loads(raw)
+
+
+def json_response(status: int, payload: Any) -> Response[str]:
+    return Response(
+        status_code=status, content_type=content_types.APPLICATION_JSON, body=json.dumps(payload)
+    )
+
+
+def _body_size(event: dict[str, Any]) -> int:
+    body = event.get("body") or ""
+    if event.get("isBase64Encoded"):
+        try:
+            return len(base64.b64decode(body))
+        except ValueError:
+            return len(body)
+    return len(body.encode())
+
+
+def lambda_entry(app: APIGatewayHttpResolver) -> Callable[[dict[str, Any], Any], dict[str, Any]]:
+    """The Lambda handler around a resolver: the body limit, a call id on
+    every response (errors too), and a JSON 500 for what nothing else caught."""
+
+    def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        call_id = uuid.uuid4().hex
+        token = _call_id.set(call_id)
+        try:
+            if _body_size(event) > MAX_BODY_BYTES:
+                exc = PayloadTooLarge("the request body is larger than 64 KiB")
+                result = _plain(exc.status, exc.message)
+            else:
+                try:
+                    result = app.resolve(event, context)
+                except Exception:
+                    logger.exception("unhandled error")
+                    result = _plain(500, "internal error")
+        finally:
+            _call_id.reset(token)
+        headers = result.setdefault("headers", {}) or {}
+        headers[CALL_ID_HEADER] = call_id
+        result["headers"] = headers
+        return result
+
+    return handler
+
+
+def _plain(status: int, message: str) -> dict[str, Any]:
+    return {
+        "statusCode": status,
+        "headers": {"Content-Type": content_types.APPLICATION_JSON},
+        "body": json.dumps({"error": message}),
+        "isBase64Encoded": False,
+    }
+
+
+def run_call(
+    type_: str,
+    user_id: str,
+    dataset: str,
+    session_id: str | None,
+    work: Callable[[Meter], dict[str, Any]],
+) -> dict[str, Any]:
+    """Run a use case inside a recorded call: its steps and inferences are
+    saved whatever the outcome, and one monitoring event is emitted."""
+    from .. import wiring
+    from ..config import settings
+
+    call: CallRecord = new_call(current_call_id(), type_, user_id, dataset, session_id)
+    meter = Meter(call, wiring.llm(), wiring.embedder(), settings().prices)
+    http_status = 200
+    try:
+        result = work(meter)
+        call.finish("ok")
+        return result
+    except GbError as exc:
+        http_status = exc.status
+        call.finish(exc.message)
+        raise
+    except Exception as exc:
+        http_status = 500
+        call.finish(f"internal error: {type(exc).__name__}")
+        raise
+    finally:
+        try:
+            wiring.record_store().save_call(call)
+        except Exception:  # records must never turn a good answer into an error
+            logger.exception("could not save the call record", extra={"call_id": call.call_id})
+        emit(call, type_, http_status)

@@ -1,0 +1,216 @@
+"""Request models: the common rules of every endpoint, then each body.
+
+Strict types (a number is not a string), unknown fields rejected; every
+violation becomes a 400 with a readable reason.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, TypeVar
+
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StrictBool,
+    ValidationError,
+    field_validator,
+)
+
+from .. import clock
+from ..errors import BadRequest
+
+LEVELS = ("none", "low", "medium", "high")
+REMEMBER_STAGES = ("extract", "invalidate", "summarize")
+QUERY_STAGES = ("query", "detect_geo")
+ALL_STAGES = REMEMBER_STAGES + QUERY_STAGES + ("embed",)
+_DATASET = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
+_MODEL = re.compile(r"^[A-Za-z0-9._:/@-]{1,128}$")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+MAX_ID_BYTES = 128
+MAX_RADIUS_KM = 20015.0
+
+
+def check_user_id(value: Any) -> str:
+    if not isinstance(value, str):
+        raise ValueError("user_id must be a string")
+    if not value or len(value.encode()) > MAX_ID_BYTES:
+        raise ValueError("user_id must be 1 to 128 bytes")
+    if _CONTROL.search(value):
+        raise ValueError("user_id must not contain control characters")
+    return value
+
+
+def check_dataset(value: Any) -> str:
+    if not isinstance(value, str) or not _DATASET.match(value):
+        raise ValueError("dataset must be 1 to 64 characters of A-Z a-z 0-9 . _ -")
+    return value
+
+
+def check_session_id(value: Any) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ValueError("session_id must be a string")
+    if len(value.encode()) > MAX_ID_BYTES:
+        raise ValueError("session_id must be at most 128 bytes")
+    if _CONTROL.search(value):
+        raise ValueError("session_id must not contain control characters")
+    return value
+
+
+UserId = Annotated[str, BeforeValidator(check_user_id)]
+DatasetName = Annotated[str, BeforeValidator(check_dataset)]
+SessionId = Annotated[str | None, BeforeValidator(check_session_id)]
+
+
+def parse_reasoning(value: Any, stages: tuple[str, ...], main_stage: str) -> dict[str, str]:
+    """A string is the level of the endpoint's main stage; an object gives a
+    level per stage. Stages left out run with "none"."""
+    if value is None:
+        return {}
+    if isinstance(value, str):
+        level = value.lower()
+        if level not in LEVELS:
+            raise BadRequest(f"reasoning: unknown level {value!r} (none, low, medium, high)")
+        return {main_stage: level}
+    if isinstance(value, dict):
+        out: dict[str, str] = {}
+        for stage, level in value.items():
+            if stage not in stages:
+                raise BadRequest(
+                    f"reasoning: unknown stage {stage!r} (expected one of {', '.join(stages)})"
+                )
+            if not isinstance(level, str) or level.lower() not in LEVELS:
+                raise BadRequest(
+                    f"reasoning.{stage}: unknown level {level!r} (none, low, medium, high)"
+                )
+            out[stage] = level.lower()
+        return out
+    raise BadRequest("reasoning must be a string or an object")
+
+
+def parse_models(value: Any, stages: tuple[str, ...]) -> dict[str, str]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise BadRequest("models must be an object of stage to model name")
+    out: dict[str, str] = {}
+    for stage, model in value.items():
+        if stage not in stages:
+            raise BadRequest(
+                f"models: unknown stage {stage!r} (expected one of {', '.join(stages)})"
+            )
+        if not isinstance(model, str) or not _MODEL.match(model):
+            raise BadRequest(
+                f"models.{stage}: a model name is 1 to 128 characters of A-Z a-z 0-9 . _ : / @ -"
+            )
+        out[stage] = model
+    return out
+
+
+class _Common(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    user_id: UserId
+    dataset: DatasetName = "main"
+    session_id: SessionId = None
+    reasoning: Any = None
+    models: Any = None
+
+
+class RememberRequest(_Common):
+    text: str
+    reference_time: str | None = None
+    idempotency_key: str | None = Field(default=None, min_length=1, max_length=256)
+
+    @field_validator("text")
+    @classmethod
+    def _text(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("text must be a non-empty string")
+        return v
+
+    @field_validator("reference_time")
+    @classmethod
+    def _reference_time(cls, v: str | None) -> str | None:
+        if v is None:
+            return None
+        ts = clock.normalize(v)
+        if ts is None:
+            raise ValueError("reference_time must be an RFC 3339 timestamp")
+        return ts
+
+
+class QueryRequest(_Common):
+    query: str
+    geo_nearby: StrictBool | None = None
+    geo_radius_km: float | None = None
+
+    @field_validator("query")
+    @classmethod
+    def _query(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("query must be a non-empty string")
+        return v
+
+    @field_validator("geo_radius_km", mode="before")
+    @classmethod
+    def _radius(cls, v: Any) -> Any:
+        if v is None:
+            return None
+        if isinstance(v, bool) or not isinstance(v, int | float):
+            raise ValueError("geo_radius_km must be a number")
+        if not 0 < float(v) <= MAX_RADIUS_KM:
+            raise ValueError("geo_radius_km must be greater than 0 and at most 20015")
+        return float(v)
+
+
+def _describe(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors()[:3]:
+        loc = ".".join(str(p) for p in err["loc"]) or "body"
+        msg = err["msg"]
+        if err["type"] == "extra_forbidden":
+            msg = "unknown field"
+        elif err["type"] == "missing":
+            msg = "required"
+        msg = msg.removeprefix("Value error, ")
+        parts.append(f"{loc}: {msg}")
+    return "; ".join(parts)
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def validate(model: type[M], body: Any) -> M:
+    if not isinstance(body, dict):
+        raise BadRequest("the body must be a JSON object")
+    try:
+        return model.model_validate(body)
+    except ValidationError as exc:
+        raise BadRequest(_describe(exc)) from exc
+
+
+def check_query_params(params: dict[str, str], allowed: set[str]) -> None:
+    for name in params:
+        if name not in allowed:
+            raise BadRequest(f"{name}: unknown query parameter")
+
+
+def param_user(params: dict[str, str]) -> str:
+    if "user_id" not in params:
+        raise BadRequest("user_id: required")
+    try:
+        return check_user_id(params["user_id"])
+    except ValueError as exc:
+        raise BadRequest(str(exc)) from exc
+
+
+def param_dataset(value: str) -> str:
+    try:
+        return check_dataset(value)
+    except ValueError as exc:
+        raise BadRequest(str(exc)) from exc

@@ -1,0 +1,42 @@
+"""Datasets: list them with their counts, delete one with everything in it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import NotFound
+from ..graph.port import GraphStore
+from ..models import DatasetKey
+from ..records.model import RecordStore
+from ..vectors.port import VectorIndex
+
+
+class Datasets:
+    def __init__(self, graph: GraphStore, vectors: VectorIndex, records: RecordStore) -> None:
+        self.graph = graph
+        self.vectors = vectors
+        self.records = records
+
+    def list(self, user_id: str) -> dict[str, Any]:
+        return {
+            "datasets": [
+                {
+                    "name": d.name,
+                    "created_at": d.created_at,
+                    "entities": d.entities,
+                    "edges": d.edges,
+                    "artifacts": d.artifacts,
+                }
+                for d in self.graph.list_datasets(user_id)
+            ]
+        }
+
+    def delete(self, user_id: str, name: str) -> None:
+        key = DatasetKey(user_id, name)
+        if self.graph.get_dataset(key) is None:
+            raise NotFound(f"dataset {name!r} does not exist")
+        # Vectors first: if the rows went first and this failed, the vectors
+        # would stay behind with nothing to find them by.
+        self.vectors.delete_dataset(key)
+        self.records.delete_dataset(user_id, name)
+        self.graph.delete_dataset(key)

@@ -1,0 +1,140 @@
+"""Builds the adapters from the settings, once per process (a Lambda
+container or the local server). Nothing here runs at import time: a handler's
+cold start pays only for what its first request uses."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+from .config import Settings, settings
+
+if TYPE_CHECKING:
+    from .ai.port import LLM, Embedder
+    from .graph.port import GraphStore
+    from .memory.query import Query
+    from .memory.remember import GeoResolver, Remember
+    from .records.model import RecordStore
+    from .vectors.port import VectorIndex
+
+
+def _dimension(cfg: Settings) -> int:
+    return 384 if cfg.embedder == "local" else int(_env_dim() or 1536)
+
+
+def _env_dim() -> str:
+    import os
+
+    return os.environ.get("GB_EMBEDDING_DIMENSION", "")
+
+
+@lru_cache(maxsize=1)
+def tables_configured() -> bool:
+    from .graph.tables import configure_tables
+
+    cfg = settings()
+    configure_tables(cfg.table_prefix, cfg.dynamodb_endpoint, cfg.region)
+    return True
+
+
+@lru_cache(maxsize=1)
+def graph_store() -> GraphStore:
+    from .graph.dynamo import DynamoGraphStore
+
+    tables_configured()
+    return DynamoGraphStore()
+
+
+@lru_cache(maxsize=1)
+def record_store() -> RecordStore:
+    from .records.dynamo import DynamoRecordStore
+
+    tables_configured()
+    return DynamoRecordStore()
+
+
+@lru_cache(maxsize=1)
+def vector_index() -> VectorIndex:
+    cfg = settings()
+    if cfg.opensearch_url:
+        from .vectors.opensearch import OpenSearchVectorIndex
+
+        return OpenSearchVectorIndex(
+            cfg.opensearch_url,
+            dimension=_dimension(cfg),
+            service=cfg.opensearch_service,
+            region=cfg.region,
+            index_prefix=cfg.opensearch_index_prefix,
+        )
+    from .vectors.memory import MemoryVectorIndex
+
+    return MemoryVectorIndex()
+
+
+@lru_cache(maxsize=1)
+def llm() -> LLM:
+    from .ai.anthropic_llm import AnthropicLLM
+
+    cfg = settings()
+    return AnthropicLLM(
+        cfg.anthropic_api_key, timeout_s=cfg.llm_timeout_s, max_retries=cfg.llm_max_retries
+    )
+
+
+@lru_cache(maxsize=1)
+def embedder() -> Embedder:
+    cfg = settings()
+    if cfg.embedder == "local":
+        from .ai.embedders import LocalEmbedder
+
+        return LocalEmbedder(cfg.embedding_model)
+    from .ai.embedders import OpenAIEmbedder
+
+    return OpenAIEmbedder(cfg.openai_api_key, cfg.embedding_model, max_retries=cfg.llm_max_retries)
+
+
+@lru_cache(maxsize=1)
+def geo_resolver() -> GeoResolver | None:
+    cfg = settings()
+    if not cfg.geo:
+        return None
+    from .geo.resolver import default_resolver
+
+    return default_resolver(cfg)
+
+
+@lru_cache(maxsize=1)
+def remember_service() -> Remember:
+    from .memory.remember import Remember
+
+    return Remember(graph_store(), vector_index(), settings(), geo_resolver())
+
+
+@lru_cache(maxsize=1)
+def query_service() -> Query:
+    from .memory.query import Query
+
+    cfg = settings()
+    nearby: Any = None
+    if cfg.geo:
+        from .geo.nearby import NearbySearch
+
+        nearby = NearbySearch(graph_store(), vector_index(), cfg, geo_resolver())
+    return Query(graph_store(), vector_index(), cfg, nearby)
+
+
+def reset() -> None:
+    """Forget every cached adapter (tests that change the environment)."""
+    for fn in (
+        settings,
+        tables_configured,
+        graph_store,
+        record_store,
+        vector_index,
+        llm,
+        embedder,
+        geo_resolver,
+        remember_service,
+        query_service,
+    ):
+        fn.cache_clear()
