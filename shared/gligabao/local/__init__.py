@@ -1,0 +1,1 @@
+"""The local stack behind `gligabao serve`: no AWS account, no Docker."""

@@ -1,0 +1,149 @@
+"""A real HTTP server that feeds the Lambda handlers API Gateway HTTP API
+(payload 2.0) events, so that the local server runs the deployed code."""
+
+from __future__ import annotations
+
+import base64
+import json
+import time
+import uuid
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, ClassVar
+from urllib.parse import parse_qsl, urlsplit
+
+Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
+MAX_READ_BYTES = 10 * 1024 * 1024  # API Gateway's own payload limit
+
+
+def _routes() -> list[tuple[str, Handler]]:
+    from ..handlers import datasets, query, records, remember
+
+    return [
+        ("/v1/gb/remember", remember.lambda_handler),
+        ("/v1/gb/query", query.lambda_handler),
+        ("/v1/gb/datasets", datasets.lambda_handler),
+        ("/v1/gb/inferences", records.lambda_handler),
+        ("/v1/gb/calls/", records.lambda_handler),
+    ]
+
+
+def route(path: str, routes: list[tuple[str, Handler]]) -> Handler | None:
+    for prefix, handler in routes:
+        if path == prefix or path.startswith(prefix.rstrip("/") + "/"):
+            return handler
+    return None
+
+
+def make_event(
+    method: str, target: str, headers: dict[str, str], body: bytes, client_ip: str
+) -> dict[str, Any]:
+    parts = urlsplit(target)
+    query: dict[str, str] = {}
+    for name, value in parse_qsl(parts.query, keep_blank_values=True):
+        # API Gateway joins repeated parameters with commas.
+        query[name] = f"{query[name]},{value}" if name in query else value
+    try:
+        text, b64 = body.decode("utf-8"), False
+    except UnicodeDecodeError:
+        text, b64 = base64.b64encode(body).decode(), True
+    now = time.time()
+    return {
+        "version": "2.0",
+        "routeKey": "$default",
+        "rawPath": parts.path,
+        "rawQueryString": parts.query,
+        "headers": {k.lower(): v for k, v in headers.items()},
+        "queryStringParameters": query or None,
+        "requestContext": {
+            "accountId": "local",
+            "apiId": "local",
+            "domainName": headers.get("Host", "localhost"),
+            "http": {
+                "method": method,
+                "path": parts.path,
+                "protocol": "HTTP/1.1",
+                "sourceIp": client_ip,
+                "userAgent": headers.get("User-Agent", ""),
+            },
+            "requestId": uuid.uuid4().hex,
+            "routeKey": "$default",
+            "stage": "$default",
+            "time": time.strftime("%d/%b/%Y:%H:%M:%S +0000", time.gmtime(now)),
+            "timeEpoch": int(now * 1000),
+        },
+        "body": text,
+        "isBase64Encoded": b64,
+    }
+
+
+class _RequestHandler(BaseHTTPRequestHandler):
+    server_version = "gligabao"
+    protocol_version = "HTTP/1.1"
+    routes: ClassVar[list[tuple[str, Handler]]] = []
+    extra: ClassVar[dict[str, Callable[[], tuple[int, str, bytes]]]] = {}
+    quiet = False
+
+    def log_message(self, format: str, *args: Any) -> None:
+        if not self.quiet:
+            super().log_message(format, *args)
+
+    def _send(self, status: int, headers: dict[str, str], body: bytes) -> None:
+        self.send_response(status)
+        for k, v in headers.items():
+            self.send_header(k, v)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if self.command != "HEAD" and body:
+            self.wfile.write(body)
+
+    def _error(self, status: int, message: str) -> None:
+        self._send(
+            status, {"Content-Type": "application/json"}, json.dumps({"error": message}).encode()
+        )
+
+    def _handle(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        if length > MAX_READ_BYTES:
+            self.close_connection = True
+            self._error(413, "the request body is larger than 64 KiB")
+            return
+        body = self.rfile.read(length) if length else b""
+        path = urlsplit(self.path).path
+        if self.command == "GET" and path in self.extra:
+            status, ctype, doc = self.extra[path]()
+            self._send(status, {"Content-Type": ctype}, doc)
+            return
+        handler = route(path, self.routes)
+        if handler is None:
+            self._error(404, "no such route")
+            return
+        event = make_event(
+            self.command, self.path, dict(self.headers.items()), body, self.client_address[0]
+        )
+        result = handler(event, None)
+        payload = result.get("body") or ""
+        raw = base64.b64decode(payload) if result.get("isBase64Encoded") else payload.encode()
+        headers = {k: str(v) for k, v in (result.get("headers") or {}).items()}
+        for name, values in (result.get("multiValueHeaders") or {}).items():
+            headers[name] = ", ".join(values)
+        self._send(int(result.get("statusCode", 200)), headers, raw)
+
+    do_GET = do_POST = do_DELETE = do_PUT = do_PATCH = _handle
+
+
+def make_server(
+    host: str,
+    port: int,
+    *,
+    quiet: bool = False,
+    extra: dict[str, Callable[[], tuple[int, str, bytes]]] | None = None,
+) -> ThreadingHTTPServer:
+    handler = type(
+        "GbRequestHandler",
+        (_RequestHandler,),
+        {"routes": _routes(), "quiet": quiet, "extra": extra or {}},
+    )
+    server = ThreadingHTTPServer((host, port), handler)
+    server.daemon_threads = True
+    return server
