@@ -107,3 +107,8 @@ def chunk_text(text: str, target_tokens: int, overlap_tokens: int) -> list[str]:
     if current:
         chunks.append("\n\n".join(current))
     return chunks
+
+
+def fact_text(relation: str, description: str) -> str:
+    """What an edge's vector embeds: its relation and its sentence."""
+    return f"{relation}: {description}" if description else relation

@@ -21,7 +21,7 @@ from ..errors import UpstreamError
 from ..graph.port import GraphStore
 from ..models import Artifact, DatasetKey, Edge, Entity, GraphWrite
 from ..records.meter import Meter
-from ..text import chunk_text, estimate_tokens, index_terms, normalize_name
+from ..text import chunk_text, estimate_tokens, fact_text, index_terms, normalize_name
 from ..vectors.port import SearchRequest, VectorIndex, VectorItem
 from .keywords import keyword_seeds
 from .options import StageOptions
@@ -232,9 +232,7 @@ class Remember:
         # name similarity (embeddings request 2 also carries the texts to store).
         with call.step("resolve") as c:
             resolved, pending = self._resolve_exact(key, extracted, known_by_id)
-            edge_texts = [
-                f"{f.relation}: {f.description}" if f.description else f.relation for f in facts
-            ]
+            edge_texts = [fact_text(f.relation, f.description) for f in facts]
             pending_names = [exs[0].name for exs in pending.values()]
             batch = meter.embed(pending_names + edge_texts + summaries, "document").vectors
             name_vecs = dict(zip(pending, batch[: len(pending_names)], strict=True))

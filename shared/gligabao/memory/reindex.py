@@ -1,0 +1,50 @@
+"""Rebuild a dataset's vectors from the graph store, the source of truth.
+
+Embeds the same texts remember embeds (entity names, "relation: description"
+of edges, chunk texts and chunk summaries) and writes them in batches."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from itertools import islice
+from typing import TypeVar
+
+from ..ai.port import Embedder
+from ..graph.port import GraphStore
+from ..models import DatasetKey
+from ..text import fact_text
+from ..vectors.port import Kind, VectorIndex, VectorItem
+
+BATCH = 256
+T = TypeVar("T")
+
+
+def _batches(items: Iterable[T], size: int) -> Iterator[list[T]]:
+    it = iter(items)
+    while batch := list(islice(it, size)):
+        yield batch
+
+
+def reindex(
+    graph: GraphStore, vectors: VectorIndex, embedder: Embedder, user_id: str, dataset: str
+) -> dict[str, int]:
+    key = DatasetKey(user_id, dataset)
+    counts: dict[str, int] = {"entities": 0, "edges": 0, "chunks": 0, "summaries": 0}
+
+    def put(kind: Kind, rows: list[tuple[int, str, float | None, float | None]]) -> None:
+        vecs = embedder.embed([t for _, t, _, _ in rows], "document").vectors
+        vectors.upsert(
+            key,
+            kind,
+            [VectorItem(i, v, la, lo) for (i, _, la, lo), v in zip(rows, vecs, strict=True)],
+        )
+        counts[kind] += len(rows)
+
+    for batch in _batches(graph.iter_entities(key), BATCH):
+        put("entities", [(e.id, e.name, e.lat, e.lon) for e in batch])
+    for batch in _batches(graph.iter_edges(key), BATCH):
+        put("edges", [(e.id, fact_text(e.relation, e.description), None, None) for e in batch])
+    for batch in _batches((a for a in graph.iter_artifacts(key) if a.parent_id is not None), BATCH):
+        put("chunks", [(a.id, a.text, None, None) for a in batch])
+        put("summaries", [(a.id, a.summary, None, None) for a in batch if a.summary])
+    return counts
