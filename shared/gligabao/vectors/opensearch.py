@@ -1,0 +1,488 @@
+"""The OpenSearch vector index: k-NN on a managed domain ("es") or a Serverless
+vector collection ("aoss").
+
+Layout: four multi-tenant indexes, ``{prefix}-entities``, ``-edges``,
+``-chunks`` and ``-summaries`` (not one index per dataset: a domain has a shard
+budget, a Serverless collection an index budget). Each document carries
+``user_id``, ``dataset``, ``pk`` (DatasetKey.pk, the tenant filter), ``row_id``
+(the graph row) and ``vector``; entities also ``location`` (geo_point).
+
+Vector field: ``knn_vector`` with HNSW (m=16, ef_construction=128), space
+``cosinesimil`` and engine ``lucene``. Why lucene: it needs no native library
+(the faiss/nmslib engines load JNI libraries, which the test node built from
+Maven Central does not have), it applies the tenant filter *inside* the HNSW
+traversal (efficient filtering: exactly k hits of the dataset, never fewer
+because other tenants took the top k), and it supports cosinesimil on every
+2.x version, Serverless included. The score OpenSearch returns for
+cosinesimil is (1 + cosine) / 2; :meth:`search` turns it back into cosine.
+
+IDs: on a managed domain the document ID is ``f"{pk}:{row_id}"``, so writing a
+row again overwrites it. Serverless vector collections refuse custom IDs, so
+there documents get auto IDs and a row written twice has two documents:
+:meth:`upsert` first looks the row's existing documents up and deletes them in
+the same bulk request (one extra round trip), and :meth:`search` dedupes by
+``row_id`` keeping the best score and over-fetches 2k to make up for
+duplicates that a race or the collection's refresh delay left behind.
+
+Deleting a dataset: ``_delete_by_query`` on a managed domain; Serverless has
+no delete-by-query, so there the adapter pages through the dataset's document
+IDs and bulk-deletes them.
+
+Freshness: with ``refresh=True`` writes are searchable when the call returns
+(the bulk request asks for a refresh: for the tests). Serverless refreshes on
+its own schedule (about a second); leave ``refresh`` off there.
+
+Round trips (``self.requests`` counts every HTTP request, retries included):
+upsert 1 (aoss: 2), search 1 for any number of requests, nearby 1, count 1,
+delete_dataset 1 (aoss: 2 per page of 1000 documents, plus 1), bootstrap 4.
+Failures raise UpstreamError; 429 and 5xx (whole request or bulk items) and
+connection errors are retried with exponential backoff first.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import threading
+import time
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
+from urllib.parse import urlparse
+
+from ..errors import UpstreamError
+from ..models import DatasetKey
+from .port import KINDS, GeoHit, Hit, Kind, SearchRequest, VectorItem
+
+T = TypeVar("T")
+
+RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+HNSW_M = 16
+HNSW_EF_CONSTRUCTION = 128
+ENGINE = "lucene"
+SPACE = "cosinesimil"
+PAGE = 1000  # documents per page when deleting on Serverless
+MAX_K = 10_000  # OpenSearch's max k and index.max_result_window
+
+
+def is_aws_endpoint(url: str) -> bool:
+    parsed = urlparse(url)
+    host = (parsed.hostname or "").lower()
+    return parsed.scheme == "https" and (
+        host.endswith(".amazonaws.com") or host.endswith(".amazonaws.com.cn")
+    )
+
+
+def mapping(kind: Kind, dimension: int) -> dict[str, Any]:
+    """The index body (settings and mappings) of one kind."""
+    properties: dict[str, Any] = {
+        "user_id": {"type": "keyword"},
+        "dataset": {"type": "keyword"},
+        "pk": {"type": "keyword"},
+        "row_id": {"type": "long"},
+        "vector": {
+            "type": "knn_vector",
+            "dimension": dimension,
+            "method": {
+                "name": "hnsw",
+                "engine": ENGINE,
+                "space_type": SPACE,
+                "parameters": {"m": HNSW_M, "ef_construction": HNSW_EF_CONSTRUCTION},
+            },
+        },
+    }
+    if kind == "entities":
+        properties["location"] = {"type": "geo_point"}
+    return {
+        "settings": {"index": {"knn": True}},
+        "mappings": {"dynamic": "strict", "properties": properties},
+    }
+
+
+def _norm(vector: list[float]) -> float:
+    return math.sqrt(math.fsum(x * x for x in vector))
+
+
+def _error_text(error: Any) -> str:
+    if isinstance(error, dict) and "error" in error:  # a whole response body
+        return _error_text(error["error"])
+    if isinstance(error, dict):
+        reason = error.get("reason") or ""
+        kind = error.get("type") or ""
+        caused = error.get("caused_by")
+        text = f"{kind}: {reason}" if kind else str(reason)
+        if isinstance(caused, dict):
+            text += f" (caused by {_error_text(caused)})"
+        return text
+    return str(error)
+
+
+class _Retry(Exception):
+    """Raised inside an attempt to ask for another one after a backoff."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class OpenSearchVectorIndex:
+    def __init__(
+        self,
+        url: str,
+        *,
+        dimension: int,
+        service: str = "es",
+        region: str = "us-east-1",
+        index_prefix: str = "gb",
+        aws_auth: bool | None = None,
+        refresh: bool = False,
+        timeout_s: float = 10.0,
+        max_retries: int = 4,
+        backoff_s: float = 0.2,
+        client: Any = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        if service not in ("es", "aoss"):
+            raise ValueError(f"opensearch service must be 'es' or 'aoss', not {service!r}")
+        if dimension <= 0:
+            raise ValueError("dimension must be positive")
+        self.url = url
+        self.dimension = dimension
+        self.service = service
+        self.serverless = service == "aoss"
+        self.index_prefix = index_prefix
+        self.refresh = refresh
+        self.max_retries = max_retries
+        self.backoff_s = backoff_s
+        self._sleep = sleep
+        self._lock = threading.Lock()
+        self.requests = 0  # HTTP round trips, retries included (benchmarks)
+        self._client = (
+            client
+            if client is not None
+            else self._make_client(
+                url, service=service, region=region, aws_auth=aws_auth, timeout_s=timeout_s
+            )
+        )
+
+    @staticmethod
+    def _make_client(
+        url: str, *, service: str, region: str, aws_auth: bool | None, timeout_s: float
+    ) -> Any:
+        from opensearchpy import OpenSearch, Urllib3AWSV4SignerAuth
+
+        if aws_auth is None:
+            aws_auth = is_aws_endpoint(url)
+        auth: Any = None
+        if aws_auth:
+            import boto3
+
+            credentials = boto3.Session().get_credentials()
+            if credentials is None:
+                raise UpstreamError("opensearch: no AWS credentials to sign requests with")
+            auth = Urllib3AWSV4SignerAuth(credentials, region, service)
+        # The adapter retries with backoff itself; the client must not.
+        return OpenSearch(
+            hosts=[url],
+            http_auth=auth,
+            timeout=timeout_s,
+            max_retries=0,
+            retry_on_timeout=False,
+            http_compress=True,
+        )
+
+    # -- names ----------------------------------------------------------------
+
+    def index_name(self, kind: Kind) -> str:
+        return f"{self.index_prefix}-{kind}"
+
+    def _doc_id(self, key: DatasetKey, row_id: int) -> str:
+        return f"{key.pk}:{row_id}"
+
+    # -- transport --------------------------------------------------------------
+
+    def _call(self, op: str, fn: Callable[[], T]) -> T:
+        """One logical request: retried on 429, 5xx and connection errors with
+        exponential backoff (and jitter); UpstreamError on anything else or
+        when the retries run out. ``fn`` may raise _Retry to retry by itself."""
+        from opensearchpy.exceptions import (
+            ConnectionError as OsConnectionError,
+        )
+        from opensearchpy.exceptions import (
+            OpenSearchException,
+            TransportError,
+        )
+
+        attempt = 0
+        while True:
+            with self._lock:
+                self.requests += 1
+            try:
+                return fn()
+            except _Retry as e:
+                message = e.message
+            except OsConnectionError as e:  # includes timeouts
+                message = f"connection failed: {e}"
+            except TransportError as e:
+                status = e.status_code if isinstance(e.status_code, int) else 0
+                message = f"{status} {_error_text(e.info or e.error)}"
+                if status not in RETRY_STATUSES:
+                    raise UpstreamError(f"opensearch {op}: {message}") from e
+            except OpenSearchException as e:
+                raise UpstreamError(f"opensearch {op}: {e}") from e
+            if attempt >= self.max_retries:
+                raise UpstreamError(f"opensearch {op}: {message} (after {attempt + 1} tries)")
+            delay = self.backoff_s * (2**attempt)
+            self._sleep(delay * (0.5 + random.random() / 2))
+            attempt += 1
+
+    def _bulk(self, op: str, actions: list[tuple[dict[str, Any], dict[str, Any] | None]]) -> None:
+        """Send bulk actions (an action line and an optional source); items
+        that fail with 429/5xx are sent again with backoff, other item
+        failures raise. Deleting a document that is already gone is fine."""
+        pending = actions
+
+        def attempt() -> None:
+            nonlocal pending
+            lines: list[str] = []
+            for action, source in pending:
+                lines.append(json.dumps(action))
+                if source is not None:
+                    lines.append(json.dumps(source))
+            params = {"refresh": "true"} if self.refresh else None
+            response = self._client.bulk(body="\n".join(lines) + "\n", params=params)
+            if not response.get("errors"):
+                return
+            retry: list[tuple[dict[str, Any], dict[str, Any] | None]] = []
+            for (action, source), item in zip(pending, response["items"], strict=True):
+                ((verb, result),) = item.items()
+                status = int(result.get("status", 0))
+                if status < 300 or (verb == "delete" and status == 404):
+                    continue
+                if status in RETRY_STATUSES:
+                    retry.append((action, source))
+                    continue
+                raise UpstreamError(
+                    f"opensearch {op}: {verb} failed: {status} {_error_text(result.get('error'))}"
+                )
+            if retry:
+                pending = retry
+                raise _Retry(f"{len(retry)} bulk items throttled or failed")
+
+        self._call(op, attempt)
+
+    # -- the port -----------------------------------------------------------------
+
+    def bootstrap(self) -> None:
+        """Create the four indexes if they do not exist (idempotent)."""
+        from opensearchpy.exceptions import RequestError
+
+        for kind in KINDS:
+            name = self.index_name(kind)
+            body = mapping(kind, self.dimension)
+
+            def create(name: str = name, body: dict[str, Any] = body) -> None:
+                try:
+                    self._client.indices.create(index=name, body=body)
+                except RequestError as e:
+                    if e.error != "resource_already_exists_exception":
+                        raise
+
+            self._call(f"create index {name}", create)
+
+    def upsert(self, key: DatasetKey, kind: Kind, items: list[VectorItem]) -> None:
+        # Last write of a row wins, as in the embedded index. Zero vectors have
+        # no direction (cosinesimil refuses them): they match nothing, so they
+        # are not stored.
+        latest = {item.id: item for item in items}
+        items = [item for item in latest.values() if _norm(item.vector) > 0]
+        if not items:
+            return
+        index = self.index_name(kind)
+        actions: list[tuple[dict[str, Any], dict[str, Any] | None]] = []
+        if self.serverless:
+            for doc_id in self._existing_ids(key, kind, [item.id for item in items]):
+                actions.append(({"delete": {"_index": index, "_id": doc_id}}, None))
+        for item in items:
+            source: dict[str, Any] = {
+                "user_id": key.user_id,
+                "dataset": key.dataset,
+                "pk": key.pk,
+                "row_id": item.id,
+                "vector": [float(x) for x in item.vector],
+            }
+            if kind == "entities" and item.lat is not None and item.lon is not None:
+                source["location"] = {"lat": item.lat, "lon": item.lon}
+            meta: dict[str, Any] = {"_index": index}
+            if not self.serverless:
+                meta["_id"] = self._doc_id(key, item.id)
+            actions.append(({"index": meta}, source))
+        self._bulk(f"upsert {index}", actions)
+
+    def _existing_ids(self, key: DatasetKey, kind: Kind, row_ids: list[int]) -> list[str]:
+        """Serverless only: the auto IDs of the documents of these rows."""
+        index = self.index_name(kind)
+        body = {
+            "size": min(MAX_K, 4 * len(row_ids)),
+            "_source": False,
+            "query": {
+                "bool": {"filter": [{"term": {"pk": key.pk}}, {"terms": {"row_id": row_ids}}]}
+            },
+        }
+        response = self._call(
+            f"find rows in {index}",
+            lambda: self._client.search(
+                index=index, body=body, params={"ignore_unavailable": "true"}
+            ),
+        )
+        return [hit["_id"] for hit in response["hits"]["hits"]]
+
+    def search(self, key: DatasetKey, requests: list[SearchRequest]) -> list[list[Hit]]:
+        out: list[list[Hit]] = [[] for _ in requests]
+        sent: list[int] = []
+        lines: list[str] = []
+        for i, req in enumerate(requests):
+            k = min(req.k, MAX_K)
+            # Like the embedded index: a vector of another dimension, or with
+            # no direction, matches nothing.
+            if k <= 0 or len(req.vector) != self.dimension or _norm(req.vector) == 0:
+                continue
+            fetch = min(2 * k, MAX_K) if self.serverless else k
+            lines.append(json.dumps({"index": self.index_name(req.kind)}))
+            lines.append(
+                json.dumps(
+                    {
+                        "size": fetch,
+                        "_source": ["row_id"],
+                        "query": {
+                            "knn": {
+                                "vector": {
+                                    "vector": [float(x) for x in req.vector],
+                                    "k": fetch,
+                                    "filter": {"bool": {"filter": [{"term": {"pk": key.pk}}]}},
+                                }
+                            }
+                        },
+                    }
+                )
+            )
+            sent.append(i)
+        if not sent:
+            return out
+        body = "\n".join(lines) + "\n"
+        response = self._call("search", lambda: self._client.msearch(body=body))
+        for i, result in zip(sent, response["responses"], strict=True):
+            if "error" in result:
+                error = result["error"]
+                if isinstance(error, dict) and error.get("type") == "index_not_found_exception":
+                    continue
+                raise UpstreamError(f"opensearch search: {_error_text(error)}")
+            req = requests[i]
+            best: dict[int, float] = {}
+            for hit in result["hits"]["hits"]:
+                row_id = int(hit["_source"]["row_id"])
+                cosine = 2.0 * float(hit["_score"]) - 1.0
+                if cosine >= req.min_score and cosine > best.get(row_id, -math.inf):
+                    best[row_id] = cosine
+            ranked = sorted(best.items(), key=lambda kv: (-kv[1], kv[0]))
+            out[i] = [Hit(row_id, score) for row_id, score in ranked[: req.k]]
+        return out
+
+    def nearby(
+        self, key: DatasetKey, lat: float, lon: float, radius_km: float, limit: int
+    ) -> list[GeoHit]:
+        if limit <= 0:
+            return []
+        index = self.index_name("entities")
+        point = {"lat": lat, "lon": lon}
+        body = {
+            "size": min(limit, MAX_K),
+            "_source": ["row_id"],
+            "query": {
+                "bool": {
+                    "filter": [
+                        {"term": {"pk": key.pk}},
+                        {"geo_distance": {"distance": f"{radius_km}km", "location": point}},
+                    ]
+                }
+            },
+            "sort": [
+                {
+                    "_geo_distance": {
+                        "location": point,
+                        "order": "asc",
+                        "unit": "km",
+                        "distance_type": "arc",
+                    }
+                },
+                {"row_id": "asc"},
+            ],
+        }
+        response = self._call(
+            "nearby",
+            lambda: self._client.search(
+                index=index, body=body, params={"ignore_unavailable": "true"}
+            ),
+        )
+        hits: list[GeoHit] = []
+        seen: set[int] = set()
+        for hit in response["hits"]["hits"]:
+            row_id = int(hit["_source"]["row_id"])
+            if row_id not in seen:  # Serverless duplicates: the first is the nearest
+                seen.add(row_id)
+                hits.append(GeoHit(row_id, float(hit["sort"][0])))
+        return hits
+
+    def delete_dataset(self, key: DatasetKey) -> None:
+        indexes = ",".join(self.index_name(kind) for kind in KINDS)
+        query = {"query": {"term": {"pk": key.pk}}}
+        if not self.serverless:
+            params = {"conflicts": "proceed", "ignore_unavailable": "true"}
+            if self.refresh:
+                params["refresh"] = "true"
+            self._call(
+                "delete dataset",
+                lambda: self._client.delete_by_query(index=indexes, body=query, params=params),
+            )
+            return
+        # Serverless: page through the IDs, bulk-delete them, until a page has
+        # nothing new (deleted documents may linger until the next refresh).
+        deleted: set[tuple[str, str]] = set()
+        while True:
+            body = {"size": PAGE, "_source": False, **query}
+            response = self._call(
+                "delete dataset: list",
+                lambda body=body: self._client.search(  # type: ignore[misc]
+                    index=indexes, body=body, params={"ignore_unavailable": "true"}
+                ),
+            )
+            found = [(hit["_index"], hit["_id"]) for hit in response["hits"]["hits"]]
+            fresh = [doc for doc in found if doc not in deleted]
+            if not fresh:
+                return
+            self._bulk(
+                "delete dataset",
+                [({"delete": {"_index": index, "_id": doc_id}}, None) for index, doc_id in fresh],
+            )
+            deleted.update(fresh)
+
+    def count(self, key: DatasetKey, kind: Kind) -> int:
+        index = self.index_name(kind)
+        body = {"query": {"term": {"pk": key.pk}}}
+        response = self._call(
+            "count",
+            lambda: self._client.count(
+                index=index, body=body, params={"ignore_unavailable": "true"}
+            ),
+        )
+        return int(response["count"])
+
+    # -- helpers for the tests ------------------------------------------------------
+
+    def drop_indexes(self, kinds: Iterable[Kind] = KINDS) -> None:
+        """Delete the indexes (test teardown)."""
+        names = ",".join(self.index_name(kind) for kind in kinds)
+        self._call(
+            "drop indexes",
+            lambda: self._client.indices.delete(index=names, params={"ignore_unavailable": "true"}),
+        )
