@@ -23,7 +23,7 @@ import org.opensearch.transport.Netty4Plugin;
 
 /**
  * A single OpenSearch node in this JVM, with the plugins given on the classpath
- * (netty4 for HTTP, k-NN). For tests only: no security, single-node discovery,
+ * (netty4 for HTTP, k-NN, reindex). For tests only: no security, single-node discovery,
  * bound to 127.0.0.1.
  *
  * Usage: Main HOME_DIR HTTP_PORT URL_FILE
@@ -32,7 +32,11 @@ import org.opensearch.transport.Netty4Plugin;
  *   URL_FILE  written with http://127.0.0.1:PORT once the node answers
  */
 public final class Main {
-    private static final String KNN_PLUGIN = "org.opensearch.knn.plugin.KNNPlugin";
+    /** Loaded by name: k-NN comes from the unpacked plugin zip, reindex gives _delete_by_query. */
+    private static final String[] PLUGINS = {
+        "org.opensearch.knn.plugin.KNNPlugin",
+        "org.opensearch.index.reindex.ReindexPlugin",
+    };
 
     /** Node's constructor that takes classpath plugins is protected. */
     static final class PluginNode extends Node {
@@ -78,7 +82,9 @@ public final class Main {
 
         List<Class<? extends Plugin>> plugins = new ArrayList<>();
         plugins.add(Netty4Plugin.class);
-        plugins.add((Class<? extends Plugin>) Class.forName(KNN_PLUGIN));
+        for (String name : PLUGINS) {
+            plugins.add((Class<? extends Plugin>) Class.forName(name));
+        }
 
         Node node = new PluginNode(env, plugins);
         CountDownLatch stopped = new CountDownLatch(1);
