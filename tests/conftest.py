@@ -1,0 +1,180 @@
+"""Shared fixtures: moto's DynamoDB on loopback, the fake Anthropic and OpenAI
+servers, and `gb`, the local server's real HTTP stack in this process over a
+fresh set of tables."""
+
+from __future__ import annotations
+
+import json
+import threading
+import urllib.error
+import urllib.request
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from fakes.anthropic_server import FakeAnthropic
+from fakes.fixtures import (  # noqa: F401  (fixtures)
+    fake_anthropic,
+    fake_anthropic_session,
+    fake_anthropic_shared,
+    fake_openai,
+    fake_openai_session,
+    fake_openai_shared,
+)
+from fakes.openai_server import FakeOpenAI
+
+EMBED_DIM = 64
+
+
+@pytest.fixture(scope="session")
+def moto_url() -> Iterator[str]:
+    from gligabao.local.embedded import start_moto
+
+    server, url = start_moto()
+    yield url
+    server.stop()
+
+
+@dataclass
+class Reply:
+    status: int
+    body: Any
+    headers: dict[str, str]
+
+    @property
+    def call_id(self) -> str:
+        return self.headers.get("X-Gb-Call-Id") or self.headers.get("x-gb-call-id", "")
+
+
+class Client:
+    """HTTP against the server under test, JSON in and out."""
+
+    def __init__(self, base: str) -> None:
+        self.base = base
+
+    def request(self, method: str, path: str, body: Any = None, *, raw: bytes | None = None,
+                headers: dict[str, str] | None = None) -> Reply:
+        data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
+        req = urllib.request.Request(self.base + path, data=data, method=method)
+        req.add_header("Content-Type", "application/json")
+        for k, v in (headers or {}).items():
+            req.add_header(k, v)
+        try:
+            with urllib.request.urlopen(req, timeout=120) as resp:
+                status, payload, hdrs = resp.status, resp.read(), dict(resp.headers.items())
+        except urllib.error.HTTPError as err:
+            status, payload, hdrs = err.code, err.read(), dict(err.headers.items())
+        parsed = json.loads(payload) if payload else None
+        return Reply(status, parsed, hdrs)
+
+    def post(self, path: str, body: Any = None, **kw: Any) -> Reply:
+        return self.request("POST", path, body, **kw)
+
+    def get(self, path: str, **kw: Any) -> Reply:
+        return self.request("GET", path, **kw)
+
+    def delete(self, path: str, **kw: Any) -> Reply:
+        return self.request("DELETE", path, **kw)
+
+
+@dataclass
+class Harness:
+    client: Client
+    llm: FakeAnthropic
+    emb: FakeOpenAI
+    prefix: str
+
+    def remember(self, text: str, *, user: str = "u1", status: int = 200, **extra: Any) -> Any:
+        r = self.client.post("/v1/gb/remember", {"user_id": user, "text": text, **extra})
+        assert r.status == status, r.body
+        return r.body
+
+    def query(self, question: str, *, user: str = "u1", status: int = 200, **extra: Any) -> Any:
+        r = self.client.post("/v1/gb/query", {"user_id": user, "query": question, **extra})
+        assert r.status == status, r.body
+        return r.body
+
+    @property
+    def graph(self) -> Any:
+        from gligabao import wiring
+
+        return wiring.graph_store()
+
+    @property
+    def vectors(self) -> Any:
+        from gligabao import wiring
+
+        return wiring.vector_index()
+
+    def scan(self, short: str) -> list[dict[str, Any]]:
+        """Every item of one table (to prove what is, or is not, stored)."""
+        import boto3
+
+        from gligabao.config import settings
+
+        cfg = settings()
+        client = boto3.client("dynamodb", endpoint_url=cfg.dynamodb_endpoint, region_name=cfg.region)
+        items: list[dict[str, Any]] = []
+        kwargs: dict[str, Any] = {"TableName": cfg.table(short)}
+        while True:
+            page = client.scan(**kwargs)
+            items.extend(page.get("Items", []))
+            if "LastEvaluatedKey" not in page:
+                return items
+            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+    def row_counts(self) -> dict[str, int]:
+        from gligabao.graph.tables import ALL_MODELS, short_name
+
+        return {short_name(m): len(self.scan(short_name(m))) for m in ALL_MODELS}
+
+
+def configure_env(monkeypatch: pytest.MonkeyPatch, moto_url: str, **extra: str) -> str:
+    prefix = f"t{uuid.uuid4().hex[:10]}_"
+    env = {
+        "GB_DYNAMODB_ENDPOINT": moto_url,
+        "GB_TABLE_PREFIX": prefix,
+        "ANTHROPIC_API_KEY": "test-anthropic-key",
+        "OPENAI_API_KEY": "test-openai-key",
+        "GB_EMBEDDING_DIMENSION": str(EMBED_DIM),
+        "GB_LLM_MAX_RETRIES": "0",
+        "POWERTOOLS_METRICS_NAMESPACE": "gligabao-test",
+        **extra,
+    }
+    for k, v in env.items():
+        if v == "":
+            monkeypatch.delenv(k, raising=False)
+        else:
+            monkeypatch.setenv(k, v)
+    return prefix
+
+
+@pytest.fixture
+def gb_env() -> dict[str, str]:
+    """Override in a test module to change the server's environment."""
+    return {}
+
+
+@pytest.fixture
+def gb(monkeypatch: pytest.MonkeyPatch, moto_url: str, fake_anthropic_shared: FakeAnthropic,
+       fake_openai_shared: FakeOpenAI, gb_env: dict[str, str]) -> Iterator[Harness]:
+    from gligabao import wiring
+    from gligabao.local.embedded import create_tables
+    from gligabao.local.server import make_server
+
+    prefix = configure_env(monkeypatch, moto_url, **gb_env)
+    wiring.reset()
+    create_tables()
+    server = make_server("127.0.0.1", 0, quiet=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        yield Harness(Client(f"http://127.0.0.1:{server.server_address[1]}"), fake_anthropic_shared,
+                      fake_openai_shared, prefix)
+    finally:
+        server.shutdown()
+        server.server_close()
+        wiring.reset()

@@ -1,0 +1,33 @@
+from __future__ import annotations
+
+from conftest import Harness
+
+
+def test_remember_then_query(gb: Harness) -> None:
+    gb.llm.script("extract", {
+        "entities": [{"name": "Alice", "type": "person", "description": "engineer"},
+                     {"name": "Acme", "type": "organization"}],
+        "edges": [{"source": "Alice", "target": "Acme", "relation": "works_at",
+                   "description": "Alice works at Acme."}],
+    })
+    out = gb.remember("Alice works at Acme.", session_id="s1")
+    assert out["session_id"] == "s1"
+    assert [e["name"] for e in out["entities"]] == ["Alice", "Acme"]
+    assert out["edges"][0]["relation"] == "works_at"
+    gb.llm.script("query", {"answer": "Alice works at Acme.", "entities": [1], "edges": [1], "passages": [99]})
+    q = gb.query("Where does Alice work?")
+    assert q["answer"] == "Alice works at Acme."
+    assert [e["id"] for e in q["evidence"]["entities"]] == [1, 2]
+    assert q["evidence"]["passages"] == []
+    prompt = gb.llm.requests_for("query")[0]
+    print(prompt)
+
+
+def test_trajectory_recorded(gb: Harness) -> None:
+    r = gb.client.post("/v1/gb/remember", {"user_id": "u1", "text": "Bob likes tea."})
+    assert r.status == 200
+    call = gb.client.get(f"/v1/gb/calls/{r.call_id}?user_id=u1")
+    assert call.status == 200, call.body
+    print(call.body)
+    names = [s["name"] for s in call.body["steps"]]
+    assert names[:3] == ["chunk", "embed_text", "known_entities"]
