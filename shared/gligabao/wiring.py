@@ -125,6 +125,9 @@ def query_service() -> Query:
 
 def reset() -> None:
     """Forget every cached adapter (tests that change the environment)."""
+    from .api.idempotency import _runner
+
+    _runner.cache_clear()
     for fn in (
         settings,
         tables_configured,

@@ -283,6 +283,16 @@ class InferenceRow(_Base):
     expires_at = TTLAttribute(null=True)
 
 
+class IdempotencyRow(_Base):
+    """Powertools' idempotency records (remember with an Idempotency-Key).
+    Powertools reads and writes it itself; this model only declares it."""
+
+    short_name = "idempotency"
+    Meta = _meta(short_name)
+    id = UnicodeAttribute(hash_key=True)
+    expiration = TTLAttribute(null=True)
+
+
 GRAPH_MODELS: list[type[_Base]] = [
     DatasetRow,
     EntityRow,
@@ -301,7 +311,7 @@ DATASET_PARTITIONED: list[type[_Base]] = [
     ArtifactRow,
     LinkRow,
 ]
-RECORD_MODELS: list[type[_Base]] = [CallRow, InferenceRow]
+RECORD_MODELS: list[type[_Base]] = [CallRow, InferenceRow, IdempotencyRow]
 ALL_MODELS: list[type[_Base]] = GRAPH_MODELS + RECORD_MODELS
 
 
