@@ -327,6 +327,7 @@ def artifact_row(pk: str, a: Artifact) -> ArtifactRow:
         parent_id=a.parent_id,
         index=a.index,
         call_id=a.call_id,
+        summary=a.summary,
     )
 
 
@@ -340,6 +341,7 @@ def artifact_from_row(row: ArtifactRow) -> Artifact:
         parent_id=_opt_int(row.parent_id),
         index=_opt_int(row.index),
         call_id=row.call_id,
+        summary=row.summary,
     )
 
 

@@ -224,6 +224,7 @@ class ArtifactRow(_Base):
     parent_id = NumberAttribute(null=True)
     index = NumberAttribute(null=True)
     call_id = UnicodeAttribute(null=True)
+    summary = UnicodeAttribute(null=True)
 
 
 class LinkRow(_Base):
