@@ -11,6 +11,7 @@ import json
 import select
 import socket
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -30,6 +31,7 @@ class RecordedRequest(dict[str, Any]):
     ``headers`` has lower-cased names. ``status`` is the HTTP status the fake
     answered with (set once the answer is decided). ``stage`` is set by
     FakeAnthropic (None elsewhere). ``reply`` is the decoded JSON the fake sent.
+    ``received_at`` is ``time.monotonic()`` on arrival (to measure retry gaps).
     """
 
     method: str
@@ -39,6 +41,7 @@ class RecordedRequest(dict[str, Any]):
     status: int | None
     stage: str | None
     reply: JSON
+    received_at: float
 
     def __init__(
         self, body: dict[str, Any], *, method: str, path: str, headers: dict[str, str], raw: bytes
@@ -51,6 +54,7 @@ class RecordedRequest(dict[str, Any]):
         self.status = None
         self.stage = None
         self.reply = None
+        self.received_at = time.monotonic()
 
     @property
     def body(self) -> dict[str, Any]:
