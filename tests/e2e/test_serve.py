@@ -1,0 +1,117 @@
+"""End to end: `gligabao serve` as a subprocess, driven over HTTP, with the
+fake Anthropic and OpenAI servers (or the bundled local embedding model)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from conftest import Client
+from fakes.anthropic_server import FakeAnthropic
+from fakes.openai_server import FakeOpenAI
+from gligabao.local.embedded import free_port
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class Served:
+    def __init__(self, env: dict[str, str]) -> None:
+        self.port = free_port()
+        full = {k: v for k, v in os.environ.items() if not k.startswith(("GB_", "ANTHROPIC_", "OPENAI_"))}
+        full.update(env)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "gligabao.local.cli", "serve", "--port", str(self.port), "--quiet"],
+            env=full, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        )
+        self.banner: list[str] = []
+        assert self.proc.stdout is not None
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            line = self.proc.stdout.readline()
+            if not line:
+                break
+            self.banner.append(line.rstrip())
+            if line.startswith("  geo:"):
+                break
+        assert any("listening on" in b for b in self.banner), self.banner
+        self.client = Client(f"http://127.0.0.1:{self.port}")
+
+    def stop(self, sig: int = signal.SIGTERM) -> tuple[int, str]:
+        self.proc.send_signal(sig)
+        out, _ = self.proc.communicate(timeout=30)
+        return self.proc.returncode, out
+
+
+@pytest.fixture
+def served(fake_anthropic: FakeAnthropic, fake_openai: FakeOpenAI) -> Iterator[Served]:
+    s = Served({**fake_anthropic.env(), **fake_openai.env(), "GB_EMBEDDING_DIMENSION": "64"})
+    yield s
+    if s.proc.poll() is None:
+        s.stop()
+
+
+def test_serve_remember_query_and_clean_stop(served: Served, fake_anthropic: FakeAnthropic) -> None:
+    banner = "\n".join(served.banner)
+    assert f"http://127.0.0.1:{served.port}" in banner
+    assert "embedded moto DynamoDB" in banner and "in-process vector index" in banner
+    fake_anthropic.script("extract", {
+        "entities": [{"name": "Alice", "type": "person"}, {"name": "Acme", "type": "organization"}],
+        "edges": [{"source": "Alice", "target": "Acme", "relation": "works_at",
+                   "description": "Alice works at Acme."}],
+    })
+    r = served.client.post("/v1/gb/remember", {"user_id": "u1", "text": "Alice works at Acme."})
+    assert r.status == 200, r.body
+    assert r.call_id
+    fake_anthropic.script("query", {"answer": "At Acme.", "entities": [], "edges": [1], "passages": []})
+    q = served.client.post("/v1/gb/query", {"user_id": "u1", "query": "Where does Alice work?"})
+    assert q.status == 200, q.body
+    assert q.body["answer"] == "At Acme."
+    assert [e["name"] for e in q.body["evidence"]["entities"]] == ["Alice", "Acme"]
+    listed = served.client.get("/v1/gb/datasets?user_id=u1")
+    assert listed.body["datasets"][0]["edges"] == 1
+    code, out = served.stop(signal.SIGINT)
+    assert code == 0
+    assert "gligabao stopped" in out
+
+
+def test_serve_without_keys_uses_local_model_and_answers_503(tmp_path: Path) -> None:
+    s = Served({})
+    try:
+        banner = "\n".join(s.banner)
+        assert "local model" in banner
+        assert "not configured" in banner
+        r = s.client.post("/v1/gb/query", {"user_id": "u1", "query": "anything?"})
+        assert r.status == 503
+        assert "error" in r.body
+        r = s.client.post("/v1/gb/remember", {"user_id": "u1", "text": "Alice works at Acme."})
+        assert r.status == 503
+        assert s.client.get("/v1/gb/datasets?user_id=u1").body == {"datasets": []}
+    finally:
+        code, _ = s.stop()
+    assert code == 0
+
+
+def test_serve_with_local_embeddings_remembers_and_queries(fake_anthropic: FakeAnthropic) -> None:
+    s = Served(fake_anthropic.env())
+    try:
+        fake_anthropic.script("extract", {
+            "entities": [{"name": "Bob", "type": "person"}, {"name": "Rex", "type": "animal"}],
+            "edges": [{"source": "Bob", "target": "Rex", "relation": "owns",
+                       "description": "Bob has a dog named Rex."}],
+        })
+        assert s.client.post("/v1/gb/remember", {"user_id": "u1", "text": "Bob has a dog named Rex."}).status == 200
+        fake_anthropic.script("query", {"answer": "A dog, Rex.", "entities": [], "edges": [1], "passages": []})
+        q = s.client.post("/v1/gb/query", {"user_id": "u1", "query": "What pets does Bob have?"})
+        assert q.status == 200, q.body
+        assert [e["id"] for e in q.body["evidence"]["edges"]] == [1]
+        sent = fake_anthropic.requests_for("query")[-1]
+        assert "--owns--> Rex(2)" in str(sent)
+    finally:
+        s.stop()
