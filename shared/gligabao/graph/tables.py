@@ -67,16 +67,30 @@ class RequestCounter:
 REQUESTS = RequestCounter()
 
 
+# One botocore client per (region, endpoint), shared by every table: pynamodb
+# would build one per model (a session and a service model load each, which
+# is most of a cold start with ten tables).
+_clients: dict[tuple[str | None, str | None], Any] = {}
+_clients_lock = threading.Lock()
+
+
 class _Base(Model):
-    """Adds the request-counting hook to every client pynamodb creates."""
+    """Shares one botocore client between the models and counts requests."""
 
     @classmethod
     def _get_connection(cls) -> TableConnection:
         conn = super()._get_connection()
-        client: Any = conn.connection.client
-        if not getattr(client, "_gb_counted", False):
-            client.meta.events.register("before-call.dynamodb", REQUESTS._hook)
-            client._gb_counted = True
+        inner: Any = conn.connection
+        if not getattr(inner, "_gb_shared", False):
+            with _clients_lock:
+                key = (inner.region, inner.host)
+                client = _clients.get(key)
+                if client is None:
+                    client = inner.client  # built by pynamodb, with its config
+                    client.meta.events.register("before-call.dynamodb", REQUESTS._hook)
+                    _clients[key] = client
+                inner._client = client
+                inner._gb_shared = True
         return conn
 
 
@@ -329,6 +343,8 @@ def configure_tables(prefix: str, endpoint: str, region: str) -> None:
         model.Meta.host = endpoint or None
         model.Meta.region = region or DEFAULT_REGION
         model._connection = None
+    with _clients_lock:
+        _clients.clear()
 
 
 def create_tables(wait: bool = True) -> list[str]:
