@@ -84,6 +84,9 @@ class Settings:
     llm_max_retries: int = 2
     prices: dict[str, tuple[float, float]] = field(default_factory=lambda: dict(DEFAULT_PRICES))
     dev_api_key: str = ""
+    require_auth: bool = False  # deployed: a request without JWT claims is 401
+    user_claim: str = "sub"  # the JWT claim that names the caller's user_id
+    operator_group: str = "gligabao-operators"
     idempotency_ttl_s: int = 48 * 3600
 
     @property
@@ -132,6 +135,9 @@ def load_settings(*, local: bool = False) -> Settings:
         llm_max_retries=_int("GB_LLM_MAX_RETRIES", 2),
         prices=prices,
         dev_api_key=_env("GB_DEV_API_KEY"),
+        require_auth=_env("GB_REQUIRE_AUTH", "false").lower() in {"1", "true", "yes", "on"},
+        user_claim=_env("GB_USER_CLAIM", "sub"),
+        operator_group=_env("GB_OPERATOR_GROUP", "gligabao-operators"),
     )
 
 

@@ -16,6 +16,10 @@ class BadRequest(GbError):
     status = 400
 
 
+class Unauthorized(GbError):
+    status = 401
+
+
 class Forbidden(GbError):
     status = 403
 

@@ -6,6 +6,7 @@ from aws_lambda_powertools.event_handler import Response
 
 from .. import wiring
 from ..api.app import json_response, lambda_entry, make_app
+from ..api.auth import authorize
 from ..api.requests import check_query_params, param_dataset, param_user
 from ..memory.datasets import Datasets
 
@@ -20,7 +21,9 @@ def _datasets() -> Datasets:
 def list_datasets() -> Response[str]:
     params = app.current_event.query_string_parameters or {}
     check_query_params(params, {"user_id"})
-    return json_response(200, _datasets().list(param_user(params)))
+    user_id = param_user(params)
+    authorize(app.current_event, user_id)
+    return json_response(200, _datasets().list(user_id))
 
 
 @app.delete("/v1/gb/datasets/<name>")
@@ -28,6 +31,7 @@ def delete_dataset(name: str) -> Response[str]:
     params = app.current_event.query_string_parameters or {}
     check_query_params(params, {"user_id"})
     user_id = param_user(params)
+    authorize(app.current_event, user_id)
     _datasets().delete(user_id, param_dataset(name))
     return Response(status_code=204, body="")
 

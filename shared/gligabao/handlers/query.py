@@ -6,6 +6,7 @@ from aws_lambda_powertools.event_handler import Response
 
 from .. import wiring
 from ..api.app import json_body, json_response, lambda_entry, make_app, run_call
+from ..api.auth import authorize
 from ..api.requests import QUERY_STAGES, QueryRequest, parse_models, parse_reasoning, validate
 from ..config import settings
 from ..errors import BadRequest, NotConfigured
@@ -18,6 +19,7 @@ app = make_app()
 @app.post("/v1/gb/query")
 def query() -> Response[str]:
     req = validate(QueryRequest, json_body(app))
+    authorize(app.current_event, req.user_id)
     cfg = settings()
     options = StageOptions(
         cfg.llm_model,

@@ -6,6 +6,7 @@ from aws_lambda_powertools.event_handler import Response
 
 from .. import wiring
 from ..api.app import json_response, lambda_entry, make_app
+from ..api.auth import authorize
 from ..api.requests import check_query_params, check_session_id, param_dataset, param_user
 from ..errors import BadRequest, NotFound
 
@@ -18,6 +19,7 @@ def list_inferences() -> Response[str]:
     params = app.current_event.query_string_parameters or {}
     check_query_params(params, {"user_id", "dataset", "session_id", "call_id", "limit", "cursor"})
     user_id = param_user(params)
+    authorize(app.current_event, user_id, operator_ok=True)
     dataset = param_dataset(params["dataset"]) if "dataset" in params else None
     try:
         session_id = check_session_id(params.get("session_id"))
@@ -42,6 +44,7 @@ def get_call(call_id: str) -> Response[str]:
     params = app.current_event.query_string_parameters or {}
     check_query_params(params, {"user_id"})
     user_id = param_user(params)
+    authorize(app.current_event, user_id, operator_ok=True)
     call = wiring.record_store().get_call(user_id, call_id)
     if call is None:
         raise NotFound(f"call {call_id!r} not found")

@@ -6,6 +6,7 @@ from aws_lambda_powertools.event_handler import Response
 
 from .. import clock, wiring
 from ..api.app import json_body, json_response, lambda_entry, make_app, run_call
+from ..api.auth import authorize
 from ..api.idempotency import once
 from ..api.requests import REMEMBER_STAGES, RememberRequest, parse_models, parse_reasoning, validate
 from ..config import settings
@@ -19,6 +20,7 @@ app = make_app()
 @app.post("/v1/gb/remember")
 def remember() -> Response[str]:
     req = validate(RememberRequest, json_body(app))
+    authorize(app.current_event, req.user_id)
     cfg = settings()
     options = StageOptions(
         cfg.llm_model,

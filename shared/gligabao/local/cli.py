@@ -43,7 +43,17 @@ def _describe(moto_url: str | None) -> list[str]:
     ]
 
 
+LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+
+
 def serve(host: str, port: int, quiet: bool) -> int:
+    if host not in LOOPBACK and not os.environ.get("GB_DEV_API_KEY"):
+        print(
+            f"refusing to listen on {host} without GB_DEV_API_KEY: the local server has no other "
+            "authentication, so it serves loopback only unless a key is set",
+            file=sys.stderr,
+        )
+        return 2
     os.environ["GB_LOCAL"] = "1"
     from .. import wiring
     from .embedded import create_tables, start_moto
