@@ -16,15 +16,9 @@ from typing import Any
 import pytest
 
 from fakes.anthropic_server import FakeAnthropic
-from fakes.fixtures import (  # noqa: F401  (fixtures)
-    fake_anthropic,
-    fake_anthropic_session,
-    fake_anthropic_shared,
-    fake_openai,
-    fake_openai_session,
-    fake_openai_shared,
-)
 from fakes.openai_server import FakeOpenAI
+
+pytest_plugins = ["fakes.fixtures"]
 
 EMBED_DIM = 64
 
