@@ -112,8 +112,9 @@ def test_table_definitions_match_created_tables(dynamo: str) -> None:
         desc = client.describe_table(TableName=dynamo + short)["Table"]
         assert desc["KeySchema"] == props["KeySchema"]
         assert desc["KeySchema"][0]["KeyType"] == "HASH"
-        assert sorted(desc["AttributeDefinitions"], key=lambda a: a["AttributeName"]) == (
-            props["AttributeDefinitions"]
+        assert (
+            sorted(desc["AttributeDefinitions"], key=lambda a: a["AttributeName"])
+            == (props["AttributeDefinitions"])
         )
         gsis = sorted(desc.get("GlobalSecondaryIndexes", []), key=lambda g: g["IndexName"])
         assert [g["IndexName"] for g in gsis] == [
@@ -233,8 +234,10 @@ def test_round_trip_of_optional_fields(store: DynamoGraphStore) -> None:
 
 def test_batches_over_page_limits(store: DynamoGraphStore) -> None:
     store.ensure_dataset(A)
-    many = [ent(i, f"Entity {i}", updated_at=f"2024-01-01T00:{i // 60:02d}:{i % 60:02d}Z")
-            for i in range(1, 131)]
+    many = [
+        ent(i, f"Entity {i}", updated_at=f"2024-01-01T00:{i // 60:02d}:{i % 60:02d}Z")
+        for i in range(1, 131)
+    ]
     store.apply(A, GraphWrite(new_entities=many))
     got = store.get_entities(A, list(range(1, 131)))
     assert len(got) == 130

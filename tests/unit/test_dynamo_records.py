@@ -1,0 +1,245 @@
+"""DynamoRecordStore against moto: calls, inference listing (newest first,
+filters, cursor pagination), tenant isolation, dataset deletion."""
+
+from __future__ import annotations
+
+import random
+
+import boto3
+import pytest
+
+from gligabao.errors import BadRequest, UpstreamError
+from gligabao.graph import tables
+from gligabao.records.dynamo import DynamoRecordStore, decode_cursor, encode_cursor
+from gligabao.records.model import CallRecord, Inference, Step
+
+
+@pytest.fixture
+def store(dynamo: str) -> DynamoRecordStore:
+    return DynamoRecordStore()
+
+
+def inf(
+    n: int,
+    user: str = "u1",
+    dataset: str = "main",
+    session: str | None = "s1",
+    call: str = "c1",
+    stage: str = "extract",
+) -> Inference:
+    return Inference(
+        id=f"inf-{n:04d}",
+        user_id=user,
+        dataset=dataset,
+        session_id=session,
+        call_id=call,
+        type="remember",
+        stage=stage,
+        model="claude-haiku-5-5",
+        reasoning=f"because {n}",
+        input_tokens=100 + n,
+        output_tokens=10 + n,
+        thinking_tokens=None if n % 2 else n,
+        cost_usd=0.000123 * n,
+        latency_ms=50 + n,
+        status="ok",
+        created_at=f"2024-01-01T00:{n // 60:02d}:{n % 60:02d}Z",
+    )
+
+
+def call(
+    call_id: str, infs: list[Inference], user: str = "u1", dataset: str = "main"
+) -> CallRecord:
+    c = CallRecord(call_id, "remember", user, dataset, "s1", "2024-01-01T00:00:00Z")
+    c.steps = [Step("extract", 12.5, {"entities": 3}), Step("write", 3.25)]
+    c.inferences = infs
+    c.finish("ok")
+    return c
+
+
+def save_many(store: DynamoRecordStore, count: int = 40) -> list[Inference]:
+    """Inferences over 2 datasets, 2 sessions and several calls."""
+    out: list[Inference] = []
+    for n in range(1, count + 1):
+        out.append(
+            inf(
+                n,
+                dataset="main" if n % 3 else "other",
+                session="s1" if n % 2 else "s2",
+                call=f"c{n // 5}",
+            )
+        )
+    by_call: dict[str, list[Inference]] = {}
+    for i in out:
+        by_call.setdefault(i.call_id, []).append(i)
+    for cid, infs in by_call.items():
+        store.save_call(call(cid, infs, dataset=infs[0].dataset))
+    return out
+
+
+def test_save_and_get_call(store: DynamoRecordStore) -> None:
+    infs = [inf(1, stage="extract"), inf(2, stage="embed"), inf(3, stage="resolve")]
+    c = call("call-1", infs)
+    c.session_id = None
+    store.save_call(c)
+    got = store.get_call("u1", "call-1")
+    assert got is not None
+    assert got.public() == c.public()
+    assert got.inferences == infs
+    assert got.steps[0].counts == {"entities": 3}
+    assert got.totals() == c.totals()
+    assert store.get_call("u1", "nope") is None
+    assert store.get_call("u2", "call-1") is None  # another user
+
+
+def test_call_without_inferences(store: DynamoRecordStore) -> None:
+    c = call("call-0", [])
+    c.finish("rate limited")
+    store.save_call(c)
+    got = store.get_call("u1", "call-0")
+    assert got is not None and got.inferences == [] and got.status == "rate limited"
+
+
+def test_list_inferences_newest_first_and_filters(store: DynamoRecordStore) -> None:
+    saved = save_many(store, 40)
+    newest_first = sorted(saved, key=lambda i: (i.created_at, i.id), reverse=True)
+
+    got, cursor = store.list_inferences(
+        "u1", dataset=None, session_id=None, call_id=None, limit=100, cursor=None
+    )
+    assert got == newest_first and cursor is None
+
+    got, _ = store.list_inferences(
+        "u1", dataset="other", session_id=None, call_id=None, limit=100, cursor=None
+    )
+    assert got == [i for i in newest_first if i.dataset == "other"]
+
+    got, _ = store.list_inferences(
+        "u1", dataset="main", session_id="s2", call_id=None, limit=100, cursor=None
+    )
+    assert got == [i for i in newest_first if i.dataset == "main" and i.session_id == "s2"]
+
+    got, _ = store.list_inferences(
+        "u1", dataset=None, session_id=None, call_id="c3", limit=100, cursor=None
+    )
+    assert got == [i for i in newest_first if i.call_id == "c3"] and len(got) == 5
+
+    got, cursor = store.list_inferences(
+        "u1", dataset="nope", session_id=None, call_id=None, limit=10, cursor=None
+    )
+    assert got == [] and cursor is None
+
+
+@pytest.mark.parametrize("limit", [1, 3, 7, 13, 39, 40])
+@pytest.mark.parametrize("dataset", [None, "main", "other"])
+def test_pagination_returns_each_item_exactly_once(
+    store: DynamoRecordStore, limit: int, dataset: str | None
+) -> None:
+    saved = save_many(store, 40)
+    want = sorted(
+        (i for i in saved if dataset is None or i.dataset == dataset),
+        key=lambda i: (i.created_at, i.id),
+        reverse=True,
+    )
+    got: list[Inference] = []
+    cursor: str | None = None
+    pages = 0
+    while True:
+        page, cursor = store.list_inferences(
+            "u1", dataset=dataset, session_id=None, call_id=None, limit=limit, cursor=cursor
+        )
+        pages += 1
+        assert len(page) <= limit
+        got.extend(page)
+        if cursor is None:
+            break
+        assert page, "a cursor never comes with an empty page"
+        assert pages < 100
+    assert got == want
+    assert pages == max(1, -(-len(want) // limit))
+
+
+def test_cursor_is_opaque_validated_and_scoped_to_the_user(store: DynamoRecordStore) -> None:
+    save_many(store, 10)
+    store.save_call(call("cb", [inf(n, user="u2") for n in range(1, 4)], user="u2"))
+    page, cursor = store.list_inferences(
+        "u1", dataset=None, session_id=None, call_id=None, limit=2, cursor=None
+    )
+    assert cursor is not None and decode_cursor(cursor) == f"{page[-1].created_at}#{page[-1].id}"
+    # u1's cursor used by u2 reads u2's rows only
+    other, _ = store.list_inferences(
+        "u2", dataset=None, session_id=None, call_id=None, limit=10, cursor=cursor
+    )
+    assert all(i.user_id == "u2" for i in other)
+    for bad in ["!!!", "e30", encode_cursor("x")[:-3] + "$$$", "bnVsbA"]:
+        with pytest.raises(BadRequest):
+            store.list_inferences(
+                "u1", dataset=None, session_id=None, call_id=None, limit=2, cursor=bad
+            )
+
+
+def test_tenant_isolation(store: DynamoRecordStore) -> None:
+    store.save_call(call("ca", [inf(1, user="u1")], user="u1"))
+    store.save_call(call("cb", [inf(2, user="u2")], user="u2"))
+    got, _ = store.list_inferences(
+        "u2", dataset="main", session_id=None, call_id=None, limit=10, cursor=None
+    )
+    assert [i.user_id for i in got] == ["u2"]
+    assert store.get_call("u2", "ca") is None
+
+
+def test_delete_dataset_only_touches_that_users_dataset(
+    store: DynamoRecordStore, dynamo: str
+) -> None:
+    saved = save_many(store, 30)
+    store.save_call(call("u2-call", [inf(1, user="u2", call="u2-call")], user="u2"))
+    store.delete_dataset("u1", "other")
+    got, _ = store.list_inferences(
+        "u1", dataset=None, session_id=None, call_id=None, limit=100, cursor=None
+    )
+    assert {i.id for i in got} == {i.id for i in saved if i.dataset == "main"}
+    client = boto3.client("dynamodb", region_name="us-east-1")
+    for short in ("calls", "inferences"):
+        items = client.scan(TableName=dynamo + short)["Items"]
+        assert not [i for i in items if i["user_id"]["S"] == "u1" and i["dataset"]["S"] == "other"]
+    u2, _ = store.list_inferences(
+        "u2", dataset="main", session_id=None, call_id=None, limit=10, cursor=None
+    )
+    assert len(u2) == 1 and store.get_call("u2", "u2-call") is not None
+
+
+def test_retention_sets_ttl(dynamo: str) -> None:
+    store = DynamoRecordStore(retention_days=7)
+    store.save_call(call("ttl", [inf(1)]))
+    client = boto3.client("dynamodb", region_name="us-east-1")
+    for short in ("calls", "inferences"):
+        items = client.scan(TableName=dynamo + short)["Items"]
+        assert items and all("expires_at" in i for i in items)
+
+
+def test_many_inferences_in_one_call(store: DynamoRecordStore) -> None:
+    infs = [inf(n) for n in range(1, 61)]
+    random.Random(1).shuffle(infs)
+    store.save_call(call("big", infs))
+    got = store.get_call("u1", "big")
+    assert got is not None and [i.id for i in got.inferences] == [
+        f"inf-{n:04d}" for n in range(1, 61)
+    ]
+
+
+def test_errors_are_upstream_errors(store: DynamoRecordStore) -> None:
+    tables.InferenceRow.delete_table()
+    with pytest.raises(UpstreamError):
+        store.list_inferences(
+            "u1", dataset=None, session_id=None, call_id=None, limit=5, cursor=None
+        )
+    with pytest.raises(UpstreamError):
+        store.save_call(call("x", [inf(1)]))
+    assert store.get_call("u1", "missing") is None
+
+
+def test_records_count_requests(store: DynamoRecordStore) -> None:
+    before = tables.REQUESTS.total
+    store.save_call(call("r", [inf(1), inf(2)]))
+    assert tables.REQUESTS.total - before == 1  # one BatchWriteItem
+    assert store.requests == tables.REQUESTS.total
