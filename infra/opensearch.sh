@@ -101,7 +101,7 @@ start() {
         -Dlog4j.shutdownHookEnabled=false \
         -cp "$JAR:$TARGET/lib/*:$TARGET/knn/*" \
         gligabao.node.Main "$home" "$port" "$URL_FILE" \
-        >"$LOG_FILE" 2>&1 </dev/null &
+        >"$LOG_FILE" 2>&1 </dev/null 9>&- &
     pid=$!
     echo "$pid" >"$PID_FILE"
     while true; do

@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+
 from gligabao.errors import UpstreamError
 from gligabao.models import DatasetKey
 from gligabao.vectors.memory import MemoryVectorIndex
@@ -398,3 +399,20 @@ def test_aws_endpoints_are_recognised() -> None:
     assert is_aws_endpoint("https://abc.us-east-1.aoss.amazonaws.com:443")
     assert not is_aws_endpoint("http://127.0.0.1:9200")
     assert not is_aws_endpoint("http://search-x.us-east-1.es.amazonaws.com")
+
+
+def test_from_settings() -> None:
+    from gligabao.config import Settings
+    from gligabao.vectors.opensearch import OpenSearchVectorIndex
+
+    settings = Settings(
+        opensearch_url="http://127.0.0.1:9",
+        opensearch_service="aoss",
+        opensearch_index_prefix="acme",
+        region="eu-west-3",
+    )
+    index = OpenSearchVectorIndex.from_settings(settings, dimension=DIM)
+    assert index.serverless and index.dimension == DIM
+    assert index.index_name("summaries") == "acme-summaries"
+    with pytest.raises(ValueError):
+        OpenSearchVectorIndex("http://127.0.0.1:9", dimension=DIM, service="solr")

@@ -50,6 +50,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 from urllib.parse import urlparse
 
+from ..config import Settings
 from ..errors import UpstreamError
 from ..models import DatasetKey
 from .port import KINDS, GeoHit, Hit, Kind, SearchRequest, VectorItem
@@ -188,7 +189,22 @@ class OpenSearchVectorIndex:
             timeout=timeout_s,
             max_retries=0,
             retry_on_timeout=False,
-            http_compress=True,
+            # gzip request bodies (vectors are long JSON arrays); managed domains
+            # accept them, Serverless is left uncompressed to be safe.
+            http_compress=service == "es",
+        )
+
+    @classmethod
+    def from_settings(
+        cls, settings: Settings, *, dimension: int, refresh: bool = False
+    ) -> OpenSearchVectorIndex:
+        return cls(
+            settings.opensearch_url,
+            dimension=dimension,
+            service=settings.opensearch_service,
+            region=settings.region,
+            index_prefix=settings.opensearch_index_prefix,
+            refresh=refresh,
         )
 
     # -- names ----------------------------------------------------------------
