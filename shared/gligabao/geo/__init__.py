@@ -1,0 +1,1 @@
+"""Geo: place names to coordinates (resolver) and the nearby search of query."""
