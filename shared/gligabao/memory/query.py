@@ -154,6 +154,7 @@ class Query:
             ]
             seed_entities = self.graph.get_entities(key, matched) if matched else {}
             seeds = [i for i in matched if i in seed_entities]  # drop deleted rows
+            matched_entities = [seed_entities[i] for i in seeds]  # not the fallback's
             fallback = False
             if not seeds and not similar_edges:
                 recent = self.graph.recent_entities(key, FALLBACK_SEEDS)
@@ -171,9 +172,7 @@ class Query:
         nearby: dict[str, Any] | None = None
         if self.nearby is not None:
             with call.step("nearby") as c:
-                nearby, near_edges = self.nearby.search(
-                    key, inp, meter, list(seed_entities.values())
-                )
+                nearby, near_edges = self.nearby.search(key, inp, meter, matched_entities)
                 for e in near_edges:
                     edges.setdefault(e.id, e)
                 c["entities"] = len(nearby["nearby"]) if nearby else 0
