@@ -162,6 +162,8 @@ class Remember:
     def run(self, inp: RememberInput, meter: Meter) -> dict[str, Any]:
         key = DatasetKey(inp.user_id, inp.dataset)
         call = meter.call
+        if inp.call_id is None:  # the artifacts name the call that wrote them
+            inp = replace(inp, call_id=call.call_id)
         opts = inp.options
         now = clock.now_str()
         exists = self.graph.get_dataset(key) is not None
