@@ -13,7 +13,9 @@ from gligabao.text import query_terms
 
 
 def query_call(gb: Harness, question: str, dataset: str = "main") -> dict[str, dict[str, int]]:
-    r = gb.client.post("/v1/gb/query", {"user_id": "u1", "query": ask(gb, question), "dataset": dataset})
+    r = gb.client.post(
+        "/v1/gb/query", {"user_id": "u1", "query": ask(gb, question), "dataset": dataset}
+    )
     assert r.status == 200, r.body
     assert r.body["evidence"] == {"entities": [], "edges": [], "passages": []}
     call = gb.client.get(f"/v1/gb/calls/{r.call_id}?user_id=u1")
@@ -118,6 +120,11 @@ def test_whole_name_with_punctuation_and_case(gb: Harness) -> None:
     query_call(gb, "What's the weather in NEW-YORK today?")
     seeds = entity_ids(prompt(gb))
     assert seeds == [ny.id, york.id, *[b.id for b in bases[1:]]]
-    ranked = keyword_seeds(gb.graph, g.key, "What's the weather in NEW-YORK today?",
-                           query_terms("What's the weather in NEW-YORK today?"), 10)
+    ranked = keyword_seeds(
+        gb.graph,
+        g.key,
+        "What's the weather in NEW-YORK today?",
+        query_terms("What's the weather in NEW-YORK today?"),
+        10,
+    )
     assert ranked[:2] == [ny.id, york.id]

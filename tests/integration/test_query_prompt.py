@@ -42,7 +42,9 @@ def build_alice(gb: Harness, dataset: str = "main") -> GraphBuilder:
     g.edge(alice, paris, "lives_in", "Alice lives in Paris.", valid_at="2022-05-01T00:00:00Z")
     g.edge(alice, widget, "owns")  # 503: no description, no time
     text = g.text("a long text about Alice")  # 901
-    g.chunk(text, 0, "Alice joined Acme in 2023.", "Alice joined Acme.", text_sim=0.9, summary_sim=0.85)
+    g.chunk(
+        text, 0, "Alice joined Acme in 2023.", "Alice joined Acme.", text_sim=0.9, summary_sim=0.85
+    )
     g.chunk(text, 1, "Alice moved to Paris.", "She moved.", summary_sim=0.8)  # 903
     g.chunk(text, 2, "Alice bought a widget.", "A widget.", text_sim=0.88)  # 904
     g.chunk(text, 3, "Alice left Acme in 2024.", "She left.", text_sim=0.87)  # 905
@@ -206,7 +208,7 @@ def test_evidence_arrays_never_null(gb: Harness) -> None:
         {"answer": "Alice is a person."},
         {"answer": "Alice is a person.", "entities": None, "edges": None, "passages": None},
         {"answer": "Alice is a person.", "entities": "1", "edges": {}, "passages": 3},
-        "Here you go:\n```json\n{\"answer\": \"Alice is a person.\", \"entities\": [1]}\n```\nDone.",
+        'Here you go:\n```json\n{"answer": "Alice is a person.", "entities": [1]}\n```\nDone.',
     ):
         gb.llm.script("query", reply)
         out = gb.query(q)

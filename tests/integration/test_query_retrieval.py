@@ -105,7 +105,9 @@ def test_passages_merged_by_chunk(gb: Harness) -> None:
     }
     ids = {}
     for i, (name, (ts_, ss)) in enumerate(spec.items()):
-        ids[name] = g.chunk(text, i, f"chunk text {name}", f"summary {name}", text_sim=ts_, summary_sim=ss).id
+        ids[name] = g.chunk(
+            text, i, f"chunk text {name}", f"summary {name}", text_sim=ts_, summary_sim=ss
+        ).id
     g.dangling("summaries", 950, 0.99)  # a deleted chunk's vector: dropped
     g.save()
     gb.llm.script("query", {"answer": "yes", "passages": [ids["E"], ids["C"], ids["D"]]})
@@ -130,7 +132,13 @@ def test_passages_merged_by_chunk(gb: Harness) -> None:
     # No entity: the fallback runs, but the dataset has none.
     assert graph_lines(prompt(gb)) == []
     assert out["evidence"]["passages"] == [
-        {"artifact_id": ids["C"], "parent_id": 901, "index": 2, "summary": "summary C", "text": "chunk text C"},
+        {
+            "artifact_id": ids["C"],
+            "parent_id": 901,
+            "index": 2,
+            "summary": "summary C",
+            "text": "chunk text C",
+        },
         {"artifact_id": ids["E"], "parent_id": 901, "index": 4, "summary": "summary E"},
     ]
 
@@ -254,7 +262,9 @@ def test_expansion_newest_first_capped_plus_similar_facts(gb: Harness) -> None:
     assert edge_ids(text) == [501, *newest, similar_far.id]
     assert all(s.id not in edge_ids(text) for s in sup)
     # Every edge with both ends: the seed, the contacts at the other end.
-    want_entities = {1, 107, 108} | {others[i].id for i in range(105) if around[i].id in newest or i == 0}
+    want_entities = {1, 107, 108} | {
+        others[i].id for i in range(105) if around[i].id in newest or i == 0
+    }
     assert set(entity_ids(text)) == want_entities
     # The superseded edge cited is dropped from the evidence.
     assert [e["id"] for e in out["evidence"]["edges"]] == [501, 605]
@@ -276,7 +286,9 @@ def test_superseded_and_ended_facts(gb: Harness) -> None:
         expired_at="2023-01-02T00:00:00Z",
         sim=0.99,
     )  # 501
-    live = g.edge(alice, globex, "works_at", "Alice works at Globex.", valid_at="2023-01-01T00:00:00Z")
+    live = g.edge(
+        alice, globex, "works_at", "Alice works at Globex.", valid_at="2023-01-01T00:00:00Z"
+    )
     ended = g.edge(
         alice,
         initech,
@@ -290,7 +302,11 @@ def test_superseded_and_ended_facts(gb: Harness) -> None:
     g.save()
     gb.llm.script(
         "query",
-        {"answer": "Globex", "edges": [superseded.id, live.id, ended.id, other_sup.id], "entities": [2, 5]},
+        {
+            "answer": "Globex",
+            "edges": [superseded.id, live.id, ended.id, other_sup.id],
+            "entities": [2, 5],
+        },
     )
     out = gb.query(ask(gb, "Where does Alice work now?"))
     text = prompt(gb)
