@@ -1,0 +1,252 @@
+"""template.yaml cannot drift from the code: the tables are the ones the
+pynamodb models define, every route a handler serves is in the API and reaches
+that handler's function, every function's handler exists, and the roles stay
+least-privilege. Pure file checks: no AWS, no network."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import json
+import re
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+cfn_yaml = pytest.importorskip("cfnlint.decode.cfn_yaml")
+
+from gligabao.graph.tables import table_definitions  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+HANDLERS = ["remember", "query", "datasets", "records"]
+# The functions that read or write vectors (OpenSearch Serverless).
+VECTOR_FUNCTIONS = {"remember", "query", "datasets"}
+# The functions that call the LLM and the embedder (API keys).
+LLM_FUNCTIONS = {"remember", "query"}
+
+
+def _plain(node: Any) -> Any:
+    return json.loads(json.dumps(node))
+
+
+@pytest.fixture(scope="module")
+def template() -> dict[str, Any]:
+    return dict(_plain(cfn_yaml.load(str(ROOT / "template.yaml"))))
+
+
+def _resources(template: dict[str, Any], type_: str) -> dict[str, dict[str, Any]]:
+    return {k: v for k, v in template["Resources"].items() if v["Type"] == type_}
+
+
+def _functions(template: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Handler module name (functions/<name>/) -> (logical id, resource)."""
+    out = {}
+    for logical_id, res in _resources(template, "AWS::Serverless::Function").items():
+        name = Path(res["Properties"]["CodeUri"]).name
+        out[name] = {"id": logical_id, **res}
+    return out
+
+
+def _statements(res: dict[str, Any]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for policy in res["Properties"].get("Policies", []):
+        for st in policy["Statement"]:
+            if "Fn::If" in st:  # conditional statement: check its "true" branch
+                st = st["Fn::If"][1]
+            out.append(st)
+    return out
+
+
+def _as_list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else [value]
+
+
+# --------------------------------------------------------------------- tables
+
+
+def _short_name(props: dict[str, Any]) -> str:
+    sub = props["TableName"]["Fn::Sub"]
+    m = re.fullmatch(r"\$\{AWS::StackName\}-([a-z_]+)", sub)
+    assert m, f"table name {sub!r} is not ${{AWS::StackName}}-<short name>"
+    return m.group(1)
+
+
+def _normalized(props: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "BillingMode": props.get("BillingMode"),
+        "AttributeDefinitions": sorted(
+            props["AttributeDefinitions"], key=lambda a: a["AttributeName"]
+        ),
+        "KeySchema": sorted(props["KeySchema"], key=lambda k: k["KeyType"]),
+    }
+    if "GlobalSecondaryIndexes" in props:
+        out["GlobalSecondaryIndexes"] = sorted(
+            (
+                {
+                    "IndexName": g["IndexName"],
+                    "KeySchema": sorted(g["KeySchema"], key=lambda k: k["KeyType"]),
+                    "Projection": g["Projection"],
+                }
+                for g in props["GlobalSecondaryIndexes"]
+            ),
+            key=lambda g: g["IndexName"],
+        )
+    if "TimeToLiveSpecification" in props:
+        out["TimeToLiveSpecification"] = props["TimeToLiveSpecification"]
+    return out
+
+
+def test_tables_match_the_models_exactly(template: dict[str, Any]) -> None:
+    declared = {
+        _short_name(res["Properties"]): _normalized(res["Properties"])
+        for res in _resources(template, "AWS::DynamoDB::Table").values()
+    }
+    expected = table_definitions()
+    assert sorted(declared) == sorted(expected)
+    for short, props in expected.items():
+        assert declared[short] == props, short
+
+
+def test_tables_are_durable(template: dict[str, Any]) -> None:
+    for logical_id, res in _resources(template, "AWS::DynamoDB::Table").items():
+        props = res["Properties"]
+        assert props["BillingMode"] == "PAY_PER_REQUEST", logical_id
+        assert props["PointInTimeRecoverySpecification"] == {"PointInTimeRecoveryEnabled": True}
+        assert props["SSESpecification"] == {"SSEEnabled": True}, logical_id
+        assert "DeletionPolicy" in res, logical_id
+
+
+def test_functions_get_the_table_prefix(template: dict[str, Any]) -> None:
+    env = template["Globals"]["Function"]["Environment"]["Variables"]
+    assert env["GB_TABLE_PREFIX"] == {"Fn::Sub": "${AWS::StackName}-"}
+
+
+# --------------------------------------------------------------------- routes
+
+
+def _handler_routes(name: str) -> set[str]:
+    module = importlib.import_module(f"gligabao.handlers.{name}")
+    app = module.app
+    return {f"{r.method} {r.openapi_path}" for r in app._static_routes + app._dynamic_routes}
+
+
+def test_every_handler_route_is_in_the_api_and_reaches_its_function(
+    template: dict[str, Any],
+) -> None:
+    functions = _functions(template)
+    integrations = _resources(template, "AWS::ApiGatewayV2::Integration")
+    api_routes: dict[str, str] = {}  # route key -> handler module name
+    for logical_id, res in _resources(template, "AWS::ApiGatewayV2::Route").items():
+        props = res["Properties"]
+        m = re.fullmatch(r"integrations/\$\{(\w+)\}", props["Target"]["Fn::Sub"])
+        assert m, logical_id
+        integration = integrations[m.group(1)]["Properties"]
+        assert integration["IntegrationType"] == "AWS_PROXY"
+        assert integration["PayloadFormatVersion"] == "2.0"
+        function_id = integration["IntegrationUri"]["Fn::GetAtt"][0]
+        [name] = [n for n, f in functions.items() if f["id"] == function_id]
+        api_routes[props["RouteKey"]] = name
+    expected = {route: name for name in HANDLERS for route in _handler_routes(name)}
+    assert api_routes == expected
+
+
+def test_every_function_may_be_invoked_by_the_api(template: dict[str, Any]) -> None:
+    functions = _functions(template)
+    permitted = {
+        res["Properties"]["FunctionName"]["Ref"]
+        for res in _resources(template, "AWS::Lambda::Permission").values()
+        if res["Properties"]["Principal"] == "apigateway.amazonaws.com"
+    }
+    assert permitted == {f["id"] for f in functions.values()}
+
+
+# --------------------------------------------------------------------- functions
+
+
+def test_every_function_handler_exists(template: dict[str, Any]) -> None:
+    functions = _functions(template)
+    assert sorted(functions) == sorted(HANDLERS)
+    default_handler = template["Globals"]["Function"].get("Handler")
+    for name, res in functions.items():
+        handler = res["Properties"].get("Handler", default_handler)
+        module_name, attr = handler.rsplit(".", 1)
+        path = ROOT / res["Properties"]["CodeUri"] / f"{module_name}.py"
+        assert path.is_file(), path
+        spec = importlib.util.spec_from_file_location(f"_gb_fn_{name}", path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        core = importlib.import_module(f"gligabao.handlers.{name}")
+        assert getattr(module, attr) is core.lambda_handler, name
+
+
+def test_layer_build_matches_runtime_and_architecture(template: dict[str, Any]) -> None:
+    glob = template["Globals"]["Function"]
+    [layer] = _resources(template, "AWS::Serverless::LayerVersion").values()
+    makefile = (ROOT / layer["Properties"]["ContentUri"] / "Makefile").read_text()
+    version = re.search(r"^PY_VERSION := (\S+)", makefile, re.M)
+    platform = re.search(r"^PLATFORM := (\S+)", makefile, re.M)
+    assert version and platform
+    assert glob["Runtime"] == f"python{version.group(1)}"
+    assert layer["Properties"]["CompatibleRuntimes"] == [glob["Runtime"]]
+    arch = {"arm64": "aarch64", "x86_64": "x86_64"}[glob["Architectures"][0]]
+    assert platform.group(1).endswith(arch)
+    assert layer["Properties"]["CompatibleArchitectures"] == glob["Architectures"]
+
+
+def test_layer_requirements_are_the_project_dependencies_less_boto3() -> None:
+    def names(lines: list[str]) -> set[str]:
+        out = set()
+        for line in lines:
+            line = line.split("#", 1)[0].strip()
+            if line:
+                out.add(re.split(r"[<>=!~\[; ]", line, maxsplit=1)[0].lower())
+        return out
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    layer = (ROOT / "layers/core/requirements.txt").read_text().splitlines()
+    assert names(layer) == names(project["dependencies"]) - {"boto3"}
+
+
+# --------------------------------------------------------------------- IAM
+
+
+def test_roles_are_least_privilege(template: dict[str, Any]) -> None:
+    for name, res in _functions(template).items():
+        statements = _statements(res)
+        actions = {a for st in statements for a in _as_list(st["Action"])}
+        for st in statements:
+            assert st["Effect"] == "Allow"
+            assert "*" not in _as_list(st["Resource"]), (name, st)
+            assert not any(a.endswith(":*") for a in _as_list(st["Action"])), (name, st)
+        assert "dynamodb:Scan" not in actions, name
+        assert ("aoss:APIAccessAll" in actions) == (name in VECTOR_FUNCTIONS), name
+        assert ("secretsmanager:GetSecretValue" in actions) == (name in LLM_FUNCTIONS), name
+        env = res["Properties"].get("Environment", {}).get("Variables", {})
+        assert ("GB_OPENSEARCH_URL" in env) == (name in VECTOR_FUNCTIONS), name
+        if name in VECTOR_FUNCTIONS:
+            assert env["GB_OPENSEARCH_SERVICE"] == "aoss"
+        if name in LLM_FUNCTIONS:
+            assert set(env) >= {"GB_ANTHROPIC_SECRET", "GB_OPENAI_SECRET"}
+        # No plaintext keys in the environment.
+        assert not {"ANTHROPIC_API_KEY", "OPENAI_API_KEY"} & set(env), name
+
+
+def test_vector_data_policy_names_exactly_the_vector_functions(template: dict[str, Any]) -> None:
+    [policy] = _resources(template, "AWS::OpenSearchServerless::AccessPolicy").values()
+    text = json.dumps(policy["Properties"]["Policy"])
+    roles = set(re.findall(r"\$\{(\w+)Role\.Arn\}", text))
+    functions = _functions(template)
+    assert roles == {functions[n]["id"] for n in VECTOR_FUNCTIONS}
+    [collection] = _resources(template, "AWS::OpenSearchServerless::Collection").values()
+    assert collection["Properties"]["Type"] == "VECTORSEARCH"
+
+
+def test_api_functions_fit_the_api_gateway_timeout(template: dict[str, Any]) -> None:
+    glob = template["Globals"]["Function"]
+    assert glob["Timeout"] <= 29
+    for name, res in _functions(template).items():
+        if name != "remember":
+            assert res["Properties"].get("Timeout", glob["Timeout"]) <= 29, name
