@@ -13,7 +13,7 @@ from typing import Any
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response, content_types
 
-from ..errors import GbError, PayloadTooLarge
+from ..errors import BadRequest, GbError, PayloadTooLarge
 from ..records.meter import Meter
 from ..records.model import CallRecord, new_call
 from ..records.monitor import emit, logger
@@ -55,7 +55,10 @@ def make_app() -> APIGatewayHttpResolver:
 
 
 def json_body(app: APIGatewayHttpResolver) -> Any:
-    raw = app.current_event.decoded_body or ""
+    try:
+        raw = app.current_event.decoded_body or ""
+    except ValueError as exc:  # bytes that are not UTF-8 (or broken base64)
+        raise BadRequest("the body must be JSON in UTF-8") from exc
     if not raw.strip():
         raise json.JSONDecodeError("empty body", raw, 0)
     return json.loads(raw)

@@ -44,7 +44,7 @@ def check_user_id(value: Any) -> str:
 
 
 def check_dataset(value: Any) -> str:
-    if not isinstance(value, str) or not _DATASET.match(value):
+    if not isinstance(value, str) or not _DATASET.fullmatch(value):
         raise ValueError("dataset must be 1 to 64 characters of A-Z a-z 0-9 . _ -")
     return value
 
@@ -103,7 +103,7 @@ def parse_models(value: Any, stages: tuple[str, ...]) -> dict[str, str]:
             raise BadRequest(
                 f"models: unknown stage {stage!r} (expected one of {', '.join(stages)})"
             )
-        if not isinstance(model, str) or not _MODEL.match(model):
+        if not isinstance(model, str) or not _MODEL.fullmatch(model):
             raise BadRequest(
                 f"models.{stage}: a model name is 1 to 128 characters of A-Z a-z 0-9 . _ : / @ -"
             )
