@@ -18,7 +18,7 @@ import pytest
 from fakes.anthropic_server import FakeAnthropic
 from fakes.openai_server import FakeOpenAI
 
-pytest_plugins = ["fakes.fixtures"]
+pytest_plugins = ["fakes.fixtures", "dynamo_fixtures", "opensearch_node"]
 
 EMBED_DIM = 64
 

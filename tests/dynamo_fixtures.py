@@ -4,9 +4,7 @@ moto server on 127.0.0.1 for the tests that need real concurrency."""
 from __future__ import annotations
 
 import itertools
-import threading
-from collections.abc import Iterable, Iterator
-from typing import Any
+from collections.abc import Iterator
 
 import pytest
 
@@ -38,37 +36,13 @@ def dynamo(aws_env: None) -> Iterator[str]:
     tables.configure_tables("gb_", "", "us-east-1")
 
 
-class _Serialized:
-    """Runs one request at a time, like DynamoDB's per-item atomicity: moto
-    checks a condition and writes in two Python steps, so a threaded moto
-    could let two conditional puts both pass. Connections stay concurrent."""
-
-    def __init__(self, app: Any) -> None:
-        self.app = app
-        self.lock = threading.Lock()
-
-    def __call__(self, environ: dict[str, Any], start_response: Any) -> Iterable[bytes]:
-        with self.lock:
-            return list(self.app(environ, start_response))
-
-
 @pytest.fixture(scope="session")
 def moto_server_url() -> Iterator[str]:
-    from moto.moto_server.werkzeug_app import (
-        DomainDispatcherApplication,
-        MotoRequestHandler,
-        create_backend_app,
-    )
-    from werkzeug.serving import make_server
+    from gligabao.local.embedded import start_moto
 
-    app = _Serialized(DomainDispatcherApplication(create_backend_app))
-    server = make_server("127.0.0.1", 0, app, threaded=True, request_handler=MotoRequestHandler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    host, port = server.server_address[:2]
-    yield f"http://{host!s}:{port}"
-    server.shutdown()
-    thread.join(timeout=10)
+    server, url = start_moto()
+    yield url
+    server.stop()
 
 
 @pytest.fixture

@@ -125,9 +125,10 @@ def query_service() -> Query:
 
 def reset() -> None:
     """Forget every cached adapter (tests that change the environment)."""
-    from .api.idempotency import _runner
+    from .api.idempotency import _config, _runner
 
     _runner.cache_clear()
+    _config.cache_clear()
     for fn in (
         settings,
         tables_configured,

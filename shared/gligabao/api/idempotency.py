@@ -4,6 +4,7 @@ leaves no record, so its retry does the work."""
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
@@ -12,11 +13,21 @@ from ..errors import Conflict, UpstreamError
 
 
 @lru_cache(maxsize=1)
+def _config() -> Any:
+    from aws_lambda_powertools.utilities.idempotency import IdempotencyConfig
+
+    from ..config import settings
+
+    return IdempotencyConfig(
+        expires_after_seconds=settings().idempotency_ttl_s, use_local_cache=False
+    )
+
+
+@lru_cache(maxsize=1)
 def _runner() -> Callable[..., dict[str, Any]]:
     import boto3
     from aws_lambda_powertools.utilities.idempotency import (
         DynamoDBPersistenceLayer,
-        IdempotencyConfig,
         idempotent_function,
     )
 
@@ -27,10 +38,9 @@ def _runner() -> Callable[..., dict[str, Any]]:
         "dynamodb", endpoint_url=cfg.dynamodb_endpoint or None, region_name=cfg.region
     )
     store = DynamoDBPersistenceLayer(table_name=cfg.table("idempotency"), boto3_client=client)
-    config = IdempotencyConfig(expires_after_seconds=cfg.idempotency_ttl_s, use_local_cache=False)
 
     @idempotent_function(
-        data_keyword_argument="request_key", persistence_store=store, config=config
+        data_keyword_argument="request_key", persistence_store=store, config=_config()
     )
     def remember_once(
         request_key: dict[str, str], work: Callable[[], dict[str, Any]]
@@ -40,14 +50,24 @@ def _runner() -> Callable[..., dict[str, Any]]:
     return remember_once
 
 
-def once(user_id: str, key: str, work: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+def once(
+    user_id: str, key: str, work: Callable[[], dict[str, Any]], lambda_context: Any = None
+) -> dict[str, Any]:
     from aws_lambda_powertools.utilities.idempotency.exceptions import (
         IdempotencyAlreadyInProgressError,
         IdempotencyPersistenceLayerError,
     )
 
+    runner = _runner()
     try:
-        return _runner()(request_key={"user_id": user_id, "key": key}, work=work)
+        with warnings.catch_warnings():
+            if lambda_context is None:
+                # The local server has no Lambda context: no remaining time to
+                # record, which is what Powertools warns about.
+                warnings.simplefilter("ignore", UserWarning)
+            else:
+                _config().register_lambda_context(lambda_context)
+            return runner(request_key={"user_id": user_id, "key": key}, work=work)
     except IdempotencyAlreadyInProgressError as exc:
         raise Conflict("a remember with this Idempotency-Key is still in progress") from exc
     except IdempotencyPersistenceLayerError as exc:

@@ -16,6 +16,7 @@ from pydantic import (
     Field,
     StrictBool,
     ValidationError,
+    WithJsonSchema,
     field_validator,
 )
 
@@ -61,9 +62,64 @@ def check_session_id(value: Any) -> str | None:
     return value
 
 
-UserId = Annotated[str, BeforeValidator(check_user_id)]
-DatasetName = Annotated[str, BeforeValidator(check_dataset)]
-SessionId = Annotated[str | None, BeforeValidator(check_session_id)]
+_NO_CONTROL = "^[^\\u0000-\\u001f\\u007f-\\u009f]*$"
+UserId = Annotated[
+    str,
+    BeforeValidator(check_user_id),
+    WithJsonSchema(
+        {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 128,
+            "pattern": _NO_CONTROL,
+            "description": "1 to 128 bytes, no control characters",
+        }
+    ),
+]
+DatasetName = Annotated[
+    str,
+    BeforeValidator(check_dataset),
+    WithJsonSchema({"type": "string", "pattern": "^[A-Za-z0-9._-]{1,64}$", "default": "main"}),
+]
+SessionId = Annotated[
+    str | None,
+    BeforeValidator(check_session_id),
+    WithJsonSchema(
+        {
+            "type": "string",
+            "maxLength": 128,
+            "pattern": _NO_CONTROL,
+            "description": "at most 128 bytes, no control characters",
+        }
+    ),
+]
+_STAGE_LEVELS = {
+    "type": "string",
+    "enum": ["none", "low", "medium", "high"],
+    "description": "case-insensitive",
+}
+
+
+def _reasoning_schema(stages: tuple[str, ...]) -> dict[str, Any]:
+    return {
+        "anyOf": [
+            _STAGE_LEVELS,
+            {
+                "type": "object",
+                "additionalProperties": False,
+                "properties": {s: _STAGE_LEVELS for s in stages},
+            },
+        ]
+    }
+
+
+def _models_schema(stages: tuple[str, ...]) -> dict[str, Any]:
+    name = {"type": "string", "pattern": "^[A-Za-z0-9._:/@-]{1,128}$"}
+    return {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {s: name for s in stages},
+    }
 
 
 def parse_reasoning(value: Any, stages: tuple[str, ...], main_stage: str) -> dict[str, str]:
@@ -122,7 +178,9 @@ class _Common(BaseModel):
 
 
 class RememberRequest(_Common):
-    text: str
+    text: str = Field(min_length=1)
+    reasoning: Annotated[Any, WithJsonSchema(_reasoning_schema(REMEMBER_STAGES))] = None
+    models: Annotated[Any, WithJsonSchema(_models_schema(REMEMBER_STAGES))] = None
     reference_time: str | None = None
     idempotency_key: str | None = Field(default=None, min_length=1, max_length=256)
 
@@ -145,9 +203,14 @@ class RememberRequest(_Common):
 
 
 class QueryRequest(_Common):
-    query: str
+    query: str = Field(min_length=1)
+    reasoning: Annotated[Any, WithJsonSchema(_reasoning_schema(QUERY_STAGES))] = None
+    models: Annotated[Any, WithJsonSchema(_models_schema(QUERY_STAGES))] = None
     geo_nearby: StrictBool | None = None
-    geo_radius_km: float | None = None
+    geo_radius_km: Annotated[
+        float | None,
+        WithJsonSchema({"type": "number", "exclusiveMinimum": 0, "maximum": MAX_RADIUS_KM}),
+    ] = None
 
     @field_validator("query")
     @classmethod

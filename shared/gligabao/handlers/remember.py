@@ -51,7 +51,7 @@ def remember() -> Response[str]:
             lambda meter: wiring.remember_service().run(inp, meter),
         )
 
-    result = once(req.user_id, key, work) if key else work()
+    result = once(req.user_id, key, work, app.lambda_context) if key else work()
     return json_response(200, result)
 
 

@@ -72,10 +72,9 @@ def serve(host: str, port: int, quiet: bool) -> int:
         index = wiring.vector_index()
         if isinstance(index, OpenSearchVectorIndex):
             index.bootstrap()
-    from .openapi import openapi_route
     from .server import make_server
 
-    server = make_server(host, port, quiet=quiet, extra={"/openapi.json": openapi_route})
+    server = make_server(host, port, quiet=quiet)
     bound = server.server_address[1]
     print(f"gligabao listening on http://{host}:{bound}", flush=True)
     for line in _describe(moto_url):

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import socket
+import threading
+from collections.abc import Iterable
 from typing import Any
 
 
@@ -13,18 +15,51 @@ def free_port(host: str = "127.0.0.1") -> int:
         return int(s.getsockname()[1])
 
 
-def start_moto() -> tuple[Any, str]:
-    """Start moto's server on a free loopback port; returns (server, url)."""
-    from moto.server import ThreadedMotoServer
+class _Serialized:
+    """Runs one DynamoDB request at a time. moto checks a condition and then
+    writes in two Python steps, so two threads could both pass a conditional
+    put or read the same counter; DynamoDB itself is atomic per item, and this
+    makes the embedded default behave the same. Connections stay concurrent."""
 
-    # moto wants credentials and a region; none of them leave this process.
-    os.environ.setdefault("AWS_ACCESS_KEY_ID", "local")
-    os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "local")
-    os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
-    port = free_port()
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    server.start()
-    return server, f"http://127.0.0.1:{port}"
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.lock = threading.Lock()
+
+    def __call__(self, environ: dict[str, Any], start_response: Any) -> Iterable[bytes]:
+        with self.lock:
+            return list(self.app(environ, start_response))
+
+
+class MotoServer:
+    def __init__(self) -> None:
+        from moto.moto_server.werkzeug_app import (
+            DomainDispatcherApplication,
+            MotoRequestHandler,
+            create_backend_app,
+        )
+        from werkzeug.serving import make_server
+
+        # moto wants credentials and a region; none of them leave this process.
+        os.environ.setdefault("AWS_ACCESS_KEY_ID", "local")
+        os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "local")
+        os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
+        app = _Serialized(DomainDispatcherApplication(create_backend_app))
+        self._server = make_server(
+            "127.0.0.1", 0, app, threaded=True, request_handler=MotoRequestHandler
+        )
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._thread.join(timeout=10)
+
+
+def start_moto() -> tuple[MotoServer, str]:
+    """Start moto's server on a free loopback port; returns (server, url)."""
+    server = MotoServer()
+    return server, server.url
 
 
 def create_tables() -> None:

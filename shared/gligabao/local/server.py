@@ -139,6 +139,9 @@ def make_server(
     quiet: bool = False,
     extra: dict[str, Callable[[], tuple[int, str, bytes]]] | None = None,
 ) -> ThreadingHTTPServer:
+    from .openapi import openapi_route
+
+    extra = {"/openapi.json": openapi_route, **(extra or {})}
     handler = type(
         "GbRequestHandler",
         (_RequestHandler,),

@@ -1,0 +1,161 @@
+"""The OpenAPI 3.1 document of the API, generated from the request and
+response models. `python -m gligabao.api.openapi` rewrites the committed copy
+(shared/gligabao/openapi.json); a test fails when the two differ."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+from pydantic.json_schema import models_json_schema
+
+from .requests import QueryRequest, RememberRequest
+from .schemas import CallOut, DatasetsOut, ErrorOut, InferencesOut, QueryOut, RememberOut
+
+DOC = Path(__file__).resolve().parent.parent / "openapi.json"
+_MODELS: list[type[BaseModel]] = [
+    RememberRequest,
+    QueryRequest,
+    RememberOut,
+    QueryOut,
+    DatasetsOut,
+    InferencesOut,
+    CallOut,
+    ErrorOut,
+]
+
+
+def _ref(model: type[BaseModel]) -> dict[str, str]:
+    return {"$ref": f"#/components/schemas/{model.__name__}"}
+
+
+def _json(model: type[BaseModel]) -> dict[str, Any]:
+    return {"content": {"application/json": {"schema": _ref(model)}}}
+
+
+def _errors(*codes: int) -> dict[str, Any]:
+    text = {
+        400: "invalid request",
+        401: "not authenticated",
+        403: "another user's data",
+        404: "not found",
+        409: "same Idempotency-Key still running",
+        413: "body over 64 KiB",
+        502: "an upstream failed",
+        503: "LLM not configured",
+    }
+    return {str(c): {"description": text[c], **_json(ErrorOut)} for c in codes}
+
+
+def _param(
+    name: str, required: bool = False, where: str = "query", schema: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    return {"name": name, "in": where, "required": required, "schema": schema or {"type": "string"}}
+
+
+USER = _param("user_id", True, schema={"type": "string", "minLength": 1, "maxLength": 128})
+
+
+def build() -> dict[str, Any]:
+    _, defs = models_json_schema(
+        [
+            (m, "validation" if m in (RememberRequest, QueryRequest) else "serialization")
+            for m in _MODELS
+        ],
+        ref_template="#/components/schemas/{model}",
+    )
+    schemas = defs.get("$defs", {})
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "gligabao",
+            "version": "0.1.0",
+            "description": "A bi-temporal knowledge-graph memory for LLM agents.",
+        },
+        "paths": {
+            "/v1/gb/remember": {
+                "post": {
+                    "operationId": "remember",
+                    "summary": "Remember a text",
+                    "parameters": [_param("Idempotency-Key", where="header")],
+                    "requestBody": {"required": True, **_json(RememberRequest)},
+                    "responses": {
+                        "200": {"description": "what was stored", **_json(RememberOut)},
+                        **_errors(400, 401, 403, 409, 413, 502, 503),
+                    },
+                }
+            },
+            "/v1/gb/query": {
+                "post": {
+                    "operationId": "query",
+                    "summary": "Answer a question from memory",
+                    "requestBody": {"required": True, **_json(QueryRequest)},
+                    "responses": {
+                        "200": {"description": "the answer and its evidence", **_json(QueryOut)},
+                        **_errors(400, 401, 403, 404, 413, 502, 503),
+                    },
+                }
+            },
+            "/v1/gb/datasets": {
+                "get": {
+                    "operationId": "listDatasets",
+                    "summary": "A user's datasets",
+                    "parameters": [USER],
+                    "responses": {
+                        "200": {"description": "datasets", **_json(DatasetsOut)},
+                        **_errors(400, 401, 403),
+                    },
+                }
+            },
+            "/v1/gb/datasets/{name}": {
+                "delete": {
+                    "operationId": "deleteDataset",
+                    "summary": "Delete a dataset and everything in it",
+                    "parameters": [_param("name", True, "path"), USER],
+                    "responses": {"204": {"description": "deleted"}, **_errors(400, 401, 403, 404)},
+                }
+            },
+            "/v1/gb/inferences": {
+                "get": {
+                    "operationId": "listInferences",
+                    "summary": "LLM and embeddings requests, newest first",
+                    "parameters": [
+                        USER,
+                        _param("dataset"),
+                        _param("session_id"),
+                        _param("call_id"),
+                        _param("limit", schema={"type": "integer", "minimum": 1, "maximum": 200}),
+                        _param("cursor"),
+                    ],
+                    "responses": {
+                        "200": {"description": "inference rows", **_json(InferencesOut)},
+                        **_errors(400, 401, 403),
+                    },
+                }
+            },
+            "/v1/gb/calls/{call_id}": {
+                "get": {
+                    "operationId": "getCall",
+                    "summary": "The trajectory of one call",
+                    "parameters": [_param("call_id", True, "path"), USER],
+                    "responses": {
+                        "200": {"description": "the call", **_json(CallOut)},
+                        **_errors(400, 401, 403, 404),
+                    },
+                }
+            },
+        },
+        "components": {"schemas": schemas},
+    }
+
+
+def render() -> str:
+    return json.dumps(build(), indent=2, sort_keys=True) + "\n"
+
+
+if __name__ == "__main__":
+    DOC.write_text(render())
+    print(f"wrote {DOC}", file=sys.stderr)

@@ -1,0 +1,160 @@
+"""Response models of the API: the OpenAPI document is generated from these
+and from the request models, and the tests check the served responses
+against it (schemathesis) so the two cannot drift."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Out(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ErrorOut(_Out):
+    error: str
+
+
+class EntityOut(_Out):
+    id: int
+    name: str
+    type: str
+    description: str | None = None
+    lat: float | None = None
+    lon: float | None = None
+
+
+class RememberedEntityOut(EntityOut):
+    created: bool
+
+
+class EdgeOut(_Out):
+    id: int
+    source_id: int
+    target_id: int
+    source: str
+    target: str
+    relation: str
+    description: str | None = None
+    artifact_id: int | None = None
+    valid_at: str | None
+    invalid_at: str | None
+    created_at: str | None = None
+    expired_at: str | None = None
+
+
+class InvalidatedOut(_Out):
+    id: int
+    invalid_at: str | None
+    expired_at: str | None = None
+
+
+class RememberOut(_Out):
+    session_id: str | None = None
+    artifact_id: int
+    entities: list[RememberedEntityOut]
+    edges: list[EdgeOut]
+    invalidated: list[InvalidatedOut]
+    chunks: int
+
+
+class PassageOut(_Out):
+    artifact_id: int
+    parent_id: int | None = None
+    index: int | None = None
+    summary: str | None = None
+    text: str | None = None
+
+
+class EvidenceOut(_Out):
+    entities: list[EntityOut]
+    edges: list[EdgeOut]
+    passages: list[PassageOut]
+
+
+class AnchorOut(_Out):
+    name: str
+    lat: float
+    lon: float
+    entity_id: int | None = None
+
+
+class NearbyEntityOut(_Out):
+    id: int
+    name: str
+    type: str
+    distance_km: float
+    anchor: str
+    lat: float | None = None
+    lon: float | None = None
+
+
+class NearbyOut(_Out):
+    radius_km: float
+    anchors: list[AnchorOut]
+    nearby: list[NearbyEntityOut]
+
+
+class QueryOut(_Out):
+    session_id: str | None = None
+    answer: str
+    evidence: EvidenceOut
+    nearby: NearbyOut | None = None
+
+
+class DatasetOut(_Out):
+    name: str
+    created_at: str
+    entities: int
+    edges: int
+    artifacts: int
+
+
+class DatasetsOut(_Out):
+    datasets: list[DatasetOut]
+
+
+class InferenceOut(_Out):
+    id: str
+    user_id: str
+    dataset: str
+    session_id: str | None
+    call_id: str
+    type: str
+    stage: str
+    model: str
+    reasoning: str
+    input_tokens: int
+    output_tokens: int
+    thinking_tokens: int | None
+    cost_usd: float
+    latency_ms: int
+    status: str
+    created_at: str
+
+
+class InferencesOut(_Out):
+    inferences: list[InferenceOut]
+    next: str | None
+
+
+class StepOut(BaseModel):
+    model_config = ConfigDict(extra="allow")  # each step adds its own counts
+    name: str
+    ms: float
+
+
+class CallOut(_Out):
+    call_id: str
+    type: str
+    status: str
+    dataset: str
+    session_id: str | None = None
+    started_at: str
+    duration_ms: float
+    steps: list[StepOut] = Field(default_factory=list)
+
+
+JSON = dict[str, Any]
