@@ -8,9 +8,17 @@ import time
 import uuid
 
 from .. import clock
+from ..ai import embedders
 from ..ai.port import LLM, Embedder, Embeddings, EmbedKind, LLMReply, LLMRequest
 from ..errors import GbError, UpstreamError
 from .model import CallRecord, Inference
+
+
+def inference_id() -> str:
+    """32 hex digits that sort in creation order (nanoseconds, then random):
+    the rows' sort key is f"{created_at}#{id}", and created_at has only
+    second precision, so the ID keeps "newest first" exact within a second."""
+    return f"{time.time_ns():016x}{uuid.uuid4().hex[:16]}"
 
 
 class Meter:
@@ -40,7 +48,7 @@ class Meter:
         c = self.call
         c.inferences.append(
             Inference(
-                id=uuid.uuid4().hex,
+                id=inference_id(),
                 user_id=c.user_id,
                 dataset=c.dataset,
                 session_id=c.session_id,
@@ -79,6 +87,9 @@ class Meter:
             else:
                 self._record(request.stage, request.model, request.reasoning, t0, exc.message)
             raise
+        except Exception as exc:  # not mapped by the adapter: still one row
+            self._record(request.stage, request.model, request.reasoning, t0, _internal(exc))
+            raise
         self._record(
             request.stage,
             request.model,
@@ -99,13 +110,32 @@ class Meter:
                 return
 
     def embed(self, texts: list[str], kind: EmbedKind) -> Embeddings:
+        """One embedder call, and one inference row, per batch the embedder
+        sends as one request."""
         if not texts:
             return Embeddings([], self._embedder.model, 0, 0)
+        size = max(1, embedders.OPENAI_BATCH)
+        parts = [self._embed_one(texts[i : i + size], kind) for i in range(0, len(texts), size)]
+        return Embeddings(
+            [v for p in parts for v in p.vectors],
+            parts[0].model,
+            sum(p.input_tokens for p in parts),
+            sum(p.requests for p in parts),
+        )
+
+    def _embed_one(self, texts: list[str], kind: EmbedKind) -> Embeddings:
         t0 = time.perf_counter()
         try:
             result = self._embedder.embed(texts, kind)
         except GbError as exc:
             self._record("embed", self._embedder.model, "none", t0, exc.message)
             raise
+        except Exception as exc:
+            self._record("embed", self._embedder.model, "none", t0, _internal(exc))
+            raise
         self._record("embed", result.model, "none", t0, "ok", result.input_tokens, 0)
         return result
+
+
+def _internal(exc: Exception) -> str:
+    return f"internal error: {type(exc).__name__}"
