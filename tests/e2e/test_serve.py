@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,13 +25,30 @@ ROOT = Path(__file__).resolve().parents[2]
 class Served:
     def __init__(self, env: dict[str, str]) -> None:
         self.port = free_port()
-        full = {k: v for k, v in os.environ.items() if not k.startswith(("GB_", "ANTHROPIC_", "OPENAI_"))}
+        full = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith(("GB_", "ANTHROPIC_", "OPENAI_"))
+        }
         full.update(env)
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "gligabao.local.cli", "serve", "--port", str(self.port), "--quiet"],
-            env=full, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            [
+                sys.executable,
+                "-m",
+                "gligabao.local.cli",
+                "serve",
+                "--port",
+                str(self.port),
+                "--quiet",
+            ],
+            env=full,
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
         )
         self.banner: list[str] = []
+        self.vectors = "in-process"
         assert self.proc.stdout is not None
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
@@ -49,9 +67,17 @@ class Served:
         return self.proc.returncode, out
 
 
-@pytest.fixture
-def served(fake_anthropic: FakeAnthropic, fake_openai: FakeOpenAI) -> Iterator[Served]:
-    s = Served({**fake_anthropic.env(), **fake_openai.env(), "GB_EMBEDDING_DIMENSION": "64"})
+@pytest.fixture(params=["in-process", "opensearch"])
+def served(
+    request: pytest.FixtureRequest, fake_anthropic: FakeAnthropic, fake_openai: FakeOpenAI
+) -> Iterator[Served]:
+    env = {**fake_anthropic.env(), **fake_openai.env(), "GB_EMBEDDING_DIMENSION": "64"}
+    if request.param == "opensearch":
+        # The same server on the real OpenSearch node (infra/opensearch.sh).
+        env["GB_OPENSEARCH_URL"] = request.getfixturevalue("opensearch_url")
+        env["GB_OPENSEARCH_INDEX_PREFIX"] = f"gbe2e-{uuid.uuid4().hex[:8]}"
+    s = Served(env)
+    s.vectors = request.param
     yield s
     if s.proc.poll() is None:
         s.stop()
@@ -60,16 +86,33 @@ def served(fake_anthropic: FakeAnthropic, fake_openai: FakeOpenAI) -> Iterator[S
 def test_serve_remember_query_and_clean_stop(served: Served, fake_anthropic: FakeAnthropic) -> None:
     banner = "\n".join(served.banner)
     assert f"http://127.0.0.1:{served.port}" in banner
-    assert "embedded moto DynamoDB" in banner and "in-process vector index" in banner
-    fake_anthropic.script("extract", {
-        "entities": [{"name": "Alice", "type": "person"}, {"name": "Acme", "type": "organization"}],
-        "edges": [{"source": "Alice", "target": "Acme", "relation": "works_at",
-                   "description": "Alice works at Acme."}],
-    })
+    assert "embedded moto DynamoDB" in banner
+    assert (
+        "OpenSearch at" if served.vectors == "opensearch" else "in-process vector index"
+    ) in banner
+    fake_anthropic.script(
+        "extract",
+        {
+            "entities": [
+                {"name": "Alice", "type": "person"},
+                {"name": "Acme", "type": "organization"},
+            ],
+            "edges": [
+                {
+                    "source": "Alice",
+                    "target": "Acme",
+                    "relation": "works_at",
+                    "description": "Alice works at Acme.",
+                }
+            ],
+        },
+    )
     r = served.client.post("/v1/gb/remember", {"user_id": "u1", "text": "Alice works at Acme."})
     assert r.status == 200, r.body
     assert r.call_id
-    fake_anthropic.script("query", {"answer": "At Acme.", "entities": [], "edges": [1], "passages": []})
+    fake_anthropic.script(
+        "query", {"answer": "At Acme.", "entities": [], "edges": [1], "passages": []}
+    )
     q = served.client.post("/v1/gb/query", {"user_id": "u1", "query": "Where does Alice work?"})
     assert q.status == 200, q.body
     assert q.body["answer"] == "At Acme."
@@ -101,17 +144,88 @@ def test_serve_without_keys_uses_local_model_and_answers_503(tmp_path: Path) -> 
 def test_serve_with_local_embeddings_remembers_and_queries(fake_anthropic: FakeAnthropic) -> None:
     s = Served(fake_anthropic.env())
     try:
-        fake_anthropic.script("extract", {
-            "entities": [{"name": "Bob", "type": "person"}, {"name": "Rex", "type": "animal"}],
-            "edges": [{"source": "Bob", "target": "Rex", "relation": "owns",
-                       "description": "Bob has a dog named Rex."}],
-        })
-        assert s.client.post("/v1/gb/remember", {"user_id": "u1", "text": "Bob has a dog named Rex."}).status == 200
-        fake_anthropic.script("query", {"answer": "A dog, Rex.", "entities": [], "edges": [1], "passages": []})
+        fake_anthropic.script(
+            "extract",
+            {
+                "entities": [{"name": "Bob", "type": "person"}, {"name": "Rex", "type": "animal"}],
+                "edges": [
+                    {
+                        "source": "Bob",
+                        "target": "Rex",
+                        "relation": "owns",
+                        "description": "Bob has a dog named Rex.",
+                    }
+                ],
+            },
+        )
+        assert (
+            s.client.post(
+                "/v1/gb/remember", {"user_id": "u1", "text": "Bob has a dog named Rex."}
+            ).status
+            == 200
+        )
+        fake_anthropic.script(
+            "query", {"answer": "A dog, Rex.", "entities": [], "edges": [1], "passages": []}
+        )
         q = s.client.post("/v1/gb/query", {"user_id": "u1", "query": "What pets does Bob have?"})
         assert q.status == 200, q.body
         assert [e["id"] for e in q.body["evidence"]["edges"]] == [1]
         sent = fake_anthropic.requests_for("query")[-1]
         assert "--owns--> Rex(2)" in str(sent)
+    finally:
+        s.stop()
+
+
+def test_serve_on_opensearch_finds_facts_by_similarity(
+    opensearch_url: str, fake_anthropic: FakeAnthropic, fake_openai: FakeOpenAI
+) -> None:
+    """A fact found only through the edge index, on the real OpenSearch node."""
+    s = Served(
+        {
+            **fake_anthropic.env(),
+            **fake_openai.env(),
+            "GB_EMBEDDING_DIMENSION": "64",
+            "GB_OPENSEARCH_URL": opensearch_url,
+            "GB_OPENSEARCH_INDEX_PREFIX": f"gbe2e-{uuid.uuid4().hex[:8]}",
+        }
+    )
+    try:
+        fake_anthropic.script(
+            "extract",
+            {
+                "entities": [
+                    {"name": "Carol", "type": "person"},
+                    {"name": "Globex", "type": "organization"},
+                ],
+                "edges": [
+                    {
+                        "source": "Carol",
+                        "target": "Globex",
+                        "relation": "employed_by",
+                        "description": "Carol is employed by Globex.",
+                    }
+                ],
+            },
+        )
+        assert (
+            s.client.post(
+                "/v1/gb/remember", {"user_id": "u1", "text": "Carol is employed by Globex."}
+            ).status
+            == 200
+        )
+        fake_openai.near(
+            "Which company pays her salary?", "employed_by: Carol is employed by Globex.", 0.9
+        )
+        fake_anthropic.script(
+            "query", {"answer": "Globex.", "entities": [], "edges": [1], "passages": []}
+        )
+        q = s.client.post(
+            "/v1/gb/query", {"user_id": "u1", "query": "Which company pays her salary?"}
+        )
+        assert q.status == 200, q.body
+        assert [e["id"] for e in q.body["evidence"]["edges"]] == [1]
+        assert "Carol(1) --employed_by--> Globex(2)" in str(
+            fake_anthropic.requests_for("query")[-1]
+        )
     finally:
         s.stop()
