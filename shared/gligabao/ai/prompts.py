@@ -16,7 +16,7 @@ Return only a JSON object, no prose:
  "edges": [{"source": "...", "target": "...", "relation": "...", "description": "...",
             "valid_at": "2025-01-31T09:00:00Z", "invalid_at": null}]}
 Rules:
-- entities: the people, organizations, places, things and concepts the text states facts about.
+- entities: the people, organizations, locations, things and concepts the text states facts about.
   "type" is one lowercase word (person, organization, place, event, object, concept, ...).
   "description" is a short phrase about the entity from this text.
 - If an entity is one of the known entities listed, give its "id" and reuse its exact name.
