@@ -6,6 +6,7 @@ the request and the rows; the monitoring log line and EMF metrics."""
 
 from __future__ import annotations
 
+import base64
 import json
 import logging
 import re
@@ -434,7 +435,8 @@ def test_inferences_of_other_users_are_never_listed(gb: Harness) -> None:
 @pytest.mark.parametrize("query", [
     "limit=0", "limit=201", "limit=-1", "limit=abc", "limit=", "limit=1.5",
     "cursor=%21%21", "cursor=e30", "dataset=bad%2Fname", "dataset=",
-    "nope=1", "user_id=",
+    "nope=1", "user_id=", "limit=%C2%B2",
+    "cursor=" + base64.urlsafe_b64encode(json.dumps({"sk": "x" * 1025}).encode()).decode(),
 ])
 def test_inferences_bad_parameters(gb: Harness, query: str) -> None:
     path = f"/v1/gb/inferences?{query}" if "user_id" in query else f"/v1/gb/inferences?user_id=u1&{query}"
@@ -458,6 +460,8 @@ def test_inferences_and_calls_need_a_user(gb: Harness) -> None:
 def test_unknown_call_is_404(gb: Harness) -> None:
     r = get(gb, "/v1/gb/calls/0123456789abcdef0123456789abcdef", user_id="u1")
     assert r.status == 404 and r.body["error"]
+    # Longer than a DynamoDB key can be: not found, not an upstream error.
+    assert get(gb, f"/v1/gb/calls/{'a' * 1100}", user_id="u1").status == 404
     # A call that failed validation never ran: it has an id but no record.
     bad = gb.client.post("/v1/gb/remember", {"user_id": "u1"})
     assert bad.status == 400 and bad.call_id

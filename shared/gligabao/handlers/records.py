@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from aws_lambda_powertools.event_handler import Response
 
 from .. import wiring
@@ -12,6 +14,7 @@ from ..errors import BadRequest, NotFound
 
 app = make_app()
 MAX_LIMIT = 200
+_LIMIT = re.compile(r"^[0-9]{1,4}$")  # str.isdigit() also takes "²", which int() refuses
 
 
 @app.get("/v1/gb/inferences")
@@ -26,7 +29,7 @@ def list_inferences() -> Response[str]:
     except ValueError as exc:
         raise BadRequest(str(exc)) from exc
     raw_limit = params.get("limit", "50")
-    if not raw_limit.isdigit() or not 1 <= int(raw_limit) <= MAX_LIMIT:
+    if not _LIMIT.match(raw_limit) or not 1 <= int(raw_limit) <= MAX_LIMIT:
         raise BadRequest(f"limit must be an integer from 1 to {MAX_LIMIT}")
     rows, cursor = wiring.record_store().list_inferences(
         user_id,

@@ -25,6 +25,7 @@ from ..graph.tables import REQUESTS, CallRow, InferenceRow
 from .model import CallRecord, Inference, Step
 
 FILTERED_PAGE_SIZE = 200  # rows read per request when filters may drop most
+MAX_KEY_BYTES = 1024  # DynamoDB's limit for a sort key: a longer one is a ValidationException
 
 
 def inference_sk(inf: Inference) -> str:
@@ -43,7 +44,7 @@ def decode_cursor(cursor: str) -> str:
         sk = data["sk"]
     except (ValueError, TypeError, KeyError, binascii.Error) as exc:
         raise BadRequest("invalid cursor") from exc
-    if not isinstance(sk, str) or not sk:
+    if not isinstance(sk, str) or not sk or len(sk.encode()) > MAX_KEY_BYTES:
         raise BadRequest("invalid cursor")
     return sk
 
@@ -138,6 +139,8 @@ class DynamoRecordStore:
 
     @upstream("record store get_call")
     def get_call(self, user_id: str, call_id: str) -> CallRecord | None:
+        if not call_id or len(call_id.encode()) > MAX_KEY_BYTES:
+            return None  # cannot be a key: no such call (DynamoDB would refuse the read)
         try:
             row = CallRow.get(user_id, call_id)
         except CallRow.DoesNotExist:
