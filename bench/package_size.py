@@ -96,7 +96,7 @@ print(json.dumps({"ms": (t1 - t0) * 1000, "modules": sorted({m.split('.')[0] for
 """
 
 
-def import_once(module: str) -> dict[str, object]:
+def import_once(module: str) -> tuple[float, set[str]]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GB_", "PYTHONPROFILE"))}
     out = subprocess.run(
         [sys.executable, "-c", _PROBE, module],
@@ -106,8 +106,8 @@ def import_once(module: str) -> dict[str, object]:
         env=env,
         cwd=ROOT,
     )
-    result: dict[str, object] = json.loads(out.stdout.strip().splitlines()[-1])
-    return result
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    return float(result["ms"]), set(result["modules"])
 
 
 def importtime_top(module: str, n: int = 6) -> list[tuple[str, int]]:
@@ -159,8 +159,8 @@ def main() -> int:
     for name in HANDLERS:
         module = f"gligabao.handlers.{name}"
         runs = [import_once(module) for _ in range(args.runs)]
-        times = [float(str(r["ms"])) for r in runs]
-        loaded = set(runs[-1]["modules"])  # type: ignore[arg-type]
+        times = [ms for ms, _ in runs]
+        loaded = runs[-1][1]
         bad = [m for m in MUST_NOT_IMPORT if m in loaded]
         shown = [m for m in ALSO_SHOW if m in loaded]
         failed |= bool(bad)
