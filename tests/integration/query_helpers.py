@@ -18,6 +18,7 @@ from typing import Any
 from conftest import EMBED_DIM, Harness
 from fakes.openai_server import hashed_unit_vector
 from gligabao.models import Artifact, DatasetKey, Edge, Entity, GraphWrite
+from gligabao.text import normalize_name
 from gligabao.vectors.port import Kind, VectorItem
 
 #: The graph tables (the records tables, calls and inferences, record every
@@ -179,6 +180,10 @@ class GraphBuilder:
         )
         for kind, items in self.vectors.items():
             self.gb.vectors.upsert(self.key, kind, items)
+        # Each new entity claims its normalized name, as remember does.
+        claims = {normalize_name(e.name): e.id for e in self.write.new_entities}
+        owners = self.gb.graph.claim_names(self.key, claims)
+        assert owners == claims, "two test entities with the same normalized name"
         self.gb.graph.apply(self.key, self.write)
         self.write = GraphWrite()
         self.vectors = {}

@@ -128,3 +128,33 @@ def test_whole_name_with_punctuation_and_case(gb: Harness) -> None:
         10,
     )
     assert ranked[:2] == [ny.id, york.id]
+
+
+def test_named_entity_found_past_a_common_term(gb: Harness) -> None:
+    """The term index is read a bounded number of entries a term (newest
+    first): "Acme", named whole by the question, is a seed even when more than
+    fifty newer entities mention it."""
+    g = GraphBuilder(gb)
+    acme = g.entity("Acme", "organization", "a company")
+    people = [g.entity(f"Person {i}", "person", "works at Acme") for i in range(60)]
+    ny = g.entity("New York", "place", updated=0)  # the least recently updated of all
+    shops = [g.entity(f"Shop {i}", "shop", "a new shop in york") for i in range(60)]
+    g.save()
+    gb.query(ask(gb, "What is Acme?"))
+    # Acme: +5 +3; the people +1 each, the 9 most recently updated.
+    assert entity_ids(prompt(gb)) == [acme.id, *[p.id for p in people[-9:]]]
+    gb.query(ask(gb, "Any news from New York?"))
+    # New York: +5 +3 +3; the shops +1 +1.
+    assert entity_ids(prompt(gb)) == [ny.id, *[s.id for s in shops[-9:]]]
+
+
+def test_name_terms_scored_past_a_common_term(gb: Harness) -> None:
+    g = GraphBuilder(gb)
+    target = g.entity("Alpha Beta Gamma")  # +3 alpha +3 gamma
+    others = [g.entity(f"Alpha Person {i}") for i in range(60)]  # +3 alpha each, newer
+    g.save()
+    question = "Tell me about alpha and gamma"
+    gb.query(ask(gb, question))
+    assert entity_ids(prompt(gb)) == [target.id, *[o.id for o in others[-9:]]]
+    ranked = keyword_seeds(gb.graph, g.key, question, query_terms(question), 10)
+    assert ranked == [target.id, *[o.id for o in reversed(others[-9:])]]

@@ -3,11 +3,22 @@ shared by query (seeds) and remember (known entities shown to extract)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from ..graph.port import GraphStore
-from ..models import DatasetKey
-from ..text import contains_phrase, normalize_name
+from ..models import DatasetKey, Entity
+from ..text import contains_phrase, index_terms, normalize_name
 
 PER_TERM = 50  # index entries read per term: bounds the cost of a common word
+MAX_NAME_WORDS = 8  # the longest name looked up whole in the names table
+MAX_NAME_LOOKUPS = 100  # whole names looked up per call (one BatchGetItem)
+
+
+@dataclass
+class _Candidate:
+    norm_name: str
+    updated_at: str
+    in_description: set[str] = field(default_factory=set)
 
 
 def keyword_seeds(
@@ -15,21 +26,57 @@ def keyword_seeds(
 ) -> list[int]:
     """Entity IDs by score: +5 when the whole normalized name is in the text,
     +3 per term in the name, +1 per term in the description; ties go to the
-    most recently updated."""
+    most recently updated.
+
+    The term index is read ``PER_TERM`` entries a term, newest entities
+    first, so a common word can leave out the very entity the text names
+    (``Acme`` when fifty people "work at Acme"): the names the text holds
+    whole are also looked up in the names table, and those entities read
+    from their rows. A term in the name is scored from the name itself, so a
+    cut index list costs at most the +1 of a description."""
     if not terms:
         return []
-    hits = graph.keyword_hits(key, terms, PER_TERM)
+    wanted = set(terms)
     norm_text = normalize_name(text)
-    scores: dict[int, int] = {}
-    updated: dict[int, str] = {}
-    for h in hits:
-        if h.entity_id not in scores:
-            scores[h.entity_id] = 5 if contains_phrase(norm_text, h.norm_name) else 0
-            updated[h.entity_id] = h.updated_at
-        scores[h.entity_id] += (3 if h.in_name else 0) + (1 if h.in_description else 0)
-        updated[h.entity_id] = max(updated[h.entity_id], h.updated_at)
-    ranked = sorted(scores, key=lambda eid: (-scores[eid], _desc(updated[eid]), -eid))
+    candidates: dict[int, _Candidate] = {}
+    for h in graph.keyword_hits(key, terms, PER_TERM):
+        c = candidates.setdefault(h.entity_id, _Candidate(h.norm_name, h.updated_at))
+        c.updated_at = max(c.updated_at, h.updated_at)
+        if h.in_description:
+            c.in_description.add(h.term)
+    named = graph.entity_ids_by_names(key, whole_name_candidates(norm_text, wanted))
+    missing = sorted(set(named.values()) - set(candidates))
+    if missing:
+        for e in graph.get_entities(key, missing).values():
+            candidates[e.id] = _from_row(e, wanted)
+
+    def score(c: _Candidate) -> int:
+        whole = 5 if contains_phrase(norm_text, c.norm_name) else 0
+        return whole + 3 * len(index_terms(c.norm_name) & wanted) + len(c.in_description)
+
+    scores = {eid: score(c) for eid, c in candidates.items()}
+    ranked = sorted(scores, key=lambda eid: (-scores[eid], _desc(candidates[eid].updated_at), -eid))
     return ranked[:limit]
+
+
+def whole_name_candidates(norm_text: str, terms: set[str]) -> list[str]:
+    """The word sequences of the text (at most ``MAX_NAME_WORDS`` words) that
+    hold one of the terms: the names that could appear whole in it. Shortest
+    first, then in text order; at most ``MAX_NAME_LOOKUPS``."""
+    words = norm_text.split()
+    out: dict[str, None] = {}
+    for n in range(1, MAX_NAME_WORDS + 1):
+        for i in range(len(words) - n + 1):
+            gram = words[i : i + n]
+            if any(w in terms for w in gram):
+                out.setdefault(" ".join(gram))
+                if len(out) == MAX_NAME_LOOKUPS:
+                    return list(out)
+    return list(out)
+
+
+def _from_row(e: Entity, terms: set[str]) -> _Candidate:
+    return _Candidate(normalize_name(e.name), e.updated_at, index_terms(e.description) & terms)
 
 
 def _desc(ts: str) -> tuple[int, ...]:

@@ -2,7 +2,8 @@
 entities, edges and passages the answer relied on.
 
 Round trips do not grow with the graph: one keyword query per term (at most
-12), one embeddings request, one vector search round trip for the four
+12), one batch read of the names the question holds whole (and one of their
+entities when the term index left them out), one embeddings request, one vector search round trip for the four
 indexes, one batch read of the similar facts, one or two edge queries per seed
 (at most 35 seeds), one batch read of the entities, one of the passages.
 """
