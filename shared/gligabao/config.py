@@ -88,6 +88,7 @@ class Settings:
     user_claim: str = "sub"  # the JWT claim that names the caller's user_id
     operator_group: str = "gligabao-operators"
     idempotency_ttl_s: int = 48 * 3600
+    records_retention_days: int = 90
 
     @property
     def llm_configured(self) -> bool:
@@ -137,10 +138,16 @@ def load_settings(*, local: bool = False) -> Settings:
         dev_api_key=_env("GB_DEV_API_KEY"),
         require_auth=_env("GB_REQUIRE_AUTH", "false").lower() in {"1", "true", "yes", "on"},
         user_claim=_env("GB_USER_CLAIM", "sub"),
+        records_retention_days=_int("GB_RECORDS_RETENTION_DAYS", 90),
         operator_group=_env("GB_OPERATOR_GROUP", "gligabao-operators"),
     )
 
 
 @lru_cache(maxsize=1)
 def settings() -> Settings:
+    from .secrets import load_secrets
+
+    # Deployed: the API keys come from Secrets Manager into the environment
+    # before it is read; cached with the settings, once per container.
+    load_secrets()
     return load_settings(local=_env("GB_LOCAL") == "1")

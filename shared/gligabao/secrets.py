@@ -20,6 +20,8 @@ from __future__ import annotations
 import json
 import os
 
+from .errors import UpstreamError
+
 # secret env var -> the env var its value is exported to
 SECRET_ENV: dict[str, str] = {
     "GB_ANTHROPIC_SECRET": "ANTHROPIC_API_KEY",
@@ -29,8 +31,8 @@ PLACEHOLDER = "set-me"
 CACHE_SECONDS = 300
 
 
-class SecretError(RuntimeError):
-    """A named secret could not be read."""
+class SecretError(UpstreamError):
+    """A named secret could not be read (an upstream failure: 502)."""
 
 
 def _key_of(value: object) -> str:

@@ -50,7 +50,7 @@ def record_store() -> RecordStore:
     from .records.dynamo import DynamoRecordStore
 
     tables_configured()
-    return DynamoRecordStore()
+    return DynamoRecordStore(retention_days=settings().records_retention_days or None)
 
 
 @lru_cache(maxsize=1)
