@@ -260,9 +260,12 @@ class Remember:
             for f, vec in zip(facts, edge_vecs, strict=True):
                 s, t = by_norm[f.source].entity, by_norm[f.target].entity
                 triple = (s.id, t.id, f.relation)
-                if triple in seen:
+                # A new entity has no ID yet (0): a fact is told apart by the
+                # resolved entities themselves, one object per entity.
+                same = (id(by_norm[f.source]), id(by_norm[f.target]), f.relation)
+                if same in seen:
                     continue
-                seen.add(triple)
+                seen.add(same)
                 old = (
                     live_by_triple.get(triple)
                     if not (by_norm[f.source].created or by_norm[f.target].created)
@@ -291,8 +294,10 @@ class Remember:
                     for eid, ent in self.graph.get_entities(key, missing).items():
                         names[eid] = ent.name
                 lines = []
-                for f, sid, tid, _ in new_facts:
-                    line = f"{names[sid]} --{f.relation}--> {names[tid]}"
+                for f, _sid, _tid, _ in new_facts:
+                    # by_norm, not names: a new entity's ID is still 0 here
+                    src, dst = by_norm[f.source].entity.name, by_norm[f.target].entity.name
+                    line = f"{src} --{f.relation}--> {dst}"
                     if f.description:
                         line += f": {f.description}"
                     line += f" [valid_at={f.valid_at}" + (
