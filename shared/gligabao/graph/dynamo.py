@@ -358,6 +358,16 @@ def _edge_unchanged(old: Edge) -> Condition:
     )
 
 
+def _entity_unchanged(old: Entity) -> Condition:
+    # updated_at has second precision: two updates within one second would
+    # both pass a check on it alone, and the second would erase the first.
+    return (
+        (EntityRow.updated_at == old.updated_at)
+        & (EntityRow.description == old.description)
+        & (EntityRow.type == old.type)
+    )
+
+
 def _restore_edge(pk: str, old: Edge, new: Edge) -> None:
     """Undo an edge update, unless someone changed the row since."""
     edge_row(pk, old).save(condition=_edge_unchanged(new))
@@ -670,10 +680,8 @@ class DynamoGraphStore:
     def _update_entity(
         self, pk: str, old: Entity, new: Entity, undo: list[Callable[[], object]]
     ) -> None:
-        entity_row(pk, new).save(condition=EntityRow.updated_at == old.updated_at)
-        undo.append(
-            lambda: entity_row(pk, old).save(condition=EntityRow.updated_at == new.updated_at)
-        )
+        entity_row(pk, new).save(condition=_entity_unchanged(old))
+        undo.append(lambda: entity_row(pk, old).save(condition=_entity_unchanged(new)))
         old_terms = term_rows(pk, old)
         new_terms = term_rows(pk, new)
         gone = [row for sk, row in old_terms.items() if sk not in new_terms]

@@ -9,6 +9,8 @@ one `extract` (per chunk for a long text), at most one `invalidate`, one
 
 from __future__ import annotations
 
+import random
+import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
@@ -32,6 +34,9 @@ KNOWN_MAX = 30
 MAX_TEXT_TERMS = 40
 AROUND_CAP = 100  # live facts around the new facts' entities shown to invalidate
 MAX_DESCRIPTION = 600
+WRITE_ATTEMPTS = 8  # the graph write, again after a concurrent update of an entity
+WRITE_BACKOFF_S = 0.05  # the first pause; doubled after each attempt, with jitter
+WRITE_BACKOFF_MAX_S = 1.0
 PLACE_TYPES = frozenset(
     {
         "place",
@@ -567,14 +572,13 @@ class Remember:
         superseded: dict[int, int],
         around: list[Edge],
     ) -> dict[str, Any]:
-        write = GraphWrite()
         parent = Artifact(
             first_artifact, inp.text, now, inp.reference_time, inp.session_id, call_id=inp.call_id
         )
-        write.artifacts.append(parent)
+        artifacts = [parent]
         chunk_ids = [first_artifact + 1 + i for i in range(len(chunks))]
         for i, chunk in enumerate(chunks):
-            write.artifacts.append(
+            artifacts.append(
                 Artifact(
                     chunk_ids[i],
                     chunk,
@@ -598,29 +602,119 @@ class Remember:
             for r in lost:
                 wid = owners[normalize_name(r.entity.name)]
                 r.created = False
+                # The winner's row may not have landed yet: a placeholder
+                # that the first write attempt finds stale (see _refresh).
                 r.entity = replace(winners[wid]) if wid in winners else replace(r.entity, id=wid)
         entity_vectors: list[VectorItem] = []
         for r in unique:
-            ent = r.entity
-            desc = ent.description
-            for ex in r.extracted:
-                desc = _merge_description(desc, ex.description)
-                ent.type = ent.type or ex.type
             if r.created:
-                ent.id = claimed[normalize_name(ent.name)]
-                ent.description = desc
-                ent.created_at = ent.updated_at = now
-                write.new_entities.append(ent)
+                r.entity.id = claimed[normalize_name(r.entity.name)]
                 vec = next((name_vecs[ex.norm] for ex in r.extracted if ex.norm in name_vecs), None)
                 if vec is not None:
-                    entity_vectors.append(VectorItem(ent.id, vec, ent.lat, ent.lon))
-            elif desc != ent.description:
-                before = replace(ent)
-                ent.description = desc
-                ent.updated_at = now
-                write.updated_entities.append((before, ent))
+                    entity_vectors.append(VectorItem(r.entity.id, vec, r.entity.lat, r.entity.lon))
+        edge_vectors = [VectorItem(first_edge + i, nf[3]) for i, nf in enumerate(new_facts)]
+
+        # Vectors first: a vector whose row never lands is invisible, because
+        # every hit is resolved through the graph store and IDs are not reused.
+        self.vectors.upsert(key, "entities", entity_vectors)
+        self.vectors.upsert(key, "edges", edge_vectors)
+        if chunks:
+            self.vectors.upsert(
+                key,
+                "chunks",
+                [VectorItem(cid, v) for cid, v in zip(chunk_ids, text_vectors, strict=True)],
+            )
+            self.vectors.upsert(
+                key,
+                "summaries",
+                [VectorItem(cid, v) for cid, v in zip(chunk_ids, summary_vecs, strict=True)],
+            )
+
+        # The rows. An entity update is conditional on the row being the one
+        # read: when a concurrent call changed it first, the write is undone,
+        # the entity read again, and its description merged again.
+        for attempt in range(WRITE_ATTEMPTS):
+            write, entities_out, edges_out, invalidated = self._graph_write(
+                inp,
+                now,
+                parent,
+                chunk_ids,
+                artifacts,
+                unique,
+                first_edge,
+                new_facts,
+                restated,
+                ended,
+                superseded,
+                around,
+            )
+            try:
+                self.graph.apply(key, write)
+                break
+            except UpstreamError:
+                if attempt + 1 == WRITE_ATTEMPTS or not self._refresh(key, unique, write):
+                    raise
+                cap = min(WRITE_BACKOFF_MAX_S, WRITE_BACKOFF_S * 2**attempt)
+                time.sleep(random.uniform(cap / 2, cap))
+
+        names = {e.id: e.name for e in entities_out}
+        for e in edges_out:
+            for side in (e.source_id, e.target_id):
+                names.setdefault(side, "")
+        missing = [i for i, n in names.items() if not n]
+        if missing:
+            for eid, ent in self.graph.get_entities(key, missing).items():
+                names[eid] = ent.name
+        created = {r.entity.id for r in unique if r.created}
+        out: dict[str, Any] = {}
+        if inp.session_id is not None:
+            out["session_id"] = inp.session_id
+        out["artifact_id"] = parent.id
+        out["entities"] = [
+            {**e.public(), "created": e.id in created}
+            for e in sorted(entities_out, key=lambda e: e.id)
+        ]
+        out["edges"] = [e.public(names) for e in sorted(edges_out, key=lambda e: e.id)]
+        out["invalidated"] = invalidated
+        out["chunks"] = len(chunks)
+        return out
+
+    def _graph_write(
+        self,
+        inp: RememberInput,
+        now: str,
+        parent: Artifact,
+        chunk_ids: list[int],
+        artifacts: list[Artifact],
+        unique: list[_Resolved],
+        first_edge: int,
+        new_facts: list[tuple[_Fact, int, int, list[float]]],
+        restated: dict[int, Edge],
+        ended: dict[int, Edge],
+        superseded: dict[int, int],
+        around: list[Edge],
+    ) -> tuple[GraphWrite, list[Entity], list[Edge], list[dict[str, Any]]]:
+        """The rows to write, from the entities as last read (no mutation of
+        ``unique``: a retry builds them again)."""
+        write = GraphWrite(artifacts=list(artifacts))
+        entities_out: list[Entity] = []
+        for r in unique:
+            desc, type_ = r.entity.description, r.entity.type
+            for ex in r.extracted:
+                desc = _merge_description(desc, ex.description)
+                type_ = type_ or ex.type
+            if r.created:
+                ent = replace(
+                    r.entity, description=desc, type=type_, created_at=now, updated_at=now
+                )
+                write.new_entities.append(ent)
+            elif (desc, type_) != (r.entity.description, r.entity.type):
+                ent = replace(r.entity, description=desc, type=type_, updated_at=now)
+                write.updated_entities.append((r.entity, ent))
+            else:
+                ent = r.entity
+            entities_out.append(ent)
         ids_by_norm = {ex.norm: r.entity.id for r in unique for ex in r.extracted}
-        names = {r.entity.id: r.entity.name for r in unique}
 
         def artifact_of(chunk: int | None) -> list[int]:
             return [parent.id] if chunk is None else [parent.id, chunk_ids[chunk]]
@@ -630,8 +724,7 @@ class Remember:
                 write.entity_links.append((r.entity.id, a))
 
         edges_out: list[Edge] = []
-        edge_vectors: list[VectorItem] = []
-        for i, (f, _sid, _tid, vec) in enumerate(new_facts):
+        for i, (f, _sid, _tid, _vec) in enumerate(new_facts):
             edge = Edge(
                 first_edge + i,
                 ids_by_norm[f.source],
@@ -646,7 +739,6 @@ class Remember:
             )
             write.new_edges.append(edge)
             edges_out.append(edge)
-            edge_vectors.append(VectorItem(edge.id, vec))
             for a in artifact_of(f.chunk):
                 write.edge_links.append((edge.id, a))
         for eid, old in restated.items():
@@ -666,40 +758,28 @@ class Remember:
             invalidated.append({"id": eid, "invalid_at": new.invalid_at, "expired_at": now})
         for eid, new in sorted(ended.items()):
             invalidated.append({"id": eid, "invalid_at": new.invalid_at})
+        return write, entities_out, edges_out, invalidated
 
-        # Vectors first: a vector whose row never lands is invisible, because
-        # every hit is resolved through the graph store and IDs are not reused.
-        self.vectors.upsert(key, "entities", entity_vectors)
-        self.vectors.upsert(key, "edges", edge_vectors)
-        if chunks:
-            self.vectors.upsert(
-                key,
-                "chunks",
-                [VectorItem(cid, v) for cid, v in zip(chunk_ids, text_vectors, strict=True)],
-            )
-            self.vectors.upsert(
-                key,
-                "summaries",
-                [VectorItem(cid, v) for cid, v in zip(chunk_ids, summary_vecs, strict=True)],
-            )
-        self.graph.apply(key, write)
-
-        for e in edges_out:
-            for side in (e.source_id, e.target_id):
-                names.setdefault(side, "")
-        missing = [i for i, n in names.items() if not n]
-        if missing:
-            for eid, ent in self.graph.get_entities(key, missing).items():
-                names[eid] = ent.name
-        out: dict[str, Any] = {}
-        if inp.session_id is not None:
-            out["session_id"] = inp.session_id
-        out["artifact_id"] = parent.id
-        out["entities"] = [
-            {**r.entity.public(), "created": r.created}
-            for r in sorted(unique, key=lambda r: r.entity.id)
-        ]
-        out["edges"] = [e.public(names) for e in sorted(edges_out, key=lambda e: e.id)]
-        out["invalidated"] = invalidated
-        out["chunks"] = len(chunks)
-        return out
+    def _refresh(self, key: DatasetKey, unique: list[_Resolved], write: GraphWrite) -> bool:
+        """After a failed write: read again the entities it updated. True when
+        one of them changed since it was read (a concurrent call enriched it,
+        or it had not landed yet), so that a new attempt can succeed."""
+        read = {old.id: old for old, _ in write.updated_entities}
+        if not read:
+            return False
+        fresh = self.graph.get_entities(key, list(read))
+        stale = False
+        for r in unique:
+            old = read.get(r.entity.id)
+            if old is None or r.created:
+                continue
+            cur = fresh.get(old.id)
+            if cur is None or (cur.description, cur.type, cur.updated_at) != (
+                old.description,
+                old.type,
+                old.updated_at,
+            ):
+                stale = True
+                if cur is not None:
+                    r.entity = replace(cur)
+        return stale

@@ -1,0 +1,114 @@
+"""Concurrent remember calls (spec: remember.md, step 4 and Conventions):
+the same new entity is created once, IDs stay unique and increasing."""
+
+from __future__ import annotations
+
+import re
+import threading
+from typing import Any
+
+from remember_helpers import ent, extraction, fact, key
+
+from conftest import Harness, Reply
+
+N = 8
+
+
+def _extract(body: dict[str, Any]) -> dict[str, Any]:
+    """Every text "Zed met friend<i>." names Zed, and a friend of its own."""
+    m = re.search(r"Zed met (friend\d+)\.", body["messages"][0]["content"])
+    assert m, body
+    friend = m.group(1)
+    return extraction(
+        [ent("Zed", "person", f"met {friend}"), ent(friend, "person", "a friend of Zed")],
+        [fact("Zed", friend, "met")],
+    )
+
+
+def _remember_all(gb: Harness, texts: list[str]) -> list[Reply]:
+    replies: list[Reply | None] = [None] * len(texts)
+    start = threading.Barrier(len(texts))
+
+    def one(i: int) -> None:
+        start.wait()
+        replies[i] = gb.client.post("/v1/gb/remember", {"user_id": "u1", "text": texts[i]})
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(len(texts))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert all(r is not None for r in replies)
+    return [r for r in replies if r is not None]
+
+
+def test_concurrent_calls_create_a_new_entity_once(gb: Harness) -> None:
+    gb.llm.default("extract", _extract)
+    replies = _remember_all(gb, [f"Zed met friend{i}." for i in range(N)])
+    assert [r.status for r in replies] == [200] * N, [r.body for r in replies]
+    outs = [r.body for r in replies]
+
+    zeds = [next(e for e in out["entities"] if e["name"] == "Zed") for out in outs]
+    assert len({z["id"] for z in zeds}) == 1, zeds
+    assert sum(z["created"] for z in zeds) == 1, zeds
+    zed = zeds[0]["id"]
+    rows = gb.scan("entities")
+    names = sorted(r["name"]["S"] for r in rows)
+    assert names == sorted(["Zed"] + [f"friend{i}" for i in range(N)])
+    assert len(gb.scan("names")) == N + 1
+    # every edge points at the one Zed
+    edges = list(gb.graph.iter_edges(key()))
+    assert len(edges) == N
+    assert {e.source_id for e in edges} == {zed}
+    # IDs: unique, positive
+    artifact_ids = [out["artifact_id"] for out in outs]
+    assert len(set(artifact_ids)) == N and min(artifact_ids) >= 1
+    entity_ids = [int(r["id"]["N"]) for r in rows]
+    assert len(set(entity_ids)) == len(entity_ids) and min(entity_ids) >= 1
+    assert len({e.id for e in edges}) == N
+    # every call's description was kept
+    desc = gb.graph.get_entities(key(), [zed])[zed].description
+    for i in range(N):
+        assert f"met friend{i}" in desc, desc
+    assert sorted(gb.graph.entity_artifacts(key(), zed)) == sorted(artifact_ids)
+    # the counts agree with the rows
+    [ds] = gb.client.get("/v1/gb/datasets?user_id=u1").body["datasets"]
+    assert (ds["entities"], ds["edges"], ds["artifacts"]) == (N + 1, N, N)
+
+    # IDs keep increasing after the burst
+    gb.llm.default("extract", extraction([ent("Yan", "person")], []))
+    later = gb.remember("Yan arrived.")
+    assert later["artifact_id"] > max(artifact_ids)
+    assert later["entities"][0]["id"] > max(entity_ids)
+
+
+def test_concurrent_first_calls_create_the_dataset_once(gb: Harness) -> None:
+    replies = _remember_all(gb, [f"Nothing here {i}." for i in range(N)])
+    assert [r.status for r in replies] == [200] * N, [r.body for r in replies]
+    assert sorted(r.body["artifact_id"] for r in replies) == list(range(1, N + 1))
+    assert len(gb.scan("datasets")) == 1
+
+
+def test_concurrent_enrichment_of_an_existing_entity_loses_nothing(gb: Harness) -> None:
+    gb.llm.script("extract", extraction([ent("Alice", "person", "engineer")]))
+    gb.remember("Alice is an engineer.")
+
+    def enrich(body: dict[str, Any]) -> dict[str, Any]:
+        m = re.search(r"Alice likes (\w+)\.", body["messages"][0]["content"])
+        assert m, body
+        return extraction([ent("Alice", "person", f"likes {m.group(1)}")])
+
+    gb.llm.default("extract", enrich)
+    hobbies = ["tea", "chess", "golf", "jazz"]
+    replies = _remember_all(gb, [f"Alice likes {h}." for h in hobbies])
+    assert [r.status for r in replies] == [200] * len(hobbies), [r.body for r in replies]
+    assert all(r.body["entities"][0]["created"] is False for r in replies)
+    desc = gb.graph.get_entities(key(), [1])[1].description
+    assert desc.startswith("engineer; ")
+    for h in hobbies:
+        assert f"likes {h}" in desc, desc
+    assert len(gb.scan("entities")) == 1
+    # the keyword index follows the description
+    gb.llm.default("extract", extraction([]))
+    gb.remember("Who plays golf?")
+    assert "[entity 1] Alice" in gb.llm.requests_for("extract")[-1]["messages"][0]["content"]
