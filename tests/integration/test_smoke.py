@@ -31,3 +31,12 @@ def test_trajectory_recorded(gb: Harness) -> None:
     print(call.body)
     names = [s["name"] for s in call.body["steps"]]
     assert names[:3] == ["chunk", "embed_text", "known_entities"]
+
+
+def test_artifact_carries_the_call_id(gb: Harness) -> None:
+    from gligabao.models import DatasetKey
+
+    r = gb.client.post("/v1/gb/remember", {"user_id": "u1", "text": "Carol likes jazz."})
+    assert r.status == 200
+    art = gb.graph.get_artifacts(DatasetKey("u1", "main"), [r.body["artifact_id"]])
+    assert art[r.body["artifact_id"]].call_id == r.call_id

@@ -5,7 +5,7 @@ from __future__ import annotations
 from aws_lambda_powertools.event_handler import Response
 
 from .. import clock, wiring
-from ..api.app import json_body, json_response, lambda_entry, make_app, run_call
+from ..api.app import current_call_id, json_body, json_response, lambda_entry, make_app, run_call
 from ..api.auth import authorize
 from ..api.idempotency import once
 from ..api.requests import REMEMBER_STAGES, RememberRequest, parse_models, parse_reasoning, validate
@@ -40,6 +40,7 @@ def remember() -> Response[str]:
         session_id=req.session_id,
         reference_time=req.reference_time or clock.now_str(),
         options=options,
+        call_id=current_call_id(),
     )
 
     def work() -> dict[str, object]:
