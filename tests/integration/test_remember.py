@@ -358,6 +358,33 @@ def test_a_fact_the_text_says_has_ended_gets_invalid_at_only(gb: Harness) -> Non
     assert gb.llm.calls("invalidate") == 0  # no new fact to judge
 
 
+def test_a_fact_stated_again_after_it_ended_is_a_new_period(gb: Harness) -> None:
+    gb.llm.script("extract", works_at())
+    gb.remember("Alice works at Acme.", reference_time="2024-01-01T00:00:00Z")
+    gb.llm.script("extract", works_at(invalid_at="2024-06-01T00:00:00Z"))
+    gb.remember("Alice left Acme in June.", reference_time="2024-07-01T00:00:00Z")
+    # stated as current again, after the end: Alice works at Acme now
+    gb.llm.script("extract", works_at())
+    out = gb.remember("Alice is back at Acme.", reference_time=REF)
+    [edge] = out["edges"]
+    assert edge["id"] == 2
+    assert (edge["valid_at"], edge["invalid_at"]) == (REF, None)
+    old = gb.graph.get_edges(key(), [1])[1]
+    assert (old.invalid_at, old.expired_at) == ("2024-06-01T00:00:00Z", None)  # history kept
+    live = gb.graph.live_edges_around(key(), [1], 100)
+    assert [(e.id, e.invalid_at) for e in live] == [(2, None), (1, "2024-06-01T00:00:00Z")]
+    # said once more: the current period is restated, not the ended one
+    gb.llm.script("extract", works_at())
+    again = gb.remember("Alice works at Acme.", reference_time="2025-02-01T00:00:00Z")
+    assert [e["id"] for e in again["edges"]] == [2]
+    assert sorted(gb.graph.edge_artifacts(key(), 2)) == [3, 4]
+    # a text from the time of the first period restates that one
+    gb.llm.script("extract", works_at())
+    past = gb.remember("Alice works at Acme.", reference_time="2024-03-01T00:00:00Z")
+    assert [e["id"] for e in past["edges"]] == [1]
+    assert len(gb.scan("edges")) == 2
+
+
 def test_no_invalidate_call_without_candidates(gb: Harness) -> None:
     gb.llm.script("extract", works_at())
     gb.remember("Alice works at Acme.")

@@ -116,6 +116,21 @@ def _snake(relation: str) -> str:
     return "_".join(normalize_name(relation).split()) or "related_to"
 
 
+def _restated(olds: list[Edge], f: _Fact) -> Edge | None:
+    """The live edge that a fact states again, or None when the fact is new.
+    ``olds`` (newest first) have the fact's source, target and relation."""
+    if not olds:
+        return None
+    for old in olds:  # the period in which the fact starts
+        if (old.valid_at or "") <= f.valid_at and (
+            old.invalid_at is None or f.valid_at < old.invalid_at
+        ):
+            return old
+    if f.invalid_at is None and all(o.invalid_at and o.invalid_at <= f.valid_at for o in olds):
+        return None  # holds again after every period of it ended: a new period
+    return next((o for o in olds if o.invalid_at is None), olds[0])
+
+
 class Remember:
     def __init__(
         self,
@@ -257,7 +272,9 @@ class Remember:
             around = (
                 self.graph.live_edges_around(key, existing_ids, AROUND_CAP) if existing_ids else []
             )
-            live_by_triple = {(e.source_id, e.target_id, e.relation): e for e in around}
+            live_by_triple: dict[tuple[int, int, str], list[Edge]] = {}
+            for e in around:  # newest first
+                live_by_triple.setdefault((e.source_id, e.target_id, e.relation), []).append(e)
             new_facts: list[tuple[_Fact, int, int, list[float]]] = []
             restated: dict[int, Edge] = {}
             ended: dict[int, Edge] = {}
@@ -272,7 +289,7 @@ class Remember:
                     continue
                 seen.add(same)
                 old = (
-                    live_by_triple.get(triple)
+                    _restated(live_by_triple.get(triple, []), f)
                     if not (by_norm[f.source].created or by_norm[f.target].created)
                     else None
                 )
