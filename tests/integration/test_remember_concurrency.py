@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 from typing import Any
 
 from remember_helpers import ent, extraction, fact, key
@@ -112,3 +113,27 @@ def test_concurrent_enrichment_of_an_existing_entity_loses_nothing(gb: Harness) 
     gb.llm.default("extract", extraction([]))
     gb.remember("Who plays golf?")
     assert "[entity 1] Alice" in gb.llm.requests_for("extract")[-1]["messages"][0]["content"]
+
+
+def test_same_idempotency_key_while_the_first_call_runs(gb: Harness) -> None:
+    gb.llm.script("extract", extraction([ent("Zed", "person")]))
+    gb.llm.delay_next(1.5, stage="extract")
+    body = {"user_id": "u1", "text": "Zed arrived."}
+    headers = {"Idempotency-Key": "slow"}
+    first: list[Reply] = []
+    t = threading.Thread(
+        target=lambda: first.append(gb.client.post("/v1/gb/remember", body, headers=headers))
+    )
+    t.start()
+    deadline = time.monotonic() + 10
+    while gb.llm.calls("extract") == 0 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    during = gb.client.post("/v1/gb/remember", body, headers=headers)
+    t.join(timeout=60)
+    assert during.status == 409, during.body  # still in progress: not run twice
+    assert set(during.body) == {"error"}
+    assert first[0].status == 200, first[0].body
+    after = gb.client.post("/v1/gb/remember", body, headers=headers)
+    assert after.body == first[0].body
+    assert gb.llm.calls("extract") == 1
+    assert len(gb.scan("artifacts")) == 1
