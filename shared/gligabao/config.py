@@ -82,6 +82,7 @@ class Settings:
     chunk_overlap_tokens: int = 80
     llm_timeout_s: float = 60.0
     llm_max_retries: int = 2
+    embed_timeout_s: float = 10.0
     prices: dict[str, tuple[float, float]] = field(default_factory=lambda: dict(DEFAULT_PRICES))
     dev_api_key: str = ""
     require_auth: bool = False  # deployed: a request without JWT claims is 401
@@ -134,6 +135,7 @@ def load_settings(*, local: bool = False) -> Settings:
         chunk_overlap_tokens=_int("GB_CHUNK_OVERLAP_TOKENS", 80),
         llm_timeout_s=_float("GB_LLM_TIMEOUT_S", 60.0),
         llm_max_retries=_int("GB_LLM_MAX_RETRIES", 2),
+        embed_timeout_s=_float("GB_EMBED_TIMEOUT_S", 10.0),
         prices=prices,
         dev_api_key=_env("GB_DEV_API_KEY"),
         require_auth=_env("GB_REQUIRE_AUTH", "false").lower() in {"1", "true", "yes", "on"},

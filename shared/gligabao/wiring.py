@@ -90,7 +90,12 @@ def embedder() -> Embedder:
         return LocalEmbedder(cfg.embedding_model)
     from .ai.embedders import OpenAIEmbedder
 
-    return OpenAIEmbedder(cfg.openai_api_key, cfg.embedding_model, max_retries=cfg.llm_max_retries)
+    return OpenAIEmbedder(
+        cfg.openai_api_key,
+        cfg.embedding_model,
+        timeout_s=cfg.embed_timeout_s,
+        max_retries=cfg.llm_max_retries,
+    )
 
 
 @lru_cache(maxsize=1)
