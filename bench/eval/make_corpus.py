@@ -374,6 +374,10 @@ def build(n: int, rng: random.Random) -> Conversation:
     pet_dies = n % 3 == 0
     engaged = n % 3 != 2
     sib_moves = n % 4 != 3
+    # How the extractor describes the people around the user: by their tie to
+    # the user ("Dana's brother") or by what they are ("software engineer").
+    # The second leaves multi-hop questions to the similarity search.
+    relational = n % 4 in (0, 3)
 
     me = c.ent("me", f"{first} {last}", "person", first)
     c.ent("employer", employer[0], "organization", employer[1])
@@ -460,7 +464,7 @@ def build(n: int, rng: random.Random) -> Conversation:
         f"{an(sib_job)} at {sib_employer[0]} and never gets time off, so this is a big deal.",
     ]))
     c.mention(me, first, "the user")
-    c.mention("sib", sib_full, f"{first}'s {sib_word}, {an(sib_job)}")
+    c.mention("sib", sib_full, f"{first}'s {sib_word}, {an(sib_job)}" if relational else sib_job)
     c.mention("sib_city", sib_city, "city")
     c.mention("sib_employer", sib_employer[0], "company")
     f_sib = c.fact(me, "sibling_of", "sib", f"{sib_full} is {first}'s {sib_word}.")
@@ -481,7 +485,8 @@ def build(n: int, rng: random.Random) -> Conversation:
         f"{friend_employer[0]}.",
     ]))
     c.mention(me, first, "the user")
-    c.mention("friend", friend_full, f"{first}'s college roommate, known as {nick}")
+    c.mention("friend", friend_full, f"{first}'s college roommate, known as {nick}" if relational
+              else f"known as {nick}")
     c.mention("friend_city", friend_city, "city")
     c.mention("friend_employer", friend_employer[0], "company")
     f_friend = c.fact(me, "friend_of", "friend",
@@ -531,7 +536,8 @@ def build(n: int, rng: random.Random) -> Conversation:
         f"{partner_pron.capitalize()} finally got a night off from grading at {school}.",
     ]))
     c.mention(me, first, "the user")
-    c.mention("partner", partner_full, f"{first}'s partner, a teacher")
+    c.mention("partner", partner_full, f"{first}'s partner, a teacher" if relational
+              else f"teacher at {school}")
     c.mention("school", school, "school")
     f_partner = c.fact(me, "in_relationship_with", "partner",
                        f"{first} and {partner_full} are a couple.", together_since)
@@ -564,7 +570,7 @@ def build(n: int, rng: random.Random) -> Conversation:
         f"{nick} finally adopted {an(species2)}! {friend_pron.capitalize()} named it {friend_pet}.",
         f"Guess who has {an(breed2)} {species2} now? {nick}! Its name is {friend_pet}.",
     ]))
-    c.mention("friend", nick, f"{first}'s friend")
+    c.mention("friend", nick, f"{first}'s friend" if relational else "")
     c.mention("friend_pet", friend_pet, f"{nick}'s {species2}")
     f_friend_pet = c.fact("friend", "has_pet", "friend_pet",
                           f"{nick} adopted {an(species2)} named {friend_pet}.")
@@ -621,7 +627,7 @@ def build(n: int, rng: random.Random) -> Conversation:
             f"{sib_first} moved to {sib_city2} last week. Now I have an excuse to visit!",
             f"{sib_first} just relocated to {sib_city2}, the move was last week.",
         ]))
-        c.mention("sib", sib_first, f"{first}'s {sib_word}")
+        c.mention("sib", sib_first, f"{first}'s {sib_word}" if relational else "")
         c.mention("sib_city2", sib_city2, "city")
         f_sib_city2 = c.fact("sib", "lives_in", "sib_city2",
                              f"{sib_full} lives in {sib_city2}.", moved)
@@ -670,7 +676,7 @@ def build(n: int, rng: random.Random) -> Conversation:
         f"{nick} just started a new job at {friend_employer2[0]}, so proud of {friend_him}.",
         f"Quick update on {nick}: {friend_pron}'s working at {friend_employer2[0]} now.",
     ]))
-    c.mention("friend", nick, f"{first}'s friend")
+    c.mention("friend", nick, f"{first}'s friend" if relational else "")
     c.mention("friend_employer2", friend_employer2[0], "company")
     f_friend_work2 = c.fact("friend", "works_at", "friend_employer2",
                             f"{nick} works at {friend_employer2[0]}.")
@@ -684,7 +690,7 @@ def build(n: int, rng: random.Random) -> Conversation:
             f"Big personal news: {partner_first} and I got engaged over the weekend.",
         ]))
         c.mention(me, first, "the user")
-        c.mention("partner", partner_first, f"{first}'s fiance")
+        c.mention("partner", partner_first, f"{first}'s fiance" if relational else "")
         f_engaged = c.fact(me, "engaged_to", "partner",
                            f"{first} is engaged to {partner_full}.", day(c.now) - timedelta(days=1))
         c.supersede(f_partner, f_engaged)
@@ -692,14 +698,14 @@ def build(n: int, rng: random.Random) -> Conversation:
     c.ent("hobby3", hobby3, "activity")
     c.say(f"{partner_first} got me into {hobby3}, we go every Sunday morning now.")
     c.mention(me, first, "the user")
-    c.mention("partner", partner_first, f"{first}'s partner")
+    c.mention("partner", partner_first, f"{first}'s partner" if relational else "")
     c.mention("hobby3", hobby3, "a hobby")
     f_hobby3 = c.fact(me, "enjoys", "hobby3", f"{first} does {hobby3} every Sunday.")
     c.fact("partner", "enjoys", "hobby3", f"{partner_full} does {hobby3}.")
     c.say(f"Also, {sib_first} and {partner_first} are planning a surprise for my birthday, "
           "I'm not supposed to know. Act natural if I ask about it.")
-    c.mention("sib", sib_first, f"{first}'s {sib_word}")
-    c.mention("partner", partner_first, f"{first}'s partner")
+    c.mention("sib", sib_first, f"{first}'s {sib_word}" if relational else "")
+    c.mention("partner", partner_first, f"{first}'s partner" if relational else "")
     c.fact("sib", "plans_surprise_with", "partner",
                         f"{sib_first} and {partner_first} are planning a surprise party for "
                         f"{first}'s birthday.")

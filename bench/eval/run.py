@@ -45,6 +45,7 @@ import time
 import urllib.error
 import urllib.request
 import uuid
+import warnings
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -52,6 +53,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+
+# One BLAS thread: on a busy two-core machine OpenBLAS's own threads make the
+# local model about ten times slower (they spin against each other and every
+# other process). Set before numpy loads; an explicit setting wins.
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -61,6 +68,7 @@ sys.path.insert(0, str(ROOT / "shared"))
 from fakes.anthropic_server import FakeAnthropic  # noqa: E402
 
 CORPUS = HERE / "corpus.json"
+STDOUT = sys.stdout
 CATEGORIES = ("single", "multi_hop", "temporal", "changed", "alias", "unanswerable")
 PLACEHOLDER = {"answer": "(evaluation: not answered)", "entities": [], "edges": [], "passages": []}
 
@@ -69,6 +77,10 @@ EDGE_LINE = re.compile(
 )
 ENTITY_LINE = re.compile(r"^\[entity (\d+)\] ([^(:]+?)(?: \(|:|$)")
 NEW_FACT_LINE = re.compile(r"^\[new (\d+)\] (.+?) --([^\s]+?)--> (.+?)(?:: .*?)?(?: \[[^\[\]]*\])?$")
+
+
+def say(line: str) -> None:
+    print(line, file=STDOUT, flush=True)
 
 
 def norm(name: str) -> str:
@@ -208,9 +220,9 @@ class Harness:
                 hits.sort(key=lambda h: (norm(h[1]) != norm(conv.canonical[key]), h[0]))
                 out = {"name": e["name"], "type": e["type"], "description": e["description"]}
                 if key in conv.seen:
-                    self.stats["mentions of known entities"] += 1
+                    self.stats["known mentions"] += 1
                     if hits:
-                        self.stats["... listed to extract"] += 1
+                        self.stats["known listed"] += 1
                 if hits:
                     out["id"], out["name"] = hits[0]
                 name_of[key] = out["name"]
@@ -271,7 +283,6 @@ def local_stack(fake: FakeAnthropic) -> Iterator[str]:
         "ANTHROPIC_BASE_URL": fake.url,
         "GB_LLM_MAX_RETRIES": "0",
         "POWERTOOLS_METRICS_NAMESPACE": "gligabao-eval",
-        "POWERTOOLS_METRICS_DISABLED": "true",
         "POWERTOOLS_LOG_LEVEL": "WARNING",
     })
     for name in ("OPENAI_API_KEY", "openai_api_key", "OPENAI_BASE_URL", "GB_EMBEDDER",
@@ -283,6 +294,7 @@ def local_stack(fake: FakeAnthropic) -> Iterator[str]:
     from gligabao.local.server import make_server
 
     logging.getLogger("werkzeug").setLevel(logging.ERROR)  # moto's access log
+    warnings.filterwarnings("ignore", module="aws_lambda_powertools")
     moto, moto_url = start_moto()
     os.environ["GB_DYNAMODB_ENDPOINT"] = moto_url
     wiring.reset()
@@ -291,9 +303,13 @@ def local_stack(fake: FakeAnthropic) -> Iterator[str]:
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
                               daemon=True)
     thread.start()
+    # The server prints a metrics line (CloudWatch EMF) per call: not here.
+    sys.stdout = open(os.devnull, "w")  # noqa: SIM115
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}"
     finally:
+        sys.stdout.close()
+        sys.stdout = STDOUT
         server.shutdown()
         server.server_close()
         moto.stop()
@@ -483,21 +499,13 @@ def table(rows: list[dict[str, Any]]) -> str:
 # ------------------------------------------------------------------- main
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--conversations", type=int, default=0, help="only the first N")
-    parser.add_argument("--k", type=int, default=10, help="messages of the top-k baseline")
-    parser.add_argument("--out", type=Path, default=HERE / "out" / "results.json",
-                        help="per-question results (JSON)")
-    args = parser.parse_args()
-    started = time.perf_counter()
-
-    corpus = json.loads(CORPUS.read_text())
-    raws = corpus["conversations"][: args.conversations or None]
+def evaluate(raws: list[dict[str, Any]], k: int) -> dict[str, Any]:
+    """Remember and ask the given conversations on a fresh local stack (one
+    per process); returns the scored rows and the counters."""
     convs = {c["id"]: Conv.load(c) for c in raws}
-    by_text = {m["text"]: (c, m) for c in convs.values() for m in c.messages}
-    h = Harness(convs, by_text)
-
+    h = Harness(convs, {m["text"]: (c, m) for c in convs.values() for m in c.messages})
+    out: dict[str, Any] = {"rows": [], "datasets": {}, "fallbacks": 0, "superseded": 0,
+                           "ended": 0}
     with FakeAnthropic() as fake:
         fake.default("extract", h.extract)
         fake.default("invalidate", h.invalidate)
@@ -510,17 +518,13 @@ def main() -> int:
             emb = wiring.embedder()
             if not isinstance(emb, LocalEmbedder):
                 raise SystemExit(f"expected the local embedder, got {type(emb).__name__}")
+            out["config"] = (f"embedder {cfg.embedding_model}; thresholds resolve "
+                             f"{cfg.resolve_threshold} query {cfg.query_threshold}")
             rec = Recorder(emb)
-            print(f"embedder {cfg.embedding_model}; thresholds resolve {cfg.resolve_threshold} "
-                  f"query {cfg.query_threshold}; {len(convs)} conversations, "
-                  f"{sum(len(c.messages) for c in convs.values())} messages, "
-                  f"{sum(len(c.raw['questions']) for c in convs.values())} questions", flush=True)
             rec.get(["warm up"], "query")  # load the model outside the timings
+            rec.inputs, rec.seconds = 0, 0.0
 
-            # ---- remember
             t0 = time.perf_counter()
-            superseded_applied = 0
-            ended_applied = 0
             for conv in convs.values():
                 for msg in conv.messages:
                     h.current = (conv, msg)
@@ -531,19 +535,12 @@ def main() -> int:
                     if status != 200:
                         raise SystemExit(f"remember {conv.id}#{msg['index']}: {status} {body}")
                     for inv in body["invalidated"]:
-                        if "expired_at" in inv:
-                            superseded_applied += 1
-                        else:
-                            ended_applied += 1
-                print(f"  remembered {conv.id} ({len(conv.messages)} messages, "
-                      f"{time.perf_counter() - t0:.0f}s)", flush=True)
-            h.current = None
-            remember_s = time.perf_counter() - t0
+                        out["superseded" if "expired_at" in inv else "ended"] += 1
+                h.current = None
+                say(f"  remembered {conv.id} ({len(conv.messages)} messages)")
+            out["remember_s"] = time.perf_counter() - t0
 
-            # ---- query
             t1 = time.perf_counter()
-            rows: list[dict[str, Any]] = []
-            fallbacks = 0
             for conv in convs.values():
                 for q in conv.raw["questions"]:
                     h.last_context = None
@@ -555,40 +552,87 @@ def main() -> int:
                     _, call, _ = http(base, "GET", f"/v1/gb/calls/{call_id}?user_id={conv.user}")
                     steps = {s["name"]: s for s in (call or {}).get("steps", [])}
                     fallback = bool(steps.get("expand", {}).get("fallback"))
-                    fallbacks += fallback
-                    ctx = parse_context(h.last_context)
-                    rows.append({
+                    out["fallbacks"] += fallback
+                    out["rows"].append({
                         "id": q["id"], "category": q["category"], "question": q["question"],
-                        "tags": q["tags"], "graph": score_graph(conv, q, ctx),
+                        "tags": q["tags"],
+                        "graph": score_graph(conv, q, parse_context(h.last_context)),
                         "fallback": fallback,
                         "seeds": steps.get("expand", {}).get("seeds"),
                         "similar": {k: steps.get("search_vectors", {}).get(k)
                                     for k in ("entities", "edges")},
                     })
-            query_s = time.perf_counter() - t1
+                say(f"  asked {conv.id} ({len(conv.raw['questions'])} questions)")
+            out["query_s"] = time.perf_counter() - t1
 
-            # ---- baselines over the same messages
-            t2 = time.perf_counter()
-            i = 0
+            # The baselines, over the same messages and the same vectors.
+            rows = iter(out["rows"])
             for conv in convs.values():
                 history = "\n".join(f"[{m['reference_time']}] {m['text']}" for m in conv.messages)
                 mvecs = rec.get([m["text"] for m in conv.messages], "document")
                 for q in conv.raw["questions"]:
-                    row = rows[i]
-                    i += 1
+                    row = next(rows)
                     qv = rec.get([q["question"]], "query")[0]
                     row["full_history_tokens"] = tokens(history + "\n" + q["question"])
-                    row["topk"] = score_text(conv, q, cosine_top(qv, mvecs, args.k))
-            baseline_s = time.perf_counter() - t2
-
-            counts = {}
-            for conv in convs.values():
+                    row["topk"] = score_text(conv, q, cosine_top(qv, mvecs, k))
                 _, body, _ = http(base, "GET", f"/v1/gb/datasets?user_id={conv.user}")
-                counts[conv.id] = next(d for d in body["datasets"] if d["name"] == "main")
+                out["datasets"][conv.id] = next(d for d in body["datasets"] if d["name"] == "main")
+            out["embedded"], out["embed_s"] = rec.inputs, rec.seconds
+    out["stats"] = dict(h.stats)
+    out["problems"] = h.problems
+    return out
 
-    # ---- report
-    total = time.perf_counter() - started
+
+def merge(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    total: dict[str, Any] = {"rows": [], "datasets": {}, "stats": defaultdict(int), "problems": []}
+    for p in parts:
+        total["rows"] += p["rows"]
+        total["datasets"].update(p["datasets"])
+        total["problems"] += p["problems"]
+        total["config"] = p["config"]
+        for key in ("fallbacks", "superseded", "ended", "remember_s", "query_s", "embedded",
+                    "embed_s"):
+            total[key] = total.get(key, 0) + p[key]
+        for key, v in p["stats"].items():
+            total["stats"][key] += v
+    return total
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--conversations", type=int, default=0, help="only the first N")
+    parser.add_argument("--k", type=int, default=10, help="messages of the top-k baseline")
+    parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1),
+                        help="processes, each with its own stack and a share of the "
+                             "conversations (default: 2, or 1 on one core)")
+    parser.add_argument("--out", type=Path, default=HERE / "out" / "results.json",
+                        help="per-question results (JSON)")
+    args = parser.parse_args()
+    started = time.perf_counter()
+
+    corpus = json.loads(CORPUS.read_text())
+    raws = corpus["conversations"][: args.conversations or None]
+    convs = {c["id"]: Conv.load(c) for c in raws}
+    say(f"{len(raws)} conversations, {sum(len(c['messages']) for c in raws)} messages, "
+        f"{sum(len(c['questions']) for c in raws)} questions; {args.jobs} process(es)")
+    jobs = max(1, min(args.jobs, len(raws)))
+    shares = [raws[i::jobs] for i in range(jobs)]
+    if jobs == 1:
+        parts = [evaluate(raws, args.k)]
+    else:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        ctx = multiprocessing.get_context("spawn")  # a clean interpreter per stack
+        with ProcessPoolExecutor(jobs, mp_context=ctx) as pool:
+            parts = list(pool.map(evaluate, shares, [args.k] * jobs))
+    res = merge(parts)
+    order = {q["id"]: i for i, q in enumerate(q for c in raws for q in c["questions"])}
+    rows = sorted(res["rows"], key=lambda r: order[r["id"]])
+    wall = time.perf_counter() - started
+
     print()
+    print(res["config"])
     print(table(rows))
     gold_ents = sum(len({e["key"] for m in c.messages for e in m["extraction"]["entities"]})
                     for c in convs.values())
@@ -596,8 +640,8 @@ def main() -> int:
     gold_sup = sum(1 for c in convs.values() for f in c.facts.values() if f.superseded_by)
     gold_end = sum(1 for c in convs.values() for m in c.messages for e in m["extraction"]["edges"]
                    if e["invalid_at"] and len(c.facts[e["fact"]].stated_in) > 1)
-    stored_ents = sum(d["entities"] for d in counts.values())
-    stored_edges = sum(d["edges"] for d in counts.values())
+    stored_ents = sum(d["entities"] for d in res["datasets"].values())
+    stored_edges = sum(d["edges"] for d in res["datasets"].values())
     wrong_time = [w for r in rows for w in r["graph"]["wrong_time"]]
     by_tag: dict[str, list[float]] = defaultdict(list)
     for r in rows:
@@ -608,19 +652,23 @@ def main() -> int:
     print("recall by tag: " + ", ".join(f"{t} {mean(v) or 0:.2f} (n={len(v)})"
                                         for t, v in sorted(by_tag.items())))
     print(f"graph: {stored_ents} entities stored for {gold_ents} gold entities, "
-          f"{stored_edges} edges for {gold_facts} gold facts; superseded {superseded_applied} "
-          f"of {gold_sup} gold supersessions, ended {ended_applied} of {gold_end}")
-    print("extraction prompt: " + ", ".join(f"{k} {v}" for k, v in h.stats.items()))
-    print(f"query: fallback to recent entities in {fallbacks} of {len(rows)} questions; "
-          f"edges with the wrong validity {len(wrong_time)}")
-    for p in h.problems[:5]:
+          f"{stored_edges} edges for {gold_facts} gold facts; superseded {res['superseded']} "
+          f"of {gold_sup} gold supersessions, ended {res['ended']} of {gold_end}")
+    stats = res["stats"]
+    print(f"extraction prompt: {stats['known listed']} of {stats['known mentions']} mentions of "
+          "entities already in the graph were listed among its known entities")
+    print(f"query: fallback to recent entities in {res['fallbacks']} of {len(rows)} questions; "
+          f"gold edges with the wrong validity {len(wrong_time)}")
+    for p in res["problems"][:5]:
         print("  harness problem:", p)
-    print(f"time: remember {remember_s:.0f}s, query {query_s:.0f}s, baselines {baseline_s:.0f}s, "
-          f"total {total:.0f}s; {rec.inputs} texts embedded in {rec.seconds:.0f}s")
+    print(f"time: {wall:.0f}s wall ({jobs} process(es)); summed over processes: remember "
+          f"{res['remember_s']:.0f}s, query {res['query_s']:.0f}s, of which embedding "
+          f"{res['embed_s']:.0f}s ({res['embedded']} texts)")
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({"rows": rows, "datasets": counts,
+    args.out.write_text(json.dumps({"rows": rows, "datasets": res["datasets"],
                                     "wrong_time": wrong_time}, indent=1) + "\n")
-    print(f"per-question results: {args.out.relative_to(ROOT) if args.out.is_relative_to(ROOT) else args.out}")
+    shown = args.out.relative_to(ROOT) if args.out.is_relative_to(ROOT) else args.out
+    print(f"per-question results: {shown}")
     return 0
 
 
