@@ -55,7 +55,7 @@ def test_concurrent_calls_create_a_new_entity_once(gb: Harness) -> None:
     zed = zeds[0]["id"]
     rows = gb.scan("entities")
     names = sorted(r["name"]["S"] for r in rows)
-    assert names == sorted(["Zed"] + [f"friend{i}" for i in range(N)])
+    assert names == sorted(["Zed"] + [f"friend{i}" for i in range(N)]), outs
     assert len(gb.scan("names")) == N + 1
     # every edge points at the one Zed
     edges = list(gb.graph.iter_edges(key()))

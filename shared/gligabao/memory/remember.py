@@ -725,7 +725,10 @@ class Remember:
                     r.entity, description=desc, type=type_, created_at=now, updated_at=now
                 )
                 write.new_entities.append(ent)
-            elif (desc, type_) != (r.entity.description, r.entity.type):
+            elif (desc, type_) != (r.entity.description, r.entity.type) or not r.entity.updated_at:
+                # (no updated_at: the winner of a name race whose row has not
+                # landed; written conditionally too, so that this call fails
+                # rather than link to an entity that may never exist)
                 ent = replace(r.entity, description=desc, type=type_, updated_at=now)
                 write.updated_entities.append((r.entity, ent))
             else:
