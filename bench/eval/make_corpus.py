@@ -271,6 +271,15 @@ class Conversation:
                                 "target": f.target, "description": desc, "valid_at": None,
                                 "invalid_at": iso(at)})
 
+    def restate(self, fid: str, desc: str) -> None:
+        """The current message says again what a fact already says."""
+        assert self._msg is not None
+        f = self.facts[fid]
+        f.stated_in.append(self._msg.index)
+        self._msg.edges.append({"fact": fid, "source": f.source, "relation": f.relation,
+                                "target": f.target, "description": desc, "valid_at": None,
+                                "invalid_at": None})
+
     def supersede(self, old: str, new: str) -> None:
         """The current message's fact ``new`` replaces ``old`` without saying
         that ``old`` ended: the invalidate stage is what closes it."""
@@ -378,6 +387,8 @@ def build(n: int, rng: random.Random) -> Conversation:
     # the user ("Dana's brother") or by what they are ("software engineer").
     # The second leaves multi-hop questions to the similarity search.
     relational = n % 4 in (0, 3)
+    hobby_again = n % 3 == 1
+    sib_moves_back = n % 4 == 2
 
     me = c.ent("me", f"{first} {last}", "person", first)
     c.ent("employer", employer[0], "organization", employer[1])
@@ -681,7 +692,35 @@ def build(n: int, rng: random.Random) -> Conversation:
     f_friend_work2 = c.fact("friend", "works_at", "friend_employer2",
                             f"{nick} works at {friend_employer2[0]}.")
     c.supersede(f_friend_work, f_friend_work2)
+    c.say(f"{nick} is still in {friend_city} though, {friend_pron} says the new job is remote.")
+    c.mention("friend", nick, f"{first}'s friend" if relational else "")
+    c.mention("friend_city", friend_city, "city")
+    c.restate(f_friend_city, f"{nick} lives in {friend_city}.")
     c.filler()
+
+    # A hobby given up and picked up again: a new fact, not the old one restated.
+    f_hobby1_again: str | None = None
+    if hobby_again:
+        c.say(rng.choice([
+            f"I'm back to {hobby1}! Took a break, but I missed it too much.",
+            f"Started {hobby1} again this week, it feels great to be back.",
+        ]))
+        c.mention(me, first, "the user")
+        c.mention("hobby1", hobby1, "a hobby")
+        f_hobby1_again = c.fact(me, "enjoys", "hobby1", f"{first} does {hobby1} again.")
+
+    # The sibling moves back to the first city: the old fact was superseded.
+    f_sib_city3: str | None = None
+    if sib_moves_back:
+        assert f_sib_city2
+        back = day(c.now) - timedelta(days=4)
+        c.say(f"{sib_first} didn't like {sib_city2} and moved back to {sib_city} a few days ago.")
+        c.mention("sib", sib_first, f"{first}'s {sib_word}" if relational else "")
+        c.mention("sib_city2", sib_city2, "city")
+        c.mention("sib_city", sib_city, "city")
+        f_sib_city3 = c.fact("sib", "lives_in", "sib_city", f"{sib_full} lives in {sib_city} again.",
+                             back)
+        c.supersede(f_sib_city2, f_sib_city3)
 
     f_engaged: str | None = None
     if engaged:
@@ -714,7 +753,9 @@ def build(n: int, rng: random.Random) -> Conversation:
     # --------------------------------------------------------- questions
     P, S, F, Pa = first, sib_first, nick, partner_first
     full = f"{first} {last}"
-    cur_sib_city = f_sib_city2 or f_sib_city
+    cur_sib_city = f_sib_city3 or f_sib_city2 or f_sib_city
+    old_sib_cities = [f for f in (f_sib_city, f_sib_city2) if f and f != cur_sib_city]
+    hobbies_now = [f for f in (f_hobby1_again, f_hobby2, f_hobby3) if f]
     cur_partner = f_engaged or f_partner
     pets_now = [f for f in (f_pet, f_pet2) if f and c.facts[f].invalid_at is None]
 
@@ -770,7 +811,10 @@ def build(n: int, rng: random.Random) -> Conversation:
         c.ask("changed", f"Which city does {P} live in now?", [f_new_home], superseded=[f_home])
     if sib_moves:
         c.ask("changed", f"Where is {S} living these days?", [cur_sib_city],
-              superseded=[f_sib_city])
+              superseded=old_sib_cities, tags=["moved_back"] if f_sib_city3 else [])
+    if f_hobby1_again:
+        c.ask("temporal", f"Is {P} doing {hobby1} again?", [f_hobby1_again], tags=["resumed"])
+        c.ask("changed", f"Which hobbies does {full} have now?", hobbies_now, tags=["resumed"])
     if engaged:
         assert f_engaged
         c.ask("changed", f"What is the current relationship status of {P} and {Pa}?",
@@ -780,7 +824,7 @@ def build(n: int, rng: random.Random) -> Conversation:
     c.ask("alias", f"Where does {F} live?", [f_friend_city], tags=["nickname"])
     c.ask("alias", f"Who is {F}'s employer now?", [f_friend_work2], tags=["nickname"])
     c.ask("alias", f"What does {P} do for fun these days?",
-          [f_hobby2, f_hobby3], tags=["paraphrase"])
+          hobbies_now, tags=["paraphrase"])
     if pets_now:
         c.ask("alias", f"What animals does {full} have at home?", pets_now, tags=["paraphrase"])
     else:

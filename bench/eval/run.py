@@ -196,6 +196,7 @@ class Harness:
     handled: set[tuple[str, str]] = field(default_factory=set)  # (old fact, new fact)
     problems: list[str] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    supersede: bool = True  # False: a model that never invalidates (checks the leak metric)
 
     def extract(self, body: dict[str, Any]) -> dict[str, Any]:
         prompt = user_text(body)
@@ -238,7 +239,7 @@ class Harness:
 
     def invalidate(self, body: dict[str, Any]) -> dict[str, Any]:
         prompt = user_text(body)
-        if self.current is None:
+        if self.current is None or not self.supersede:
             return {"invalidated": []}
         conv, msg = self.current
         new: list[tuple[int, Fact | None]] = []
@@ -499,11 +500,12 @@ def table(rows: list[dict[str, Any]]) -> str:
 # ------------------------------------------------------------------- main
 
 
-def evaluate(raws: list[dict[str, Any]], k: int) -> dict[str, Any]:
+def evaluate(raws: list[dict[str, Any]], k: int, supersede: bool = True) -> dict[str, Any]:
     """Remember and ask the given conversations on a fresh local stack (one
     per process); returns the scored rows and the counters."""
     convs = {c["id"]: Conv.load(c) for c in raws}
-    h = Harness(convs, {m["text"]: (c, m) for c in convs.values() for m in c.messages})
+    h = Harness(convs, {m["text"]: (c, m) for c in convs.values() for m in c.messages},
+                supersede=supersede)
     out: dict[str, Any] = {"rows": [], "datasets": {}, "fallbacks": 0, "superseded": 0,
                            "ended": 0}
     with FakeAnthropic() as fake:
@@ -557,6 +559,7 @@ def evaluate(raws: list[dict[str, Any]], k: int) -> dict[str, Any]:
                         "id": q["id"], "category": q["category"], "question": q["question"],
                         "tags": q["tags"],
                         "graph": score_graph(conv, q, parse_context(h.last_context)),
+                        "context": h.last_context,
                         "fallback": fallback,
                         "seeds": steps.get("expand", {}).get("seeds"),
                         "similar": {k: steps.get("search_vectors", {}).get(k)
@@ -605,6 +608,9 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1),
                         help="processes, each with its own stack and a share of the "
                              "conversations (default: 2, or 1 on one core)")
+    parser.add_argument("--no-invalidate", action="store_true",
+                        help="the fake never supersedes: a check that the leak column sees "
+                             "stale facts")
     parser.add_argument("--out", type=Path, default=HERE / "out" / "results.json",
                         help="per-question results (JSON)")
     args = parser.parse_args()
@@ -618,14 +624,15 @@ def main() -> int:
     jobs = max(1, min(args.jobs, len(raws)))
     shares = [raws[i::jobs] for i in range(jobs)]
     if jobs == 1:
-        parts = [evaluate(raws, args.k)]
+        parts = [evaluate(raws, args.k, not args.no_invalidate)]
     else:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
         ctx = multiprocessing.get_context("spawn")  # a clean interpreter per stack
         with ProcessPoolExecutor(jobs, mp_context=ctx) as pool:
-            parts = list(pool.map(evaluate, shares, [args.k] * jobs))
+            parts = list(pool.map(evaluate, shares, [args.k] * jobs,
+                                  [not args.no_invalidate] * jobs))
     res = merge(parts)
     order = {q["id"]: i for i, q in enumerate(q for c in raws for q in c["questions"])}
     rows = sorted(res["rows"], key=lambda r: order[r["id"]])
