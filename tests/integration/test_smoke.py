@@ -40,3 +40,10 @@ def test_artifact_carries_the_call_id(gb: Harness) -> None:
     assert r.status == 200
     art = gb.graph.get_artifacts(DatasetKey("u1", "main"), [r.body["artifact_id"]])
     assert art[r.body["artifact_id"]].call_id == r.call_id
+
+
+def test_unknown_route_is_a_json_404_with_a_call_id(gb: Harness) -> None:
+    r = gb.client.get("/v1/gb/nothing-here")
+    assert r.status == 404
+    assert "error" in r.body
+    assert r.call_id

@@ -12,6 +12,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, ClassVar
 from urllib.parse import parse_qsl, urlsplit
 
+from ..api.app import CALL_ID_HEADER
+
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
 MAX_READ_BYTES = 10 * 1024 * 1024  # API Gateway's own payload limit
 
@@ -98,9 +100,9 @@ class _RequestHandler(BaseHTTPRequestHandler):
             self.wfile.write(body)
 
     def _error(self, status: int, message: str) -> None:
-        self._send(
-            status, {"Content-Type": "application/json"}, json.dumps({"error": message}).encode()
-        )
+        # Answered before any handler runs, but every response carries a call id.
+        headers = {"Content-Type": "application/json", CALL_ID_HEADER: uuid.uuid4().hex}
+        self._send(status, headers, json.dumps({"error": message}).encode())
 
     def _handle(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
