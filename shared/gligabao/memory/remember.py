@@ -34,6 +34,7 @@ KNOWN_MAX = 30
 MAX_TEXT_TERMS = 40
 AROUND_CAP = 100  # live facts around the new facts' entities shown to invalidate
 MAX_DESCRIPTION = 600
+RESOLVE_CANDIDATES = 3  # similar names read per new name, best first
 WRITE_ATTEMPTS = 8  # the graph write, again after a concurrent update of an entity
 WRITE_BACKOFF_S = 0.05  # the first pause; doubled after each attempt, with jitter
 WRITE_BACKOFF_MAX_S = 1.0
@@ -484,17 +485,24 @@ class Remember:
             self.vectors.search(
                 key,
                 [
-                    SearchRequest("entities", vecs[n], 1, self.settings.resolve_threshold)
+                    SearchRequest(
+                        "entities", vecs[n], RESOLVE_CANDIDATES, self.settings.resolve_threshold
+                    )
                     for n in names
                 ],
             )
             if names
             else []
         )
-        match_ids = {n: h[0].id for n, h in zip(names, hits, strict=True) if h}
         by_id = {r.entity.id: r for r in resolved.values()}
-        missing = [i for i in set(match_ids.values()) if i not in by_id]
-        fetched = self.graph.get_entities(key, missing) if missing else {}
+        wanted = {h.id for found in hits for h in found} - set(by_id)
+        fetched = self.graph.get_entities(key, sorted(wanted)) if wanted else {}
+        # The best hit whose row exists: a vector left by a failed call (its
+        # row never landed) must not hide a real entity ranked after it.
+        match_ids = {
+            n: next((h.id for h in found if h.id in by_id or h.id in fetched), None)
+            for n, found in zip(names, hits, strict=True)
+        }
         for n in names:
             exs = pending[n]
             mid = match_ids.get(n)
