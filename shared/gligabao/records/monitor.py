@@ -69,3 +69,7 @@ def _emit(call: CallRecord, endpoint: str, http_status: int) -> None:
         m.add_metric(name="Tokens", unit=MetricUnit.Count, value=tokens)
         m.add_metric(name="CostUSD", unit=MetricUnit.NoUnit, value=totals["cost_usd"])
         m.flush_metrics()
+        # With metrics disabled (POWERTOOLS_METRICS_DISABLED, POWERTOOLS_DEV)
+        # the flush prints nothing and keeps the values: drop them, or they
+        # pile up and later print mixed under another call's endpoint.
+        m.clear_metrics()
