@@ -15,6 +15,7 @@ import json
 import logging
 import sys
 import time
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, ParamSpec, TypeVar
@@ -171,19 +172,23 @@ def _pages(
     in different tables: moto (the local server, the tests) rejects a page in
     which an entity and an edge share (pk, id), which DynamoDB allows. A
     colliding request goes to a later page (the order of a batch is moot)."""
-    rest = reqs
-    while rest:
+    queue = deque(reqs)
+    deferred: deque[tuple[str, str, dict[str, Any]]] = deque()
+    # Each request is looked at once, plus once per page it had to wait for:
+    # linear in the batch, not quadratic (a dataset delete sends every row).
+    while queue or deferred:
         page: list[tuple[str, str, dict[str, Any]]] = []
-        later: list[tuple[str, str, dict[str, Any]]] = []
+        skipped: list[tuple[str, str, dict[str, Any]]] = []
         seen: set[str] = set()
-        for req in rest:
-            if len(page) == BATCH_WRITE_MAX or req[1] in seen:
-                later.append(req)
+        while len(page) < BATCH_WRITE_MAX and (deferred or queue):
+            req = deferred.popleft() if deferred else queue.popleft()
+            if req[1] in seen:
+                skipped.append(req)
             else:
                 page.append(req)
                 seen.add(req[1])
+        deferred.extendleft(reversed(skipped))
         yield page
-        rest = later
 
 
 def _unique(values: Iterable[Any]) -> list[Any]:
