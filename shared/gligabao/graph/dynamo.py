@@ -195,6 +195,16 @@ def _unique(values: Iterable[Any]) -> list[Any]:
     return list(dict.fromkeys(values))
 
 
+def _batch_get(
+    model: Any, convert: Callable[[Any], R], key: DatasetKey, ids: list[int]
+) -> dict[int, R]:
+    """Rows of one dataset by ID (BatchGetItem, 100 keys a request)."""
+    wanted = _unique(int(i) for i in ids)
+    if not wanted:
+        return {}
+    return {int(r.id): convert(r) for r in model.batch_get([(key.pk, i) for i in wanted])}
+
+
 # --- keys and conversions --------------------------------------------------------
 
 
@@ -478,27 +488,15 @@ class DynamoGraphStore:
 
     @upstream("graph store get_entities")
     def get_entities(self, key: DatasetKey, ids: list[int]) -> dict[int, Entity]:
-        wanted = _unique(int(i) for i in ids)
-        if not wanted:
-            return {}
-        rows = EntityRow.batch_get([(key.pk, i) for i in wanted])
-        return {int(r.id): entity_from_row(r) for r in rows}
+        return _batch_get(EntityRow, entity_from_row, key, ids)
 
     @upstream("graph store get_edges")
     def get_edges(self, key: DatasetKey, ids: list[int]) -> dict[int, Edge]:
-        wanted = _unique(int(i) for i in ids)
-        if not wanted:
-            return {}
-        rows = EdgeRow.batch_get([(key.pk, i) for i in wanted])
-        return {int(r.id): edge_from_row(r) for r in rows}
+        return _batch_get(EdgeRow, edge_from_row, key, ids)
 
     @upstream("graph store get_artifacts")
     def get_artifacts(self, key: DatasetKey, ids: list[int]) -> dict[int, Artifact]:
-        wanted = _unique(int(i) for i in ids)
-        if not wanted:
-            return {}
-        rows = ArtifactRow.batch_get([(key.pk, i) for i in wanted])
-        return {int(r.id): artifact_from_row(r) for r in rows}
+        return _batch_get(ArtifactRow, artifact_from_row, key, ids)
 
     @upstream("graph store keyword_hits")
     def keyword_hits(self, key: DatasetKey, terms: list[str], per_term: int) -> list[KeywordHit]:
