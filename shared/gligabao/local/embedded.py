@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 import threading
@@ -43,6 +44,8 @@ class MotoServer:
         os.environ.setdefault("AWS_ACCESS_KEY_ID", "local")
         os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "local")
         os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
+        # moto's server logs every DynamoDB request; the API's own log is enough.
+        logging.getLogger("werkzeug").setLevel(logging.ERROR)
         app = _Serialized(DomainDispatcherApplication(create_backend_app))
         self._server = make_server(
             "127.0.0.1", 0, app, threaded=True, request_handler=MotoRequestHandler
