@@ -30,7 +30,7 @@ def test_trajectory_recorded(gb: Harness) -> None:
     assert call.status == 200, call.body
     print(call.body)
     names = [s["name"] for s in call.body["steps"]]
-    assert names[:3] == ["chunk", "embed_text", "known_entities"]
+    assert names[:4] == ["parse", "chunk", "embed_text", "known_entities"]
 
 
 def test_artifact_carries_the_call_id(gb: Harness) -> None:

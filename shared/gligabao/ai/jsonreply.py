@@ -30,3 +30,15 @@ def parse_json_object(text: str) -> dict[str, Any]:
             pass
         pos = stripped.find("{", pos + 1)
     raise UpstreamError("LLM reply has no parsable JSON object")
+
+
+def as_id(value: Any) -> int | None:
+    """A row ID as a model wrote it: an integer, or digits in a string (some
+    models quote numbers). Anything else is no ID."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.strip().isascii() and value.strip().isdigit():
+        return int(value.strip())
+    return None

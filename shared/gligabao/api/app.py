@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import contextvars
 import json
+import time
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -15,13 +16,18 @@ from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 
 from ..errors import BadRequest, GbError, PayloadTooLarge
 from ..records.meter import Meter
-from ..records.model import CallRecord, new_call
+from ..records.model import CallRecord, Step, new_call
 from ..records.monitor import emit, logger
 
 MAX_BODY_BYTES = 64 * 1024
 CALL_ID_HEADER = "X-Gb-Call-Id"
 
 _call_id: contextvars.ContextVar[str] = contextvars.ContextVar("gb_call_id", default="")
+# When the request reached the handler, and its body size: the "parse" step
+# of the trajectory (validation and options) is the time until the use case.
+_received: contextvars.ContextVar[tuple[float, int]] = contextvars.ContextVar(
+    "gb_received", default=(0.0, 0)
+)
 
 
 def current_call_id() -> str:
@@ -87,8 +93,10 @@ def lambda_entry(app: APIGatewayHttpResolver) -> Callable[[dict[str, Any], Any],
     def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         call_id = uuid.uuid4().hex
         token = _call_id.set(call_id)
+        size = _body_size(event)
+        received = _received.set((time.perf_counter(), size))
         try:
-            if _body_size(event) > MAX_BODY_BYTES:
+            if size > MAX_BODY_BYTES:
                 exc = PayloadTooLarge("the request body is larger than 64 KiB")
                 result = _plain(exc.status, exc.message)
             else:
@@ -99,6 +107,7 @@ def lambda_entry(app: APIGatewayHttpResolver) -> Callable[[dict[str, Any], Any],
                     result = _plain(500, "internal error")
         finally:
             _call_id.reset(token)
+            _received.reset(received)
         headers = result.setdefault("headers", {}) or {}
         headers[CALL_ID_HEADER] = call_id
         result["headers"] = headers
@@ -129,6 +138,9 @@ def run_call(
     from ..config import settings
 
     call: CallRecord = new_call(current_call_id(), type_, user_id, dataset, session_id)
+    started, size = _received.get()
+    if started:
+        call.steps.append(Step("parse", (time.perf_counter() - started) * 1000, {"bytes": size}))
     meter = Meter(call, wiring.llm(), wiring.embedder(), settings().prices)
     http_status = 200
     try:

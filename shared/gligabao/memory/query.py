@@ -15,7 +15,7 @@ from typing import Any
 
 from .. import clock
 from ..ai import prompts
-from ..ai.jsonreply import parse_json_object
+from ..ai.jsonreply import as_id, parse_json_object
 from ..ai.port import LLMRequest
 from ..config import Settings
 from ..errors import NotFound, UpstreamError
@@ -93,7 +93,7 @@ class Context:
 def _ids(value: Any) -> list[int]:
     if not isinstance(value, list):
         return []
-    return [v for v in value if isinstance(v, int) and not isinstance(v, bool)]
+    return [i for i in map(as_id, value) if i is not None]
 
 
 def rank_passages(chunk_hits: list[Hit], summary_hits: list[Hit]) -> list[tuple[int, bool, bool]]:

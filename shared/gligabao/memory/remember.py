@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 from .. import clock
 from ..ai import prompts
-from ..ai.jsonreply import parse_json_object
+from ..ai.jsonreply import as_id, parse_json_object
 from ..ai.port import LLMRequest
 from ..config import Settings
 from ..errors import UpstreamError
@@ -339,11 +339,11 @@ class Remember:
                 for item in data.get("invalidated") or []:
                     if not isinstance(item, dict):
                         continue
-                    edge_id, by = item.get("edge_id"), item.get("by")
+                    edge_id, by = as_id(item.get("edge_id")), as_id(item.get("by"))
                     if (
-                        isinstance(edge_id, int)
+                        edge_id is not None
                         and edge_id in cand_ids
-                        and isinstance(by, int)
+                        and by is not None
                         and 0 <= by < len(new_facts)
                     ):
                         superseded.setdefault(edge_id, by)
@@ -400,13 +400,12 @@ class Remember:
             norm = normalize_name(name)
             if not norm:
                 continue
-            mid = item.get("id")
             ex = _Extracted(
                 name,
                 norm,
                 _str(item.get("type")).lower(),
                 _str(item.get("description")),
-                mid if isinstance(mid, int) and not isinstance(mid, bool) else None,
+                as_id(item.get("id")),
                 chunk,
             )
             if norm in seen:
