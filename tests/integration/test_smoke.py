@@ -47,3 +47,15 @@ def test_unknown_route_is_a_json_404_with_a_call_id(gb: Harness) -> None:
     assert r.status == 404
     assert "error" in r.body
     assert r.call_id
+
+
+def test_quoted_ids_in_the_reply_are_read_as_ids(gb: Harness) -> None:
+    gb.llm.script("extract", {
+        "entities": [{"name": "Dora", "type": "person"}, {"name": "Initech", "type": "organization"}],
+        "edges": [{"source": "Dora", "target": "Initech", "relation": "works_at", "description": "Dora works at Initech."}],
+    })
+    gb.remember("Dora works at Initech.")
+    gb.llm.script("query", {"answer": "Initech.", "entities": [], "edges": ["1", True, "x"], "passages": []})
+    q = gb.query("Where does Dora work?")
+    assert [e["id"] for e in q["evidence"]["edges"]] == [1]
+    assert [e["id"] for e in q["evidence"]["entities"]] == [1, 2]
