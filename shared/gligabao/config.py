@@ -90,6 +90,7 @@ class Settings:
     operator_group: str = "gligabao-operators"
     idempotency_ttl_s: int = 48 * 3600
     records_retention_days: int = 90
+    remember_queue_url: str = ""  # SQS queue of async remembers (unset: in-process)
 
     @property
     def llm_configured(self) -> bool:
@@ -142,6 +143,7 @@ def load_settings(*, local: bool = False) -> Settings:
         user_claim=_env("GB_USER_CLAIM", "sub"),
         records_retention_days=_int("GB_RECORDS_RETENTION_DAYS", 90),
         operator_group=_env("GB_OPERATOR_GROUP", "gligabao-operators"),
+        remember_queue_url=_env("GB_REMEMBER_QUEUE_URL"),
     )
 
 

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from .graph.port import GraphStore
     from .memory.query import Query
     from .memory.remember import GeoResolver, Remember
+    from .queue.port import JobQueue
     from .records.model import RecordStore
     from .vectors.port import VectorIndex
 
@@ -128,6 +129,18 @@ def query_service() -> Query:
     return Query(graph_store(), vector_index(), cfg, nearby)
 
 
+@lru_cache(maxsize=1)
+def remember_queue() -> JobQueue:
+    cfg = settings()
+    if cfg.remember_queue_url:
+        from .queue.sqs import SqsJobQueue
+
+        return SqsJobQueue(cfg.remember_queue_url, cfg.region)
+    from .queue.local import LocalJobQueue
+
+    return LocalJobQueue()
+
+
 def reset() -> None:
     """Forget every cached adapter (tests that change the environment)."""
     from .api.idempotency import _config, _runner
@@ -145,5 +158,6 @@ def reset() -> None:
         geo_resolver,
         remember_service,
         query_service,
+        remember_queue,
     ):
         fn.cache_clear()

@@ -21,10 +21,12 @@ from gligabao.graph.tables import table_definitions  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 HANDLERS = ["remember", "query", "datasets", "records"]
+# Functions not behind the API (fed by a queue).
+WORKERS = ["remember_worker"]
 # The functions that read or write vectors (OpenSearch Serverless).
-VECTOR_FUNCTIONS = {"remember", "query", "datasets"}
+VECTOR_FUNCTIONS = {"remember", "remember_worker", "query", "datasets"}
 # The functions that call the LLM and the embedder (API keys).
-LLM_FUNCTIONS = {"remember", "query"}
+LLM_FUNCTIONS = {"remember", "remember_worker", "query"}
 
 
 def _plain(node: Any) -> Any:
@@ -159,7 +161,7 @@ def test_every_function_may_be_invoked_by_the_api(template: dict[str, Any]) -> N
         for res in _resources(template, "AWS::Lambda::Permission").values()
         if res["Properties"]["Principal"] == "apigateway.amazonaws.com"
     }
-    assert permitted == {f["id"] for f in functions.values()}
+    assert permitted == {f["id"] for n, f in functions.items() if n in HANDLERS}
 
 
 # --------------------------------------------------------------------- functions
@@ -167,7 +169,7 @@ def test_every_function_may_be_invoked_by_the_api(template: dict[str, Any]) -> N
 
 def test_every_function_handler_exists(template: dict[str, Any]) -> None:
     functions = _functions(template)
-    assert sorted(functions) == sorted(HANDLERS)
+    assert sorted(functions) == sorted(HANDLERS + WORKERS)
     default_handler = template["Globals"]["Function"].get("Handler")
     for name, res in functions.items():
         handler = res["Properties"].get("Handler", default_handler)
@@ -248,5 +250,43 @@ def test_api_functions_fit_the_api_gateway_timeout(template: dict[str, Any]) -> 
     glob = template["Globals"]["Function"]
     assert glob["Timeout"] <= 29
     for name, res in _functions(template).items():
-        if name != "remember":
+        if name not in ("remember", *WORKERS):
             assert res["Properties"].get("Timeout", glob["Timeout"]) <= 29, name
+
+
+# --------------------------------------------------------------------- async remember
+
+
+def test_remember_queue_feeds_the_worker(template: dict[str, Any]) -> None:
+    functions = _functions(template)
+    worker, remember = functions["remember_worker"], functions["remember"]
+    assert worker["Properties"]["Timeout"] == 900
+    assert "Events" not in worker["Properties"]  # no SAM event: no managed SQS policy on "*"
+    queues = _resources(template, "AWS::SQS::Queue")
+    [mapping] = _resources(template, "AWS::Lambda::EventSourceMapping").values()
+    props = mapping["Properties"]
+    queue_id = props["EventSourceArn"]["Fn::GetAtt"][0]
+    assert props["FunctionName"] == {"Ref": worker["id"]}
+    assert props["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+    queue = queues[queue_id]["Properties"]
+    assert queue["VisibilityTimeout"] >= worker["Properties"]["Timeout"]
+    redrive = queue["RedrivePolicy"]
+    assert redrive["maxReceiveCount"] == 3
+    assert redrive["deadLetterTargetArn"]["Fn::GetAtt"][0] in queues
+    env = remember["Properties"]["Environment"]["Variables"]
+    assert env["GB_REMEMBER_QUEUE_URL"] == {"Ref": queue_id}
+    arn = {"Fn::GetAtt": [queue_id, "Arn"]}
+    sends = [st for st in _statements(remember) if "sqs:SendMessage" in _as_list(st["Action"])]
+    assert [(_as_list(st["Action"]), st["Resource"]) for st in sends] == [(["sqs:SendMessage"], arn)]
+    sqs = {
+        a for st in _statements(worker) for a in _as_list(st["Action"]) if a.startswith("sqs:")
+    }
+    assert sqs == {"sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes"}
+    assert all(
+        st["Resource"] == arn
+        for st in _statements(worker)
+        if any(a.startswith("sqs:") for a in _as_list(st["Action"]))
+    )
+    # the worker writes the graph as the remember function does
+    tables = {st["Sid"]: st for st in _statements(remember)}["GraphReadWrite"]
+    assert {st["Sid"]: st for st in _statements(worker)}["GraphReadWrite"] == tables

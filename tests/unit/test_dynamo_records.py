@@ -100,6 +100,24 @@ def test_call_without_inferences(store: DynamoRecordStore) -> None:
     assert got is not None and got.inferences == [] and got.status == "rate limited"
 
 
+def test_call_result_round_trips_and_an_oversized_one_is_left_out(
+    store: DynamoRecordStore,
+) -> None:
+    from gligabao.records.dynamo import MAX_RESULT_BYTES
+
+    c = call("call-r", [])
+    assert store.get_call("u1", "call-r") is None
+    c.result = {"artifact_id": 1, "entities": [], "edges": [], "invalidated": [], "chunks": 0}
+    store.save_call(c)
+    got = store.get_call("u1", "call-r")
+    assert got is not None and got.result == c.result
+    assert got.public()["result"] == c.result
+    c.result = {"text": "x" * MAX_RESULT_BYTES}
+    store.save_call(c)
+    got = store.get_call("u1", "call-r")
+    assert got is not None and got.result is None and got.status == "ok"
+
+
 def test_list_inferences_newest_first_and_filters(store: DynamoRecordStore) -> None:
     saved = save_many(store, 40)
     newest_first = sorted(saved, key=lambda i: (i.created_at, i.id), reverse=True)

@@ -5,11 +5,12 @@ each call's trajectory, inferences and monitoring event."""
 from __future__ import annotations
 
 import base64
+import contextlib
 import contextvars
 import json
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response, content_types
@@ -32,6 +33,16 @@ _received: contextvars.ContextVar[tuple[float, int]] = contextvars.ContextVar(
 
 def current_call_id() -> str:
     return _call_id.get() or uuid.uuid4().hex
+
+
+@contextlib.contextmanager
+def call_id_set(call_id: str) -> Iterator[None]:
+    """Run with this call id (a queued job carries the id its request got)."""
+    token = _call_id.set(call_id)
+    try:
+        yield
+    finally:
+        _call_id.reset(token)
 
 
 def error_response(status: int, message: str) -> Response[str]:
@@ -131,9 +142,14 @@ def run_call(
     dataset: str,
     session_id: str | None,
     work: Callable[[Meter], dict[str, Any]],
+    *,
+    background: bool = False,
 ) -> dict[str, Any]:
     """Run a use case inside a recorded call: its steps and inferences are
-    saved whatever the outcome, and one monitoring event is emitted."""
+    saved whatever the outcome, and one monitoring event is emitted.
+
+    ``background`` (a queued job): the record is saved as ``running`` first,
+    and the final record also keeps the response under ``result``."""
     from .. import wiring
     from ..config import settings
 
@@ -143,9 +159,14 @@ def run_call(
         call.steps.append(Step("parse", (time.perf_counter() - started) * 1000, {"bytes": size}))
     meter = Meter(call, wiring.llm(), wiring.embedder(), settings().prices)
     http_status = 200
+    if background:
+        call.status = "running"
+        _save(call)
     try:
         result = work(meter)
         call.finish("ok")
+        if background:
+            call.result = result
         return result
     except GbError as exc:
         http_status = exc.status
@@ -156,8 +177,14 @@ def run_call(
         call.finish(f"internal error: {type(exc).__name__}")
         raise
     finally:
-        try:
-            wiring.record_store().save_call(call)
-        except Exception:  # records must never turn a good answer into an error
-            logger.exception("could not save the call record", extra={"call_id": call.call_id})
+        _save(call)
         emit(call, type_, http_status)
+
+
+def _save(call: CallRecord) -> None:
+    from .. import wiring
+
+    try:
+        wiring.record_store().save_call(call)
+    except Exception:  # records must never turn a good answer into an error
+        logger.exception("could not save the call record", extra={"call_id": call.call_id})

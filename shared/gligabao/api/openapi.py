@@ -13,13 +13,22 @@ from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
 from .requests import QueryRequest, RememberRequest
-from .schemas import CallOut, DatasetsOut, ErrorOut, InferencesOut, QueryOut, RememberOut
+from .schemas import (
+    AcceptedOut,
+    CallOut,
+    DatasetsOut,
+    ErrorOut,
+    InferencesOut,
+    QueryOut,
+    RememberOut,
+)
 
 DOC = Path(__file__).resolve().parent.parent / "openapi.json"
 _MODELS: list[type[BaseModel]] = [
     RememberRequest,
     QueryRequest,
     RememberOut,
+    AcceptedOut,
     QueryOut,
     DatasetsOut,
     InferencesOut,
@@ -51,9 +60,38 @@ def _errors(*codes: int) -> dict[str, Any]:
 
 
 def _param(
-    name: str, required: bool = False, where: str = "query", schema: dict[str, Any] | None = None
+    name: str,
+    required: bool = False,
+    where: str = "query",
+    schema: dict[str, Any] | None = None,
+    description: str | None = None,
 ) -> dict[str, Any]:
-    return {"name": name, "in": where, "required": required, "schema": schema or {"type": "string"}}
+    out = {"name": name, "in": where, "required": required, "schema": schema or {"type": "string"}}
+    if description:
+        out["description"] = description
+    return out
+
+
+PREFER = _param(
+    "Prefer",
+    where="header",
+    description=(
+        "RFC 7240. `respond-async`: the request is validated, queued and answered 202; "
+        "poll the Location (GET /v1/gb/calls/{call_id}) until its status is `ok` (the "
+        "response is then its `result`) or an error. Without it remember answers 200 "
+        "when done."
+    ),
+)
+ACCEPTED = {
+    "description": "queued (Prefer: respond-async)",
+    "headers": {
+        "Location": {
+            "description": "/v1/gb/calls/{call_id}: the call to poll",
+            "schema": {"type": "string"},
+        }
+    },
+    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/AcceptedOut"}}},
+}
 
 
 USER = _param("user_id", True, schema={"type": "string", "minLength": 1, "maxLength": 128})
@@ -80,10 +118,11 @@ def build() -> dict[str, Any]:
                 "post": {
                     "operationId": "remember",
                     "summary": "Remember a text",
-                    "parameters": [_param("Idempotency-Key", where="header")],
+                    "parameters": [_param("Idempotency-Key", where="header"), PREFER],
                     "requestBody": {"required": True, **_json(RememberRequest)},
                     "responses": {
                         "200": {"description": "what was stored", **_json(RememberOut)},
+                        "202": ACCEPTED,
                         **_errors(400, 401, 403, 409, 413, 502, 503),
                     },
                 }

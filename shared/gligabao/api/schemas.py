@@ -155,6 +155,15 @@ class CallOut(_Out):
     started_at: str
     duration_ms: float
     steps: list[StepOut] = Field(default_factory=list)
+    result: RememberOut | None = Field(
+        default=None, description="a queued remember's response, once its status is ok"
+    )
+
+
+class AcceptedOut(_Out):
+    call_id: str
+    status: str = Field(description='"accepted"; poll GET /v1/gb/calls/{call_id}')
+    session_id: str | None = None
 
 
 JSON = dict[str, Any]

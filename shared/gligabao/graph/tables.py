@@ -269,6 +269,7 @@ class CallRow(_Base):
     duration_ms = NumberAttribute(default=0)
     steps = UnicodeAttribute(default="[]")  # JSON list of Step
     inference_sks = UnicodeSetAttribute(null=True)  # sort keys of its inference rows
+    result = UnicodeAttribute(null=True)  # JSON: a queued remember's response, once done
     expires_at = TTLAttribute(null=True)
 
 

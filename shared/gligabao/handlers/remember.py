@@ -1,6 +1,11 @@
-"""POST /v1/gb/remember."""
+"""POST /v1/gb/remember: synchronous by default; with ``Prefer: respond-async``
+(RFC 7240) the validated request is queued and answered 202 with its call id,
+and the remember worker does the work (handlers/remember_worker.py)."""
 
 from __future__ import annotations
+
+import re
+from typing import Any
 
 from aws_lambda_powertools.event_handler import Response
 
@@ -13,35 +18,55 @@ from ..config import settings
 from ..errors import BadRequest, NotConfigured
 from ..memory.options import StageOptions
 from ..memory.remember import RememberInput
+from ..records.model import new_call
 
 app = make_app()
+ACCEPTED = "accepted"
+_RESPOND_ASYNC = re.compile(r"^\s*respond-async\s*(;.*)?$", re.I)
 
 
-@app.post("/v1/gb/remember")
-def remember() -> Response[str]:
-    req = validate(RememberRequest, json_body(app))
-    authorize(app.current_event, req.user_id)
+def wants_async(prefer: str | None) -> bool:
+    """True when a Prefer header (comma-separated preferences) asks respond-async."""
+    return any(_RESPOND_ASYNC.match(p) for p in (prefer or "").split(","))
+
+
+def remember_input(req: RememberRequest, call_id: str, reference_time: str) -> RememberInput:
     cfg = settings()
     options = StageOptions(
         cfg.llm_model,
         parse_reasoning(req.reasoning, REMEMBER_STAGES, "extract"),
         parse_models(req.models, REMEMBER_STAGES),
     )
-    header_key = app.current_event.headers.get("idempotency-key")
-    if header_key is not None and not header_key.strip():
-        raise BadRequest("Idempotency-Key must not be empty")
-    key = header_key or req.idempotency_key
-    if not cfg.llm_configured:
-        raise NotConfigured("LLM not configured: ANTHROPIC_API_KEY is not set")
-    inp = RememberInput(
+    return RememberInput(
         user_id=req.user_id,
         dataset=req.dataset,
         text=req.text,
         session_id=req.session_id,
-        reference_time=req.reference_time or clock.now_str(),
+        reference_time=reference_time,
         options=options,
-        call_id=current_call_id(),
+        call_id=call_id,
     )
+
+
+def accepted_response(payload: dict[str, Any]) -> Response[str]:
+    resp = json_response(202, payload)
+    resp.headers["Location"] = f"/v1/gb/calls/{payload['call_id']}"
+    return resp
+
+
+@app.post("/v1/gb/remember")
+def remember() -> Response[str]:
+    body = json_body(app)
+    req = validate(RememberRequest, body)
+    authorize(app.current_event, req.user_id)
+    header_key = app.current_event.headers.get("idempotency-key")
+    if header_key is not None and not header_key.strip():
+        raise BadRequest("Idempotency-Key must not be empty")
+    key = header_key or req.idempotency_key
+    call_id = current_call_id()
+    inp = remember_input(req, call_id, req.reference_time or clock.now_str())
+    if not settings().llm_configured:
+        raise NotConfigured("LLM not configured: ANTHROPIC_API_KEY is not set")
 
     def work() -> dict[str, object]:
         return run_call(
@@ -52,8 +77,38 @@ def remember() -> Response[str]:
             lambda meter: wiring.remember_service().run(inp, meter),
         )
 
-    result = once(req.user_id, key, work, app.lambda_context) if key else work()
+    def enqueue() -> dict[str, object]:
+        return queue_remember(body, req, call_id, inp.reference_time)
+
+    run = enqueue if wants_async(app.current_event.headers.get("prefer")) else work
+    result = once(req.user_id, key, run, app.lambda_context) if key else run()
+    if result.get("status") == ACCEPTED:  # queued now, or a replayed 202
+        return accepted_response(result)
     return json_response(200, result)
+
+
+def queue_remember(
+    body: dict[str, Any], req: RememberRequest, call_id: str, reference_time: str
+) -> dict[str, object]:
+    """Save the call as accepted, then queue the job; if it cannot be queued
+    the call record says so and the client gets the error."""
+    from ..errors import GbError
+
+    records = wiring.record_store()
+    call = new_call(call_id, "remember", req.user_id, req.dataset, req.session_id)
+    call.status = ACCEPTED
+    records.save_call(call)
+    job = {"call_id": call_id, "reference_time": reference_time, "request": body}
+    try:
+        wiring.remember_queue().send(job)
+    except GbError as exc:
+        call.status = exc.message
+        records.save_call(call)
+        raise
+    out: dict[str, object] = {"call_id": call_id, "status": ACCEPTED}
+    if req.session_id is not None:
+        out["session_id"] = req.session_id
+    return out
 
 
 lambda_handler = lambda_entry(app)

@@ -34,12 +34,18 @@ def _describe(moto_url: str | None) -> list[str]:
         if cfg.llm_configured
         else "not configured (ANTHROPIC_API_KEY unset): LLM calls answer 503"
     )
+    queue = (
+        f"SQS queue {cfg.remember_queue_url}"
+        if cfg.remember_queue_url
+        else "in-process thread pool (Prefer: respond-async)"
+    )
     return [
         f"  storage:    {db}",
         f"  vectors:    {vectors}",
         f"  embeddings: {emb}",
         f"  llm:        {llm}",
         f"  geo:        {'on' if cfg.geo else 'off'}",
+        f"  async:      {queue}",
     ]
 
 

@@ -26,6 +26,16 @@ from .model import CallRecord, Inference, Step
 
 FILTERED_PAGE_SIZE = 200  # rows read per request when filters may drop most
 MAX_KEY_BYTES = 1024  # DynamoDB's limit for a sort key: a longer one is a ValidationException
+# An item holds at most 400 KB: a larger result is left out of the call row
+# (the call's status still says it succeeded; the graph holds what it wrote).
+MAX_RESULT_BYTES = 300 * 1024
+
+
+def _result_json(result: dict[str, Any] | None) -> str | None:
+    if result is None:
+        return None
+    raw = json.dumps(result, separators=(",", ":"))
+    return raw if len(raw.encode()) <= MAX_RESULT_BYTES else None
 
 
 def inference_sk(inf: Inference) -> str:
@@ -132,6 +142,7 @@ class DynamoRecordStore:
             duration_ms=round(call.duration_ms, 3),
             steps=_steps_json(call.steps),
             inference_sks={r.sk for r in infs} or None,
+            result=_result_json(call.result),
             expires_at=self._expires,
         )
         rows: list[Model] = [row, *infs]
@@ -161,6 +172,7 @@ class DynamoRecordStore:
             duration_ms=float(row.duration_ms or 0),
             steps=_steps_from_json(row.steps),
             inferences=infs,
+            result=json.loads(row.result) if row.result else None,
         )
 
     @upstream("record store list_inferences")

@@ -56,6 +56,7 @@ class CallRecord:
     duration_ms: float = 0.0
     steps: list[Step] = field(default_factory=list)
     inferences: list[Inference] = field(default_factory=list)
+    result: dict[str, Any] | None = None  # a queued call's response, once done
     _t0: float = field(default_factory=time.perf_counter, repr=False)
 
     @contextmanager
@@ -97,6 +98,8 @@ class CallRecord:
         }
         if self.session_id is not None:
             out["session_id"] = self.session_id
+        if self.result is not None:
+            out["result"] = self.result
         return out
 
 

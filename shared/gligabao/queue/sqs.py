@@ -1,0 +1,22 @@
+"""JobQueue on Amazon SQS: the remember worker function consumes the queue."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..errors import UpstreamError
+
+
+class SqsJobQueue:
+    def __init__(self, queue_url: str, region: str) -> None:
+        import boto3
+
+        self._url = queue_url
+        self._client = boto3.client("sqs", region_name=region)
+
+    def send(self, job: dict[str, Any]) -> None:
+        try:
+            self._client.send_message(QueueUrl=self._url, MessageBody=json.dumps(job))
+        except Exception as exc:
+            raise UpstreamError("the remember queue failed") from exc
