@@ -411,7 +411,7 @@ def test_invalidate_reply_citing_no_candidate_is_ignored(gb: Harness) -> None:
                 {"edge_id": 99, "by": 0},
                 {"edge_id": 1, "by": 1},
                 {"edge_id": 1, "by": -1},
-                {"edge_id": "1", "by": 0},
+                {"edge_id": "one", "by": 0},
                 "junk",
             ]
         },
