@@ -38,6 +38,7 @@ from ..models import (
 )
 from ..text import index_terms, normalize_name
 from . import tables
+from .port import fact_triple
 from .tables import (
     DATASET_PARTITIONED,
     ArtifactRow,
@@ -58,6 +59,8 @@ BATCH_WRITE_MAX = 25
 BATCH_RETRIES = 8  # resends of unprocessed items, with exponential backoff
 ID_BASE = 10**12  # IDs stay below this (12 digits in sort keys)
 MAX_KEY_BYTES = 1024  # DynamoDB's limit for a sort key
+FACT_CLAIM_PREFIX = "F#"  # fact claims share the terms table (see TermRow)
+FACT_CLAIM_STALE_S = 1800  # a claim this old whose edge never landed is taken over
 
 _STORE_ERRORS = (PynamoDBException, BotoCoreError, ClientError)
 
@@ -222,6 +225,52 @@ def entity_link_sk(entity_id: int, artifact_id: int) -> str:
 
 def edge_link_sk(edge_id: int, artifact_id: int) -> str:
     return f"D#{edge_id:012d}#{artifact_id:012d}"
+
+
+def fact_claim_sk(triple: str) -> str:
+    return FACT_CLAIM_PREFIX + triple
+
+
+def _open(e: Edge) -> bool:
+    """Live and not ended: the edge that holds its triple's fact claim."""
+    return e.expired_at is None and e.invalid_at is None
+
+
+def _claim_is_stale(claimed_at: str | None) -> bool:
+    if not claimed_at:
+        return True
+    try:
+        age = (clock.now() - clock.parse(claimed_at)).total_seconds()
+    except ValueError:
+        return True
+    return age > FACT_CLAIM_STALE_S
+
+
+def _release_fact_claim(pk: str, edge: Edge) -> None:
+    """Delete the edge's fact claim, unless another edge owns the triple."""
+    sk = fact_claim_sk(fact_triple(edge.source_id, edge.relation, edge.target_id))
+    if len(sk.encode()) > MAX_KEY_BYTES:
+        return
+    try:
+        TermRow(pk, sk).delete(condition=TermRow.entity_id == edge.id)
+    except PynamoDBException as exc:
+        if not is_condition_failure(exc):
+            raise
+
+
+def _restore_fact_claim(pk: str, edge: Edge) -> None:
+    """Undo ``_release_fact_claim`` (unless the triple was claimed since)."""
+    sk = fact_claim_sk(fact_triple(edge.source_id, edge.relation, edge.target_id))
+    if len(sk.encode()) > MAX_KEY_BYTES:
+        return
+    try:
+        TermRow(pk, sk, entity_id=edge.id, updated_at=clock.now_str()).save(
+            condition=TermRow.sk.does_not_exist()
+        )
+    except PynamoDBException as exc:
+        if not is_condition_failure(exc):
+            raise
+        log.warning("fact claim %s of %s: taken while the write was undone", sk, pk)
 
 
 def updated_key(updated_at: str, entity_id: int) -> str:
@@ -593,6 +642,55 @@ class DynamoGraphStore:
 
         self._map(one, list(claims.items()))
 
+    @upstream("graph store claim_facts")
+    def claim_facts(self, key: DatasetKey, claims: dict[str, int]) -> dict[str, int]:
+        def one(item: tuple[str, int]) -> tuple[str, int]:
+            triple, edge_id = item
+            sk = fact_claim_sk(triple)
+            if len(sk.encode()) > MAX_KEY_BYTES:
+                return triple, edge_id  # not claimable: nothing to collide with
+            condition: Condition = TermRow.sk.does_not_exist()
+            for _ in range(5):
+                try:
+                    TermRow(key.pk, sk, entity_id=edge_id, updated_at=clock.now_str()).save(
+                        condition=condition
+                    )
+                    return triple, edge_id
+                except PynamoDBException as exc:
+                    if not is_condition_failure(exc):
+                        raise
+                try:
+                    owner = TermRow.get(key.pk, sk, consistent_read=True)
+                except TermRow.DoesNotExist:
+                    condition = TermRow.sk.does_not_exist()
+                    continue  # released between our put and our read: try again
+                owner_id = int(owner.entity_id)
+                if owner_id == edge_id:
+                    return triple, edge_id
+                if _claim_is_stale(owner.updated_at) and not self.get_edges(key, [owner_id]):
+                    # left by a call that died before its write: take it over
+                    condition = TermRow.entity_id == owner_id
+                    continue
+                return triple, owner_id
+            raise UpstreamError(f"graph store claim_facts failed: {triple!r} kept changing owner")
+
+        return dict(self._map(one, list(claims.items())))
+
+    @upstream("graph store release_facts")
+    def release_facts(self, key: DatasetKey, claims: dict[str, int]) -> None:
+        def one(item: tuple[str, int]) -> None:
+            triple, edge_id = item
+            sk = fact_claim_sk(triple)
+            if len(sk.encode()) > MAX_KEY_BYTES:
+                return
+            try:
+                TermRow(key.pk, sk).delete(condition=TermRow.entity_id == edge_id)
+            except PynamoDBException as exc:
+                if not is_condition_failure(exc):
+                    raise
+
+        self._map(one, list(claims.items()))
+
     def _links(self, key: DatasetKey, prefix: str) -> list[int]:
         rows = LinkRow.query(key.pk, LinkRow.sk.startswith(prefix))
         return [int(r.sk.rsplit("#", 1)[1]) for r in rows]
@@ -664,10 +762,14 @@ class DynamoGraphStore:
         # 4. updated entities: conditional on the row being the one read
         for old, new in write.updated_entities:
             self._update_entity(pk, old, new, undo)
-        # 5. updated edges: conditional on expired_at / invalid_at unchanged
+        # 5. updated edges: conditional on expired_at / invalid_at unchanged;
+        # an edge superseded or ended gives up its fact claim
         for old_edge, new_edge in write.updated_edges:
             edge_row(pk, new_edge).save(condition=_edge_unchanged(old_edge))
             undo.append(functools.partial(_restore_edge, pk, old_edge, new_edge))
+            if _open(old_edge) and not _open(new_edge):
+                undo.append(functools.partial(_restore_fact_claim, pk, old_edge))
+                _release_fact_claim(pk, old_edge)
         # 7. the dataset's counts (fails if the dataset was deleted meanwhile)
         n_ent, n_edge, n_art = len(write.new_entities), len(write.new_edges), len(write.artifacts)
         if n_ent or n_edge or n_art:

@@ -13,6 +13,11 @@ from typing import Protocol
 from ..models import Artifact, Dataset, DatasetKey, Edge, Entity, GraphWrite, KeywordHit
 
 
+def fact_triple(source_id: int, relation: str, target_id: int) -> str:
+    """The key of a fact claim: one open (live, not ended) edge per triple."""
+    return f"{source_id}#{relation}#{target_id}"
+
+
 class GraphStore(Protocol):
     # --- datasets -------------------------------------------------------------
     def get_dataset(self, key: DatasetKey) -> Dataset | None:
@@ -26,7 +31,7 @@ class GraphStore(Protocol):
         """The user's datasets with their counts, by name."""
 
     def delete_dataset(self, key: DatasetKey) -> bool:
-        """Delete every row, link, term, name claim and counter of the dataset.
+        """Delete every row, link, term, name and fact claim and counter of the dataset.
         False when it did not exist."""
 
     def allocate_ids(
@@ -70,6 +75,19 @@ class GraphStore(Protocol):
         """Undo claims this call made (only where the name still maps to the
         given ID)."""
 
+    def claim_facts(self, key: DatasetKey, claims: dict[str, int]) -> dict[str, int]:
+        """Try to claim each fact triple (``fact_triple``) for the proposed
+        new edge ID (conditional put, one per triple, in parallel). Returns,
+        per triple, the edge ID that owns it: the proposed one when this call
+        won, the owner's otherwise. A claim is held by a live edge that has
+        not ended; ``apply`` deletes it when it supersedes or ends that edge.
+        A claim left by a call that died before its write (older than any call
+        can run, and its edge never written) is taken over."""
+
+    def release_facts(self, key: DatasetKey, claims: dict[str, int]) -> None:
+        """Undo claims this call made (only where the triple still maps to
+        the given edge ID)."""
+
     def entity_artifacts(self, key: DatasetKey, entity_id: int) -> list[int]:
         """Artifacts an entity was stated in (provenance)."""
 
@@ -90,5 +108,8 @@ class GraphStore(Protocol):
         """Write everything a remember produced: new rows (artifacts, entities
         and their keyword terms, edges), updated rows (a conditional update
         that fails if the row changed since it was read), provenance links and
-        the dataset's counts. On failure, undo what was written and raise
+        the dataset's counts. An updated edge that stops being open (gets
+        ``expired_at`` or ``invalid_at``) gives up its fact claim, so that a
+        later fact with the same triple (a new period) can claim it. On
+        failure, undo what was written (the released claims too) and raise
         UpstreamError: nothing half-written stays visible."""

@@ -173,7 +173,12 @@ class NameRow(_Base):
 class TermRow(_Base):
     """The keyword index: sk = f"{term}#{10**12 - entity_id:012d}", so a
     begins_with(term#) Query in ascending order yields the newest entities
-    first."""
+    first.
+
+    The same partition holds the fact claims: sk = f"F#{source_id}#{relation}#
+    {target_id}", ``entity_id`` = the edge that owns the triple, ``updated_at``
+    = when it was claimed. Terms are casefolded words, so no term query ever
+    begins with "F#"."""
 
     Meta = _meta("terms")
     short_name = "terms"

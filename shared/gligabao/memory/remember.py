@@ -20,7 +20,7 @@ from ..ai.jsonreply import as_id, parse_json_object
 from ..ai.port import LLMRequest
 from ..config import Settings
 from ..errors import UpstreamError
-from ..graph.port import GraphStore
+from ..graph.port import GraphStore, fact_triple
 from ..models import Artifact, DatasetKey, Edge, Entity, GraphWrite
 from ..records.meter import Meter
 from ..text import chunk_text, estimate_tokens, fact_text, index_terms, normalize_name
@@ -548,6 +548,7 @@ class Remember:
         }
         owners = self.graph.claim_names(key, proposals) if proposals else {}
         claimed = {n: i for n, i in proposals.items() if owners.get(n) == i}
+        fact_claimed: dict[str, int] = {}  # filled by _write_claimed
         try:
             return self._write_claimed(
                 key,
@@ -569,9 +570,14 @@ class Remember:
                 ended,
                 superseded,
                 around,
+                fact_claimed,
             )
         except Exception:
-            self.graph.release_names(key, claimed)
+            try:
+                if fact_claimed:
+                    self.graph.release_facts(key, fact_claimed)
+            finally:
+                self.graph.release_names(key, claimed)
             raise
 
     def _write_claimed(
@@ -595,6 +601,7 @@ class Remember:
         ended: dict[int, Edge],
         superseded: dict[int, int],
         around: list[Edge],
+        fact_claimed: dict[str, int],
     ) -> dict[str, Any]:
         parent = Artifact(
             first_artifact, inp.text, now, inp.reference_time, inp.session_id, call_id=inp.call_id
@@ -636,7 +643,13 @@ class Remember:
                 vec = next((name_vecs[ex.norm] for ex in r.extracted if ex.norm in name_vecs), None)
                 if vec is not None:
                     entity_vectors.append(VectorItem(r.entity.id, vec, r.entity.lat, r.entity.lon))
-        edge_vectors = [VectorItem(first_edge + i, nf[3]) for i, nf in enumerate(new_facts)]
+        # Claim the new open facts; a concurrent call that claimed one first
+        # wins, and this call states its edge again instead of a twin.
+        ids_by_norm = {ex.norm: r.entity.id for r in unique for ex in r.extracted}
+        raced = self._claim_facts(key, new_facts, first_edge, ids_by_norm, fact_claimed)
+        edge_vectors = [
+            VectorItem(first_edge + i, nf[3]) for i, nf in enumerate(new_facts) if i not in raced
+        ]
 
         # Vectors first: a vector whose row never lands is invisible, because
         # every hit is resolved through the graph store and IDs are not reused.
@@ -671,12 +684,15 @@ class Remember:
                 ended,
                 superseded,
                 around,
+                raced,
             )
             try:
                 self.graph.apply(key, write)
                 break
             except UpstreamError:
-                if attempt + 1 == WRITE_ATTEMPTS or not self._refresh(key, unique, write):
+                # (both refreshes run: each updates what it read)
+                stale = self._refresh(key, unique, write) | self._refresh_raced(key, raced)
+                if attempt + 1 == WRITE_ATTEMPTS or not stale:
                     raise
                 cap = min(WRITE_BACKOFF_MAX_S, WRITE_BACKOFF_S * 2**attempt)
                 time.sleep(random.uniform(cap / 2, cap))
@@ -717,6 +733,7 @@ class Remember:
         ended: dict[int, Edge],
         superseded: dict[int, int],
         around: list[Edge],
+        raced: dict[int, Edge],
     ) -> tuple[GraphWrite, list[Entity], list[Edge], list[dict[str, Any]]]:
         """The rows to write, from the entities as last read (no mutation of
         ``unique``: a retry builds them again)."""
@@ -752,6 +769,8 @@ class Remember:
 
         edges_out: list[Edge] = []
         for i, (f, _sid, _tid, _vec) in enumerate(new_facts):
+            if i in raced:
+                continue
             edge = Edge(
                 first_edge + i,
                 ids_by_norm[f.source],
@@ -774,18 +793,89 @@ class Remember:
                 write.updated_edges.append((old, new))
             write.edge_links.append((eid, parent.id))
             edges_out.append(new)
+        # Facts whose claim a concurrent call won: restated on its edge. The
+        # edge is written again unchanged (a conditional put), so that this
+        # write fails rather than link to an edge whose write was undone.
+        touched: set[int] = set()
+        for i, winner in sorted(raced.items()):
+            for a in artifact_of(new_facts[i][0].chunk):
+                write.edge_links.append((winner.id, a))
+            if winner.id in restated or winner.id in touched:
+                continue
+            touched.add(winner.id)
+            write.updated_edges.append((winner, winner))
+            edges_out.append(winner)
         invalidated: list[dict[str, Any]] = []
         by_id = {e.id: e for e in around}
         for eid, by in sorted(superseded.items()):
             old = by_id[eid]
             new = replace(
-                old, expired_at=now, invalid_at=old.invalid_at or write.new_edges[by].valid_at
+                old, expired_at=now, invalid_at=old.invalid_at or new_facts[by][0].valid_at
             )
             write.updated_edges.append((old, new))
             invalidated.append({"id": eid, "invalid_at": new.invalid_at, "expired_at": now})
         for eid, new in sorted(ended.items()):
             invalidated.append({"id": eid, "invalid_at": new.invalid_at})
         return write, entities_out, edges_out, invalidated
+
+    def _claim_facts(
+        self,
+        key: DatasetKey,
+        new_facts: list[tuple[_Fact, int, int, list[float]]],
+        first_edge: int,
+        ids_by_norm: dict[str, int],
+        claimed: dict[str, int],
+    ) -> dict[int, Edge]:
+        """Claim the triple of each new open fact (no ``invalid_at``) for its
+        edge ID (``first_edge`` + its index). Adds the claims won to
+        ``claimed``; returns, by index in ``new_facts``, the edge of a
+        concurrent call that owns the triple. That edge may not have landed
+        yet: it is waited for (bounded); when its call failed, its claim is
+        gone and the next attempt takes it."""
+        pending: dict[str, int] = {}  # triple -> index
+        for i, (f, _sid, _tid, _vec) in enumerate(new_facts):
+            if f.invalid_at is None:
+                triple = fact_triple(ids_by_norm[f.source], f.relation, ids_by_norm[f.target])
+                pending.setdefault(triple, i)
+        raced: dict[int, Edge] = {}
+        for attempt in range(WRITE_ATTEMPTS):
+            if not pending:
+                return raced
+            if attempt:
+                cap = min(WRITE_BACKOFF_MAX_S, WRITE_BACKOFF_S * 2 ** (attempt - 1))
+                time.sleep(random.uniform(cap / 2, cap))
+            owners = self.graph.claim_facts(key, {t: first_edge + i for t, i in pending.items()})
+            lost: dict[str, int] = {}
+            for triple, i in pending.items():
+                owner = owners.get(triple, first_edge + i)
+                if owner == first_edge + i:
+                    claimed[triple] = owner
+                else:
+                    lost[triple] = owner
+            winners = self.graph.get_edges(key, sorted(set(lost.values()))) if lost else {}
+            for triple, owner in lost.items():
+                if owner in winners:
+                    raced[pending[triple]] = winners[owner]
+            pending = {t: pending[t] for t, owner in lost.items() if owner not in winners}
+        if pending:
+            raise UpstreamError("a fact is claimed by a concurrent write that has not landed")
+        return raced
+
+    def _refresh_raced(self, key: DatasetKey, raced: dict[int, Edge]) -> bool:
+        """After a failed write: read again the edges of the fact races lost.
+        True when one changed or is missing (its call's write was undone and
+        may be retried), so that a new attempt can succeed."""
+        if not raced:
+            return False
+        fresh = self.graph.get_edges(key, sorted({e.id for e in raced.values()}))
+        stale = False
+        for i, edge in raced.items():
+            cur = fresh.get(edge.id)
+            if cur != edge:
+                stale = True
+                if cur is not None:
+                    raced[i] = cur
+        return stale
 
     def _refresh(self, key: DatasetKey, unique: list[_Resolved], write: GraphWrite) -> bool:
         """After a failed write: read again the entities it updated. True when
