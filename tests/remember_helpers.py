@@ -4,9 +4,10 @@ checks shared by the remember tests."""
 from __future__ import annotations
 
 import re
+import threading
 from typing import Any
 
-from conftest import Harness
+from conftest import Harness, Reply
 from gligabao.models import DatasetKey
 from gligabao.vectors.port import KINDS
 
@@ -107,3 +108,21 @@ def extract_prompt(gb: Harness, n: int = -1) -> str:
 def invalidate_prompt(gb: Harness, n: int = -1) -> str:
     content = gb.llm.requests_for("invalidate")[n]["messages"][0]["content"]
     return content if isinstance(content, str) else "".join(b["text"] for b in content)
+
+
+def remember_all(gb: Harness, texts: list[str]) -> list[Reply]:
+    """Remember the texts concurrently, released together by a barrier."""
+    replies: list[Reply | None] = [None] * len(texts)
+    start = threading.Barrier(len(texts))
+
+    def one(i: int) -> None:
+        start.wait()
+        replies[i] = gb.client.post("/v1/gb/remember", {"user_id": "u1", "text": texts[i]})
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(len(texts))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert all(r is not None for r in replies)
+    return [r for r in replies if r is not None]

@@ -8,7 +8,7 @@ import threading
 import time
 from typing import Any
 
-from remember_helpers import ent, extraction, fact, key
+from remember_helpers import ent, extraction, fact, key, remember_all
 
 from conftest import Harness, Reply
 
@@ -26,26 +26,9 @@ def _extract(body: dict[str, Any]) -> dict[str, Any]:
     )
 
 
-def _remember_all(gb: Harness, texts: list[str]) -> list[Reply]:
-    replies: list[Reply | None] = [None] * len(texts)
-    start = threading.Barrier(len(texts))
-
-    def one(i: int) -> None:
-        start.wait()
-        replies[i] = gb.client.post("/v1/gb/remember", {"user_id": "u1", "text": texts[i]})
-
-    threads = [threading.Thread(target=one, args=(i,)) for i in range(len(texts))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=120)
-    assert all(r is not None for r in replies)
-    return [r for r in replies if r is not None]
-
-
 def test_concurrent_calls_create_a_new_entity_once(gb: Harness) -> None:
     gb.llm.default("extract", _extract)
-    replies = _remember_all(gb, [f"Zed met friend{i}." for i in range(N)])
+    replies = remember_all(gb, [f"Zed met friend{i}." for i in range(N)])
     assert [r.status for r in replies] == [200] * N, [r.body for r in replies]
     outs = [r.body for r in replies]
 
@@ -84,7 +67,7 @@ def test_concurrent_calls_create_a_new_entity_once(gb: Harness) -> None:
 
 
 def test_concurrent_first_calls_create_the_dataset_once(gb: Harness) -> None:
-    replies = _remember_all(gb, [f"Nothing here {i}." for i in range(N)])
+    replies = remember_all(gb, [f"Nothing here {i}." for i in range(N)])
     assert [r.status for r in replies] == [200] * N, [r.body for r in replies]
     assert sorted(r.body["artifact_id"] for r in replies) == list(range(1, N + 1))
     assert len(gb.scan("datasets")) == 1
@@ -101,7 +84,7 @@ def test_concurrent_enrichment_of_an_existing_entity_loses_nothing(gb: Harness) 
 
     gb.llm.default("extract", enrich)
     hobbies = ["tea", "chess", "golf", "jazz"]
-    replies = _remember_all(gb, [f"Alice likes {h}." for h in hobbies])
+    replies = remember_all(gb, [f"Alice likes {h}." for h in hobbies])
     assert [r.status for r in replies] == [200] * len(hobbies), [r.body for r in replies]
     assert all(r.body["entities"][0]["created"] is False for r in replies)
     desc = gb.graph.get_entities(key(), [1])[1].description

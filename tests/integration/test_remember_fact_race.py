@@ -5,11 +5,10 @@ with the edge when it is superseded or ended, and with a failed call."""
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 import pytest
-from remember_helpers import ent, extraction, key, works_at
+from remember_helpers import ent, extraction, key, remember_all, works_at
 
 from conftest import Harness, Reply
 
@@ -23,23 +22,6 @@ def _fact_claims(gb: Harness) -> dict[str, int]:
         for r in gb.scan("terms")
         if r["sk"]["S"].startswith("F#")
     }
-
-
-def _remember_all(gb: Harness, texts: list[str]) -> list[Reply]:
-    replies: list[Reply | None] = [None] * len(texts)
-    start = threading.Barrier(len(texts))
-
-    def one(i: int) -> None:
-        start.wait()
-        replies[i] = gb.client.post("/v1/gb/remember", {"user_id": "u1", "text": texts[i]})
-
-    threads = [threading.Thread(target=one, args=(i,)) for i in range(len(texts))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=120)
-    assert all(r is not None for r in replies)
-    return [r for r in replies if r is not None]
 
 
 def _assert_one_live_edge_for_all(gb: Harness, replies: list[Reply], before: int = 0) -> int:
@@ -66,7 +48,7 @@ def test_concurrent_calls_state_a_new_fact_between_known_entities_once(gb: Harne
     gb.llm.script("extract", extraction([ent("Alice", "person"), ent("Acme", "organization")]))
     gb.remember("Alice and Acme.")
     gb.llm.default("extract", works_at())
-    replies = _remember_all(gb, [f"Alice works at Acme ({i})." for i in range(N)])
+    replies = remember_all(gb, [f"Alice works at Acme ({i})." for i in range(N)])
     _assert_one_live_edge_for_all(gb, replies, before=1)
     assert gb.llm.calls("invalidate") == 0  # no live fact around: nothing to judge
     assert len(gb.scan("entities")) == 2
@@ -74,7 +56,7 @@ def test_concurrent_calls_state_a_new_fact_between_known_entities_once(gb: Harne
 
 def test_concurrent_calls_state_a_new_fact_between_new_entities_once(gb: Harness) -> None:
     gb.llm.default("extract", works_at())
-    replies = _remember_all(gb, [f"Alice works at Acme ({i})." for i in range(N)])
+    replies = remember_all(gb, [f"Alice works at Acme ({i})." for i in range(N)])
     edge_id = _assert_one_live_edge_for_all(gb, replies)
     assert len(gb.scan("entities")) == 2
     # a later text states it again: restated, still one edge
