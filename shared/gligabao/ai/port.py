@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 Stage = Literal["extract", "invalidate", "summarize", "query", "detect_geo"]
 Level = Literal["none", "low", "medium", "high"]
@@ -18,6 +18,10 @@ class LLMRequest:
     model: str
     reasoning: str = "none"
     max_tokens: int = 2048
+    # The JSON Schema of the object the stage expects back. A provider with a
+    # structured-output feature (Anthropic tool use, OpenAI json_schema response
+    # format) asks for it; every provider still accepts a JSON text reply.
+    json_schema: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
