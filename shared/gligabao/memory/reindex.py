@@ -44,7 +44,9 @@ def reindex(
         put("entities", [(e.id, e.name, e.lat, e.lon) for e in ents])
     for edges in _batches(graph.iter_edges(key), BATCH):
         put("edges", [(e.id, fact_text(e.relation, e.description), None, None) for e in edges])
-    for chunks in _batches((a for a in graph.iter_artifacts(key) if a.parent_id is not None), BATCH):
+    for chunks in _batches(
+        (a for a in graph.iter_artifacts(key) if a.parent_id is not None), BATCH
+    ):
         put("chunks", [(a.id, a.text, None, None) for a in chunks])
         put("summaries", [(a.id, a.summary, None, None) for a in chunks if a.summary])
     return counts

@@ -1,0 +1,184 @@
+"""remember, stage 1: from the text to what the LLM extracted (entities and
+facts, by normalized name), and the chunk summaries. Reads only."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .. import clock
+from ..ai import prompts
+from ..ai.jsonreply import as_id, parse_json_object
+from ..ai.port import LLMRequest
+from ..errors import UpstreamError
+from ..models import Entity
+from ..records.meter import Meter
+from ..text import normalize_name
+from .options import StageOptions
+
+MAX_DESCRIPTION = 600
+
+
+@dataclass
+class Extracted:
+    name: str
+    norm: str
+    type: str
+    description: str
+    model_id: int | None
+    chunk: int | None  # index of the chunk it came from, None for a short text
+
+
+@dataclass
+class Fact:
+    source: str  # normalized names
+    target: str
+    relation: str
+    description: str
+    valid_at: str
+    invalid_at: str | None
+    chunk: int | None
+
+
+def merge_description(old: str, new: str) -> str:
+    """Enrich, never lose: the old text stays, a new phrase is appended."""
+    new = new.strip()
+    if not new or new.casefold() in old.casefold():
+        return old
+    if not old:
+        return new[:MAX_DESCRIPTION]
+    return f"{old}; {new}"[:MAX_DESCRIPTION]
+
+
+def as_str(value: Any) -> str:
+    return value.strip() if isinstance(value, str) else ""
+
+
+def _snake(relation: str) -> str:
+    return "_".join(normalize_name(relation).split()) or "related_to"
+
+
+def llm_json(
+    meter: Meter,
+    opts: StageOptions,
+    stage: str,
+    system: str,
+    user: str,
+    max_tokens: int = 4096,
+) -> dict[str, Any]:
+    """One LLM call whose reply must be a JSON object (a rejected reply is
+    metered as such, then UpstreamError)."""
+    reply = meter.complete(
+        LLMRequest(stage, system, user, opts.model(stage), opts.level(stage), max_tokens)
+    )
+    try:
+        return parse_json_object(reply.text)
+    except UpstreamError:
+        meter.reject(stage, "unparsable reply")
+        raise
+
+
+def summarize(meter: Meter, opts: StageOptions, chunks: list[str]) -> list[str]:
+    """One summary per chunk (one call each)."""
+    summaries: list[str] = []
+    for i, chunk in enumerate(chunks):
+        data = llm_json(
+            meter,
+            opts,
+            "summarize",
+            prompts.SUMMARIZE_SYSTEM,
+            prompts.summarize_user(chunk, i, len(chunks)),
+            1024,
+        )
+        summary = as_str(data.get("summary"))
+        if not summary:
+            meter.reject("summarize", "empty summary")
+            raise UpstreamError("LLM summary was empty")
+        summaries.append(summary)
+    return summaries
+
+
+def extract(
+    meter: Meter,
+    opts: StageOptions,
+    pieces: list[str],
+    chunked: bool,
+    reference_time: str,
+    known: list[Entity],
+) -> tuple[list[Extracted], list[Fact]]:
+    """One extraction call per piece (the text, or each of its chunks)."""
+    extracted: list[Extracted] = []
+    facts: list[Fact] = []
+    for i, piece in enumerate(pieces):
+        data = llm_json(
+            meter,
+            opts,
+            "extract",
+            prompts.EXTRACT_SYSTEM,
+            prompts.extract_user(piece, reference_time, known),
+        )
+        ents, fs = parse_extraction(data, reference_time, i if chunked else None)
+        extracted.extend(ents)
+        facts.extend(fs)
+    return extracted, facts
+
+
+def parse_extraction(
+    data: dict[str, Any], reference_time: str, chunk: int | None
+) -> tuple[list[Extracted], list[Fact]]:
+    ents: list[Extracted] = []
+    raw_entities = data.get("entities")
+    raw_edges = data.get("edges")
+    if not isinstance(raw_entities, list) or not isinstance(raw_edges, list):
+        raise UpstreamError("extraction reply lacks the entities and edges lists")
+    seen: dict[str, Extracted] = {}
+    for item in raw_entities:
+        if not isinstance(item, dict):
+            continue
+        name = as_str(item.get("name"))
+        norm = normalize_name(name)
+        if not norm:
+            continue
+        ex = Extracted(
+            name,
+            norm,
+            as_str(item.get("type")).lower(),
+            as_str(item.get("description")),
+            as_id(item.get("id")),
+            chunk,
+        )
+        if norm in seen:
+            prev = seen[norm]
+            prev.description = merge_description(prev.description, ex.description)
+            prev.model_id = prev.model_id or ex.model_id
+            prev.type = prev.type or ex.type
+            continue
+        seen[norm] = ex
+        ents.append(ex)
+    facts: list[Fact] = []
+    for item in raw_edges:
+        if not isinstance(item, dict):
+            continue
+        src, dst = as_str(item.get("source")), as_str(item.get("target"))
+        if not normalize_name(src) or not normalize_name(dst):
+            continue
+        valid_at = clock.normalize(as_str(item.get("valid_at"))) or reference_time
+        invalid_at = clock.normalize(as_str(item.get("invalid_at")))
+        s_norm, t_norm = normalize_name(src), normalize_name(dst)
+        # Keep the display name as the model wrote it in the entities list.
+        facts.append(
+            Fact(
+                seen[s_norm].norm if s_norm in seen else s_norm,
+                seen[t_norm].norm if t_norm in seen else t_norm,
+                _snake(as_str(item.get("relation"))),
+                as_str(item.get("description")),
+                valid_at,
+                invalid_at,
+                chunk,
+            )
+        )
+        for norm, raw in ((s_norm, src), (t_norm, dst)):
+            if norm not in seen:
+                seen[norm] = Extracted(raw, norm, "", "", None, chunk)
+                ents.append(seen[norm])
+    return ents, facts
