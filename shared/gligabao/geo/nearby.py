@@ -28,7 +28,7 @@ from ..text import normalize_name
 from ..vectors.port import VectorIndex, VectorItem
 
 if TYPE_CHECKING:
-    from ..memory.query import QueryInput
+    from ..memory.retrieve import QueryInput
 
 DETECT_GEO_STAGE = "detect_geo"
 DETECT_GEO_MAX_TOKENS = 512
