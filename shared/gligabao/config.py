@@ -85,7 +85,8 @@ class Settings:
     embed_timeout_s: float = 10.0
     prices: dict[str, tuple[float, float]] = field(default_factory=lambda: dict(DEFAULT_PRICES))
     dev_api_key: str = ""
-    require_auth: bool = False  # deployed: a request without JWT claims is 401
+    require_auth: bool = False  # legacy GB_REQUIRE_AUTH=true: the same as GB_AUTH_MODE=jwt
+    auth_mode: str = "none"  # "iam", "jwt" or "none" (api/auth.py)
     user_claim: str = "sub"  # the JWT claim that names the caller's user_id
     operator_group: str = "gligabao-operators"
     idempotency_ttl_s: int = 48 * 3600
@@ -100,6 +101,13 @@ class Settings:
         return f"{self.table_prefix}{name}"
 
 
+def _auth_mode(require_auth: bool) -> str:
+    mode = _env("GB_AUTH_MODE").lower() or ("jwt" if require_auth else "none")
+    if mode not in ("iam", "jwt", "none"):
+        raise ValueError(f"GB_AUTH_MODE must be iam, jwt or none, not {mode!r}")
+    return mode
+
+
 def load_settings(*, local: bool = False) -> Settings:
     """Read the environment. ``local`` lets the embedder fall back to the
     bundled local model when no OpenAI key is set (only `gligabao serve`)."""
@@ -110,6 +118,7 @@ def load_settings(*, local: bool = False) -> Settings:
     default_model = LOCAL_EMBEDDING_MODEL if embedder == "local" else OPENAI_EMBEDDING_MODEL
     embedding_model = _env("GB_EMBEDDING_MODEL") or default_model
     calibrated = CALIBRATED.get(embedding_model, Thresholds(0.75, 0.75))
+    require_auth = _env("GB_REQUIRE_AUTH", "false").lower() in {"1", "true", "yes", "on"}
     prices = dict(DEFAULT_PRICES)
     raw_prices = _env("GB_PRICES")
     if raw_prices:
@@ -139,7 +148,8 @@ def load_settings(*, local: bool = False) -> Settings:
         embed_timeout_s=_float("GB_EMBED_TIMEOUT_S", 10.0),
         prices=prices,
         dev_api_key=_env("GB_DEV_API_KEY"),
-        require_auth=_env("GB_REQUIRE_AUTH", "false").lower() in {"1", "true", "yes", "on"},
+        require_auth=require_auth,
+        auth_mode=_auth_mode(require_auth),
         user_claim=_env("GB_USER_CLAIM", "sub"),
         records_retention_days=_int("GB_RECORDS_RETENTION_DAYS", 90),
         operator_group=_env("GB_OPERATOR_GROUP", "gligabao-operators"),
