@@ -51,3 +51,10 @@ class NotConfigured(GbError):
     """The LLM a call needs has no credentials."""
 
     status = 503
+
+
+class VectorIndexMissing(GbError):
+    """A vector index a write needs does not exist (the deploy or
+    `gligabao bootstrap` creates it; a write never does)."""
+
+    status = 503

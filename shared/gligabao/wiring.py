@@ -19,7 +19,8 @@ if TYPE_CHECKING:
     from .vectors.port import VectorIndex
 
 
-def _dimension(cfg: Settings) -> int:
+def dimension(cfg: Settings) -> int:
+    """The embedding dimension the vector indexes are created with."""
     return 384 if cfg.embedder == "local" else int(_env_dim() or 1536)
 
 
@@ -62,7 +63,7 @@ def vector_index() -> VectorIndex:
 
         return OpenSearchVectorIndex(
             cfg.opensearch_url,
-            dimension=_dimension(cfg),
+            dimension=dimension(cfg),
             service=cfg.opensearch_service,
             region=cfg.region,
             index_prefix=cfg.opensearch_index_prefix,

@@ -5,7 +5,9 @@
   ``pk:row``, ``_delete_by_query``) against a real OpenSearch 2.19 node with the
   k-NN plugin (infra/opensearch.sh);
 - ``opensearch-aoss``: the same adapter in its Serverless mode (auto IDs, row
-  dedupe, delete by listing IDs) against the same node.
+  dedupe, delete by listing IDs) against the same node, with the Lucene engine
+  (the node has no Faiss libraries; the Faiss body is pinned in
+  test_index_bodies.py).
 
 Every test writes under fresh user IDs, so tests never see each other's data;
 the OpenSearch indexes are unique to the session and dropped at its end.
@@ -66,7 +68,9 @@ def opensearch_modes(opensearch_url: str, opensearch_prefix: str) -> Iterator[di
 
     prefixes = {"es": f"{opensearch_prefix}-es", "aoss": f"{opensearch_prefix}-aoss"}
     indexes = [
-        OpenSearchVectorIndex(opensearch_url, dimension=DIM, service=svc, index_prefix=prefix)
+        OpenSearchVectorIndex(
+            opensearch_url, dimension=DIM, service=svc, index_prefix=prefix, engine="lucene"
+        )
         for svc, prefix in prefixes.items()
     ]
     for index in indexes:
@@ -87,7 +91,12 @@ def index(request: pytest.FixtureRequest) -> VectorIndex:
     service = "aoss" if request.param == "opensearch-aoss" else "es"
     # refresh: writes are searchable when the call returns (tests only).
     return OpenSearchVectorIndex(
-        url, dimension=DIM, service=service, index_prefix=modes[service], refresh=True
+        url,
+        dimension=DIM,
+        service=service,
+        index_prefix=modes[service],
+        engine="lucene",
+        refresh=True,
     )
 
 
@@ -289,6 +298,10 @@ class FakeClient:
     def __init__(self, replies: dict[str, list[Any]]) -> None:
         self.replies = replies
         self.calls: list[tuple[str, dict[str, Any]]] = []
+        self.indices = self  # indices.exists: every index exists
+
+    def exists(self, **kwargs: Any) -> bool:
+        return True
 
     def _reply(self, name: str, kwargs: dict[str, Any]) -> Any:
         self.calls.append((name, kwargs))
@@ -336,7 +349,7 @@ def test_bulk_retries_throttled_items_and_whole_requests_with_backoff() -> None:
     )
     index = _fake_index(client)
     index.upsert(new_key(), "entities", [VectorItem(1, e(0)), VectorItem(2, e(1))])
-    assert len(client.calls) == 3 and index.requests == 3
+    assert len(client.calls) == 3 and index.requests == 4  # and the index check
     assert len(SLEEPS) == 2 and SLEEPS[1] > SLEEPS[0] / 2
     last_body = client.calls[-1][1]["body"]
     assert last_body.count("\n") == 2 and '"row_id": 2' in last_body  # only the throttled item
@@ -380,7 +393,7 @@ def test_search_sends_the_filter_inside_the_knn_clause_and_converts_scores() -> 
             ]
         }
     )
-    index = _fake_index(client, service="aoss", index_prefix="px")
+    index = _fake_index(client, service="aoss", index_prefix="px", engine="lucene")
     key = new_key()
     [hits] = index.search(key, [SearchRequest("edges", e(0), 3, 0.5)])
     assert [(h.id, round(h.score, 6)) for h in hits] == [(5, 0.9)]  # deduped, 0.6 -> 0.2 < 0.5

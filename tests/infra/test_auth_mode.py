@@ -8,7 +8,7 @@ import pytest
 
 pytest.importorskip("cfnlint")
 
-from cfn import Stack, load  # noqa: E402
+from cfn import Stack, load
 
 ROUTE = "AWS::ApiGatewayV2::Route"
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import signal
 import sys
@@ -104,16 +105,26 @@ def serve(host: str, port: int, quiet: bool) -> int:
     return 0
 
 
-def bootstrap() -> int:
+def bootstrap(dry_run: bool = False) -> int:
     from .. import wiring
     from ..config import settings
 
-    if not settings().opensearch_url:
+    cfg = settings()
+    if dry_run:
+        # No request: the bodies follow from the settings alone
+        # (GB_OPENSEARCH_SERVICE picks the engine), so anyone can read them.
+        from ..vectors.opensearch import default_engine, index_bodies
+
+        engine = default_engine(cfg.opensearch_service)
+        bodies = index_bodies(cfg.opensearch_index_prefix, wiring.dimension(cfg), engine)
+        print(json.dumps(bodies, indent=2, sort_keys=True))
+        return 0
+    if not cfg.opensearch_url:
         print("GB_OPENSEARCH_URL is not set: nothing to bootstrap", file=sys.stderr)
         return 2
     index: Any = wiring.vector_index()
-    index.bootstrap()
-    print("vector indexes ready")
+    created = index.bootstrap()
+    print(f"vector indexes ready (engine {index.engine}; created: {', '.join(created) or 'none'})")
     return 0
 
 
@@ -133,7 +144,10 @@ def main(argv: list[str] | None = None) -> int:
     p_serve.add_argument("--host", default="127.0.0.1")
     p_serve.add_argument("--port", type=int, default=7878)
     p_serve.add_argument("--quiet", action="store_true", help="no access log")
-    sub.add_parser("bootstrap", help="create the OpenSearch vector indexes (idempotent)")
+    p_boot = sub.add_parser("bootstrap", help="create the OpenSearch vector indexes (idempotent)")
+    p_boot.add_argument(
+        "--dry-run", action="store_true", help="print the exact index bodies, create nothing"
+    )
     p_re = sub.add_parser("reindex", help="rebuild a dataset's vectors from DynamoDB")
     p_re.add_argument("--user", required=True)
     p_re.add_argument("--dataset", default="main")
@@ -141,7 +155,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "serve":
         return serve(args.host, args.port, args.quiet)
     if args.command == "bootstrap":
-        return bootstrap()
+        return bootstrap(args.dry_run)
     return reindex(args.user, args.dataset)
 
 
