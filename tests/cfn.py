@@ -11,7 +11,7 @@ from typing import Any
 
 from cfnlint.decode import cfn_yaml
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 NO_VALUE = object()
 
 
