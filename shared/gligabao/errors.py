@@ -58,3 +58,9 @@ class VectorIndexMissing(GbError):
     `gligabao bootstrap` creates it; a write never does)."""
 
     status = 503
+
+
+class DeadlineExceeded(GbError):
+    """The request's time budget (the Lambda's remaining time) ran out."""
+
+    status = 504

@@ -15,7 +15,8 @@ from typing import Any
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response, content_types
 
-from ..errors import BadRequest, GbError, PayloadTooLarge
+from .. import deadline
+from ..errors import BadRequest, DeadlineExceeded, GbError, PayloadTooLarge
 from ..records.meter import Meter
 from ..records.model import CallRecord, Step, new_call
 from ..records.monitor import emit, logger
@@ -112,7 +113,8 @@ def lambda_entry(app: APIGatewayHttpResolver) -> Callable[[dict[str, Any], Any],
                 result = _plain(exc.status, exc.message)
             else:
                 try:
-                    result = app.resolve(event, context)
+                    with deadline.budget(deadline.from_lambda_context(context)):
+                        result = app.resolve(event, context)
                 except Exception:
                     logger.exception("unhandled error")
                     result = _plain(500, "internal error")
@@ -168,17 +170,28 @@ def run_call(
         if background:
             call.result = result
         return result
-    except GbError as exc:
-        http_status = exc.status
-        call.finish(exc.message)
-        raise
     except Exception as exc:
-        http_status = 500
-        call.finish(f"internal error: {type(exc).__name__}")
+        if deadline.expired() and not isinstance(exc, DeadlineExceeded):
+            # a call that failed because the budget ran out (an LLM or
+            # database timeout at the end of it) is a timeout: 504
+            late = DeadlineExceeded(f"the time budget ran out ({_reason(exc)})")
+            http_status = late.status
+            call.finish(late.message)
+            raise late from exc
+        if isinstance(exc, GbError):
+            http_status = exc.status
+            call.finish(exc.message)
+        else:
+            http_status = 500
+            call.finish(f"internal error: {type(exc).__name__}")
         raise
     finally:
         _save(call)
         emit(call, type_, http_status)
+
+
+def _reason(exc: Exception) -> str:
+    return exc.message if isinstance(exc, GbError) else type(exc).__name__
 
 
 def _save(call: CallRecord) -> None:

@@ -64,6 +64,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 from urllib.parse import urlparse
 
+from .. import deadline
 from ..config import Settings
 from ..errors import UpstreamError, VectorIndexMissing
 from ..models import DatasetKey
@@ -289,6 +290,7 @@ class OpenSearchVectorIndex:
 
         attempt = 0
         while True:
+            deadline.check(f"opensearch {op}")
             with self._lock:
                 self.requests += 1
             try:
@@ -306,8 +308,11 @@ class OpenSearchVectorIndex:
                 raise UpstreamError(f"opensearch {op}: {e}") from e
             if attempt >= self.max_retries:
                 raise UpstreamError(f"opensearch {op}: {message} (after {attempt + 1} tries)")
-            delay = self.backoff_s * (2**attempt)
-            self._sleep(delay * (0.5 + random.random() / 2))
+            delay = self.backoff_s * (2**attempt) * (0.5 + random.random() / 2)
+            left = deadline.remaining()
+            if left is not None and left < delay:
+                raise UpstreamError(f"opensearch {op}: {message} (no time left to retry)")
+            self._sleep(delay)
             attempt += 1
 
     def _bulk(self, op: str, actions: list[tuple[dict[str, Any], dict[str, Any] | None]]) -> None:
