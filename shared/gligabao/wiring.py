@@ -130,6 +130,16 @@ def query_service() -> Query:
     return Query(graph_store(), vector_index(), cfg, nearby)
 
 
+# The in-process queue, with its consumer, composed by the local server
+# (`use_local_queue`); it outlives reset(), as the server does.
+_local_queue: list[JobQueue] = []
+
+
+def use_local_queue(queue: JobQueue) -> None:
+    _local_queue[:] = [queue]
+    remember_queue.cache_clear()
+
+
 @lru_cache(maxsize=1)
 def remember_queue() -> JobQueue:
     cfg = settings()
@@ -137,9 +147,13 @@ def remember_queue() -> JobQueue:
         from .queue.sqs import SqsJobQueue
 
         return SqsJobQueue(cfg.remember_queue_url, cfg.region)
-    from .queue.local import LocalJobQueue
+    if _local_queue:
+        return _local_queue[0]
+    from .errors import NotConfigured
 
-    return LocalJobQueue()
+    raise NotConfigured(
+        "asynchronous remember needs a queue: GB_REMEMBER_QUEUE_URL (SQS), or `gligabao serve`"
+    )
 
 
 def reset() -> None:

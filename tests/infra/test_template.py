@@ -312,7 +312,16 @@ def test_remember_queue_feeds_the_worker(template: dict[str, Any]) -> None:
     sqs = {
         a for st in _statements(worker) for a in _as_list(st["Action"]) if a.startswith("sqs:")
     }
-    assert sqs == {"sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes"}
+    assert sqs == {
+        "sqs:ReceiveMessage",
+        "sqs:DeleteMessage",
+        "sqs:GetQueueAttributes",
+        "sqs:ChangeMessageVisibility",  # the backoff of a transient failure
+    }
+    worker_env = worker["Properties"]["Environment"]["Variables"]
+    assert worker_env["GB_REMEMBER_MAX_RECEIVES"] == str(redrive["maxReceiveCount"])
+    assert worker_env["GB_REMEMBER_QUEUE_URL"] == {"Ref": queue_id}
+    assert props["ScalingConfig"] == {"MaximumConcurrency": {"Ref": "MaximumConcurrency"}}
     assert all(
         st["Resource"] == arn
         for st in _statements(worker)

@@ -21,7 +21,15 @@ def _seed(gb: Harness) -> None:
 
 
 class LambdaContext:
-    """What Lambda passes: the time left of the invocation."""
+    """What Lambda passes: its identity and the time left of the invocation."""
+
+    function_name = "gb-QueryFunction"
+    function_version = "$LATEST"
+    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:gb-QueryFunction"
+    memory_limit_in_mb = 1024
+    aws_request_id = "c6af9ac6-7b61-11e6-9a41-93e812345678"
+    log_group_name = "/aws/lambda/gb-QueryFunction"
+    log_stream_name = "2026/12/01/[$LATEST]abc"
 
     def __init__(self, remaining_ms: int) -> None:
         import time
