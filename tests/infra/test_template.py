@@ -307,8 +307,13 @@ def test_remember_queue_feeds_the_worker(template: dict[str, Any]) -> None:
     env = remember["Properties"]["Environment"]["Variables"]
     assert env["GB_REMEMBER_QUEUE_URL"] == {"Ref": queue_id}
     arn = {"Fn::GetAtt": [queue_id, "Arn"]}
-    sends = [st for st in _statements(remember) if "sqs:SendMessage" in _as_list(st["Action"])]
-    assert [(_as_list(st["Action"]), st["Resource"]) for st in sends] == [(["sqs:SendMessage"], arn)]
+    for sender in (remember, functions["query"]):  # both take Prefer: respond-async
+        sends = [st for st in _statements(sender) if "sqs:SendMessage" in _as_list(st["Action"])]
+        assert [(_as_list(st["Action"]), st["Resource"]) for st in sends] == [(["sqs:SendMessage"], arn)]
+        assert sender["Properties"]["Environment"]["Variables"]["GB_REMEMBER_QUEUE_URL"] == {"Ref": queue_id}
+    others = [f for n, f in functions.items() if n not in ("remember", "query")]
+    for other in others:
+        assert not any("sqs:SendMessage" in _as_list(st["Action"]) for st in _statements(other))
     sqs = {
         a for st in _statements(worker) for a in _as_list(st["Action"]) if a.startswith("sqs:")
     }

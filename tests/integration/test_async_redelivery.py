@@ -136,3 +136,22 @@ def test_worker_ends_a_transient_failure_on_the_last_receive(
     assert "529" in call["status"] and not call["status"].startswith("retrying")
     assert_nothing_written(gb)
     json.dumps(call)
+
+
+def test_query_with_prefer_respond_async_answers_202_and_the_record_holds_the_answer(gb: Harness) -> None:
+    gb.llm.script("extract", works_at())
+    gb.client.post("/v1/gb/remember", {"user_id": "u1", "text": TEXT})
+    r = gb.client.post("/v1/gb/query", {"user_id": "u1", "query": "Where does Alice work?", "reasoning": "high"},
+                       headers={"Prefer": "respond-async"})
+    assert r.status == 202, r.body
+    assert r.body == {"call_id": r.call_id, "status": "accepted"}
+    assert r.headers["Location"] == f"/v1/gb/calls/{r.call_id}"
+    done = _wait(gb, r.call_id)
+    assert done["status"] == "ok" and done["type"] == "query", done
+    assert "answer" in done["result"]
+    [req] = gb.llm.requests_for("query")
+    assert req.get("thinking", {}).get("type") == "enabled"  # reasoning high ran in the worker
+    # bad input is still answered at once, and nothing is queued
+    bad = gb.client.post("/v1/gb/query", {"user_id": "u1", "query": "x", "reasoning": "enormous"},
+                         headers={"Prefer": "respond-async"})
+    assert bad.status == 400

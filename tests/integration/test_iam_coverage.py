@@ -283,8 +283,12 @@ def test_every_role_grants_what_its_code_does_and_no_unused_write(
     with rec:
         out = _call(query.lambda_handler, "POST", "/v1/gb/query",
                     {"user_id": "u1", "query": "Who lives near Marseille?", "geo_radius_km": 800})
+        queued = _call(query.lambda_handler, "POST", "/v1/gb/query",
+                       {"user_id": "u1", "query": "Where does Alice live?", "reasoning": "high"},
+                       {"prefer": "respond-async"})
     used["query"] = rec.actions()
     assert out["nearby"]["anchors"][0]["name"] == "Marseille"
+    assert queued["status"] == "accepted"
 
     _fresh_container(monkeypatch, "records", deployed_like)
     with rec:

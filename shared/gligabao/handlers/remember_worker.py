@@ -1,4 +1,4 @@
-"""The remember worker: runs queued remembers (``Prefer: respond-async``).
+"""The worker: runs queued remembers and queries (``Prefer: respond-async``).
 
 Deployed, an SQS event source feeds ``lambda_handler`` (partial batch
 responses through Powertools' BatchProcessor); locally the in-process queue
@@ -36,11 +36,12 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
 from .. import deadline, wiring
 from ..api.app import RETRYING, call_id_set, run_call
-from ..api.requests import RememberRequest, validate
+from ..api.requests import QueryRequest, RememberRequest, validate
 from ..errors import GbError, is_transient
 from ..queue.port import RetryLater
 from ..queue.sqs import SqsJobQueue
 from ..records.monitor import lambda_stack, logger
+from .query import run_query
 from .remember import remember_input
 
 NOT_DONE = ("accepted", "running")
@@ -58,29 +59,37 @@ def process_job(job: dict[str, Any], *, final_attempt: bool = True) -> bool:
     """Run one queued remember; False when it had already been done. Raises
     RetryLater on a transient failure unless this is the final attempt."""
     call_id = str(job["call_id"])
-    req = validate(RememberRequest, job["request"])
+    kind = str(job.get("kind", "remember"))
+    req: QueryRequest | RememberRequest = (
+        validate(QueryRequest, job["request"])
+        if kind == "query"
+        else validate(RememberRequest, job["request"])
+    )
     existing = wiring.record_store().get_call(req.user_id, call_id)
     if existing is not None and _final(existing.status):
-        logger.info("remember job already done", extra={"call_id": call_id})
+        logger.info("queued job already done", extra={"call_id": call_id, "kind": kind})
         return False
     retry_if = None if final_attempt else is_transient
     with call_id_set(call_id):
-        inp = remember_input(req, call_id, str(job["reference_time"]))
         try:
-            run_call(
-                "remember",
-                req.user_id,
-                req.dataset,
-                req.session_id,
-                lambda meter: wiring.remember_service().run(inp, meter),
-                background=True,
-                retry_if=retry_if,
-            )
+            if isinstance(req, QueryRequest):
+                run_query(req, background=True, retry_if=retry_if)
+            else:
+                inp = remember_input(req, call_id, str(job["reference_time"]))
+                run_call(
+                    "remember",
+                    req.user_id,
+                    req.dataset,
+                    req.session_id,
+                    lambda meter: wiring.remember_service().run(inp, meter),
+                    background=True,
+                    retry_if=retry_if,
+                )
         except GbError as exc:
             if retry_if is not None and retry_if(exc):
                 raise RetryLater(exc.message) from exc
             # Final: the call record holds the error for the client to read.
-            logger.warning("queued remember failed", extra={"call_id": call_id})
+            logger.warning("queued job failed", extra={"call_id": call_id, "kind": kind})
     return True
 
 
