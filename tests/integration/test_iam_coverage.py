@@ -4,7 +4,8 @@ is granted to that function's role in template.yaml, and the role grants no
 write that its function never makes.
 
 The actions are recorded by moto's own request recorder on the moto server
-the handlers talk to (DynamoDB, SQS, Secrets Manager over HTTP), while each
+the handlers talk to (DynamoDB, SQS, Secrets Manager over HTTP), and by the
+fake Amazon Location place index (the geo resolver deployed), while each
 function's handler runs its paths: remember (sync with an idempotency key,
 async through SQS, geo on), the remember worker (from the SQS message), query
 (with the nearby search, which stores the places of the question), datasets
@@ -23,6 +24,7 @@ import boto3
 import pytest
 
 from conftest import Harness
+from fakes.location_server import FakeLocation
 from gligabao.local.server import make_event
 
 pytestmark = pytest.mark.timeout(180)
@@ -74,6 +76,8 @@ class Recording:
 
         recorder.stop_recording()
 
+    location: Any = None
+
     def actions(self) -> set[tuple[str, str]]:
         """(service:operation, resource) pairs; resource is the table's short
         name (with "/index" for a GSI), "queue" or "secret"."""
@@ -95,6 +99,8 @@ class Recording:
                 out.add((f"secretsmanager:{op}", "secret"))
             else:
                 raise AssertionError(f"unexpected AWS request: {entry['method']} {entry['url']}")
+        if self.location is not None:
+            out |= {(op, "GeoPlaceIndex") for op in self.location.operations()}
         return out
 
     def _table(self, name: str, index: str | None = None) -> str:
@@ -191,11 +197,17 @@ def deployed_like(monkeypatch: pytest.MonkeyPatch, gb: Harness, moto_url: str) -
         ids[var] = sm.create_secret(Name=f"{gb.prefix}{var}", SecretString=value)["ARN"]
     sqs = boto3.client("sqs", region_name=region, endpoint_url=moto_url)
     ids["GB_REMEMBER_QUEUE_URL"] = sqs.create_queue(QueueName=f"{gb.prefix}remember")["QueueUrl"]
-    yield ids
+    ids["GB_GEO_PLACE_INDEX"] = f"{gb.prefix}places"
+    with FakeLocation() as location:
+        monkeypatch.setenv("AWS_ENDPOINT_URL_LOCATION", location.url)
+        # botocore would call places.<endpoint host>: keep the loopback host
+        monkeypatch.setenv("AWS_DISABLE_HOST_PREFIX_INJECTION", "true")
+        ids["location"] = location  # type: ignore[assignment]
+        yield ids
     wiring.reset()
 
 
-AWS_ENV = ("GB_ANTHROPIC_SECRET", "GB_OPENAI_SECRET", "GB_REMEMBER_QUEUE_URL")
+AWS_ENV = ("GB_ANTHROPIC_SECRET", "GB_OPENAI_SECRET", "GB_REMEMBER_QUEUE_URL", "GB_GEO_PLACE_INDEX")
 
 
 def _fresh_container(monkeypatch: pytest.MonkeyPatch, function: str, values: dict[str, str]) -> None:
@@ -218,6 +230,7 @@ def _fresh_container(monkeypatch: pytest.MonkeyPatch, function: str, values: dic
         else:
             monkeypatch.delenv(var, raising=False)
     parameters.clear_caches()
+    values["location"].reset()  # type: ignore[attr-defined]
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     wiring.reset()
@@ -229,6 +242,7 @@ def test_every_role_grants_what_its_code_does_and_no_unused_write(
     from gligabao.handlers import datasets, query, records, remember, remember_worker
 
     rec = Recording(tmp_path / "moto-recording", gb.prefix)
+    rec.location = deployed_like["location"]
     used: dict[str, set[tuple[str, str]]] = {}
 
     # remember: sync (with a key, geo on), then async (to the queue)
@@ -306,5 +320,7 @@ def test_every_role_grants_what_its_code_does_and_no_unused_write(
     assert ("sqs:SendMessage", "queue") in used["remember"]
     assert ("secretsmanager:GetSecretValue", "secret") in used["query"]
     assert any(a in WRITES for a, _ in used["query"])  # the stored place
+    assert ("geo:SearchPlaceIndexForText", "GeoPlaceIndex") in used["remember"]
+    assert ("geo:SearchPlaceIndexForText", "GeoPlaceIndex") in used["query"]
     for function, actions in used.items():
         _check(function, actions)
