@@ -35,7 +35,7 @@ def query() -> Response[str]:
         if req.geo_nearby or req.geo_radius_km is not None:
             radius = req.geo_radius_km or cfg.geo_radius_km
     if not cfg.llm_configured:
-        raise NotConfigured("LLM not configured: ANTHROPIC_API_KEY is not set")
+        raise NotConfigured(cfg.llm_missing)
     inp = QueryInput(req.user_id, req.dataset, req.query, req.session_id, options, radius)
     result = run_call(
         "query",
