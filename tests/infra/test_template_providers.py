@@ -130,6 +130,8 @@ def test_default_stack_is_bedrock_only_with_no_secret(raw: dict[str, Any]) -> No
         assert env["GB_DEFAULT_MODEL"] == f"us.{HAIKU}"
         assert env["GB_EMBEDDING_MODEL"] == TITAN
         assert env["GB_EMBEDDING_DIMENSION"] == ""  # the provider's default (1024)
+        # Empty: the calibrated pair, or for Titan the ID/name-only merge and rank cut.
+        assert env["GB_RESOLVE_THRESHOLD"] == "" and env["GB_QUERY_THRESHOLD"] == ""
         assert env["GB_ANTHROPIC_SECRET"] == "" and env["GB_OPENAI_SECRET"] == ""
         assert stack.grants(fn, "bedrock:InvokeModel") == [
             f"arn:aws:bedrock:eu-west-1:123456789012:inference-profile/us.{HAIKU}",
