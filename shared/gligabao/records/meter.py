@@ -72,53 +72,31 @@ class Meter:
 
     def complete(self, request: LLMRequest) -> LLMReply:
         t0 = time.perf_counter()
-        try:
-            reply = self._llm.complete(request)
-        except GbError as exc:
-            usage = exc.usage if isinstance(exc, UpstreamError) else None
-            if isinstance(usage, LLMReply):
-                self._record(
-                    self._llm.provider,
-                    request.stage,
-                    request.model,
-                    request.reasoning,
-                    t0,
-                    exc.message,
-                    usage.input_tokens,
-                    usage.output_tokens,
-                    usage.thinking_tokens,
-                )
-            else:
-                self._record(
-                    self._llm.provider,
-                    request.stage,
-                    request.model,
-                    request.reasoning,
-                    t0,
-                    exc.message,
-                )
-            raise
-        except Exception as exc:  # not mapped by the adapter: still one row
+
+        def record(status: str, usage: LLMReply | None = None) -> None:
+            tokens = (
+                (usage.input_tokens, usage.output_tokens, usage.thinking_tokens) if usage else ()
+            )
             self._record(
                 self._llm.provider,
                 request.stage,
                 request.model,
                 request.reasoning,
                 t0,
-                _internal(exc),
+                status,
+                *tokens,
             )
+
+        try:
+            reply = self._llm.complete(request)
+        except GbError as exc:
+            usage = exc.usage if isinstance(exc, UpstreamError) else None
+            record(exc.message, usage if isinstance(usage, LLMReply) else None)
             raise
-        self._record(
-            self._llm.provider,
-            request.stage,
-            request.model,
-            request.reasoning,
-            t0,
-            "ok",
-            reply.input_tokens,
-            reply.output_tokens,
-            reply.thinking_tokens,
-        )
+        except Exception as exc:  # not mapped by the adapter: still one row
+            record(_internal(exc))
+            raise
+        record("ok", reply)
         return reply
 
     def reject(self, stage: str, reason: str) -> None:
