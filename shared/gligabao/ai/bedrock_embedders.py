@@ -57,7 +57,10 @@ class BedrockEmbedder:
             import boto3  # lazy: keeps boto3's service models out of the cold start
             from botocore.config import Config
 
-            self._client = boto3.client(
+            # Its own session: credentials resolved now, from the environment
+            # this embedder was built in (boto3's default session keeps the
+            # first ones it ever saw in the process).
+            self._client = boto3.session.Session().client(
                 "bedrock-runtime",
                 region_name=self._region,
                 endpoint_url=self._endpoint_url or None,
