@@ -287,6 +287,7 @@ def local_stack(fake: FakeAnthropic) -> Iterator[str]:
         "POWERTOOLS_LOG_LEVEL": "WARNING",
     })
     for name in ("OPENAI_API_KEY", "openai_api_key", "OPENAI_BASE_URL", "GB_EMBEDDER",
+                 "GB_EMBEDDING_PROVIDER", "GB_LLM_PROVIDER",
                  "GB_EMBEDDING_MODEL", "GB_EMBEDDING_DIMENSION", "GB_OPENSEARCH_URL",
                  "GB_DYNAMODB_ENDPOINT", "GB_GEO"):
         os.environ.pop(name, None)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from .config import Settings, settings
+from .config import settings
 
 if TYPE_CHECKING:
     from .ai.port import LLM, Embedder
@@ -17,17 +17,6 @@ if TYPE_CHECKING:
     from .queue.port import JobQueue
     from .records.model import RecordStore
     from .vectors.port import VectorIndex
-
-
-def dimension(cfg: Settings) -> int:
-    """The embedding dimension the vector indexes are created with."""
-    return 384 if cfg.embedder == "local" else int(_env_dim() or 1536)
-
-
-def _env_dim() -> str:
-    import os
-
-    return os.environ.get("GB_EMBEDDING_DIMENSION", "")
 
 
 @lru_cache(maxsize=1)
@@ -63,7 +52,7 @@ def vector_index() -> VectorIndex:
 
         return OpenSearchVectorIndex(
             cfg.opensearch_url,
-            dimension=dimension(cfg),
+            dimension=cfg.embedding_dimension,
             service=cfg.opensearch_service,
             region=cfg.region,
             index_prefix=cfg.opensearch_index_prefix,
@@ -75,9 +64,27 @@ def vector_index() -> VectorIndex:
 
 @lru_cache(maxsize=1)
 def llm() -> LLM:
+    cfg = settings()
+    if cfg.llm_provider == "bedrock":
+        from .ai.bedrock_llm import BedrockLLM
+
+        return BedrockLLM(
+            cfg.region,
+            endpoint_url=cfg.bedrock_endpoint_url,
+            timeout_s=cfg.llm_timeout_s,
+            max_retries=cfg.llm_max_retries,
+        )
+    if cfg.llm_provider == "openai":
+        from .ai.openai_llm import OpenAILLM
+
+        return OpenAILLM(
+            cfg.llm_api_key,
+            cfg.llm_base_url,
+            timeout_s=cfg.llm_timeout_s,
+            max_retries=cfg.llm_max_retries,
+        )
     from .ai.anthropic_llm import AnthropicLLM
 
-    cfg = settings()
     return AnthropicLLM(
         cfg.anthropic_api_key, timeout_s=cfg.llm_timeout_s, max_retries=cfg.llm_max_retries
     )
@@ -90,6 +97,17 @@ def embedder() -> Embedder:
         from .ai.embedders import LocalEmbedder
 
         return LocalEmbedder(cfg.embedding_model)
+    if cfg.embedder == "bedrock":
+        from .ai.bedrock_embedders import BedrockEmbedder
+
+        return BedrockEmbedder(
+            cfg.embedding_model,
+            cfg.embedding_dimension,
+            cfg.region,
+            endpoint_url=cfg.bedrock_endpoint_url,
+            timeout_s=cfg.embed_timeout_s,
+            max_retries=cfg.llm_max_retries,
+        )
     from .ai.embedders import OpenAIEmbedder
 
     return OpenAIEmbedder(

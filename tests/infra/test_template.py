@@ -226,6 +226,9 @@ def test_roles_are_least_privilege(template: dict[str, Any], store: str) -> None
         VectorStore=store,
         ExternalOpenSearchUrl="https://x.example",
         ExternalOpenSearchArn="arn:aws:es:us-east-1:1:domain/x/*",
+        # the API-key providers: their secrets are what the LLM functions read
+        LlmProvider="anthropic",
+        EmbeddingProvider="openai",
     )
     aoss = store == "serverless"
     for name, res in _functions({"Resources": stack.resources}).items():

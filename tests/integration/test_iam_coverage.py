@@ -125,7 +125,7 @@ def _granted(function: str) -> set[tuple[str, str]]:
     Geo on (every path)."""
     from cfn import Stack, load
 
-    stack = Stack(load(), Geo="on")
+    stack = Stack(load(), Geo="on", LlmProvider="anthropic", EmbeddingProvider="openai")
     tables = {
         logical: res["Properties"]["TableName"]["Fn::Sub"].split("}-", 1)[1]
         for logical, res in stack.of_type("AWS::DynamoDB::Table").items()
@@ -220,7 +220,7 @@ def _fresh_container(monkeypatch: pytest.MonkeyPatch, function: str, values: dic
 
     [res] = [
         r
-        for r in Stack(load(), Geo="on").of_type("AWS::Serverless::Function").values()
+        for r in Stack(load(), Geo="on", LlmProvider="anthropic", EmbeddingProvider="openai").of_type("AWS::Serverless::Function").values()
         if Path(r["Properties"]["CodeUri"]).name == function
     ]
     env = res["Properties"].get("Environment", {}).get("Variables", {})

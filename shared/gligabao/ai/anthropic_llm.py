@@ -13,21 +13,31 @@ THINKING_BUDGETS = {"none": 0, "low": 1024, "medium": 4096, "high": 16384}
 
 
 class AnthropicLLM:
+    """Claude through the Messages API. Subclasses change only the client
+    (BedrockLLM: the same Messages calls, signed with SigV4)."""
+
+    provider = "anthropic"
+
     def __init__(self, api_key: str, *, timeout_s: float = 60.0, max_retries: int = 2) -> None:
         self._api_key = api_key
         self._timeout_s = timeout_s
         self._max_retries = max_retries
         self._client: Any = None
 
-    def _sdk(self) -> Any:
+    def _new_client(self) -> Any:
         if not self._api_key:
-            raise NotConfigured("LLM not configured: ANTHROPIC_API_KEY is not set")
-        if self._client is None:
-            import anthropic  # lazy: keeps the SDK out of the handlers' cold start
-
-            self._client = anthropic.Anthropic(
-                api_key=self._api_key, timeout=self._timeout_s, max_retries=self._max_retries
+            raise NotConfigured(
+                "LLM not configured: provider anthropic needs ANTHROPIC_API_KEY, which is not set"
             )
+        import anthropic  # lazy: keeps the SDK out of the handlers' cold start
+
+        return anthropic.Anthropic(
+            api_key=self._api_key, timeout=self._timeout_s, max_retries=self._max_retries
+        )
+
+    def _sdk(self) -> Any:
+        if self._client is None:
+            self._client = self._new_client()
         return self._client
 
     def complete(self, request: LLMRequest) -> LLMReply:

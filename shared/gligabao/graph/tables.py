@@ -292,6 +292,7 @@ class InferenceRow(_Base):
     call_id = UnicodeAttribute(default="")
     type = UnicodeAttribute(default="")
     stage = UnicodeAttribute(default="")
+    provider = UnicodeAttribute(default="")
     model = UnicodeAttribute(default="")
     reasoning = UnicodeAttribute(default="")
     input_tokens = NumberAttribute(default=0)

@@ -46,7 +46,7 @@ def query_input(req: QueryRequest) -> QueryInput:
         if req.geo_nearby or req.geo_radius_km is not None:
             radius = req.geo_radius_km or cfg.geo_radius_km
     if not cfg.llm_configured:
-        raise NotConfigured("LLM not configured: ANTHROPIC_API_KEY is not set")
+        raise NotConfigured(cfg.llm_missing)
     return QueryInput(req.user_id, req.dataset, req.query, req.session_id, options, radius)
 
 

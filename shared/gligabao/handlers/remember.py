@@ -53,7 +53,7 @@ def remember() -> Response[str]:
     call_id = current_call_id()
     inp = remember_input(req, call_id, req.reference_time or clock.now_str())
     if not settings().llm_configured:
-        raise NotConfigured("LLM not configured: ANTHROPIC_API_KEY is not set")
+        raise NotConfigured(settings().llm_missing)
 
     def work() -> dict[str, object]:
         return run_call(

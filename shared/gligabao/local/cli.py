@@ -1,4 +1,4 @@
-"""The `gligabao` command: serve, bootstrap, reindex."""
+"""The `gligabao` command: serve, bootstrap, reindex, calibrate."""
 
 from __future__ import annotations
 
@@ -8,7 +8,13 @@ import os
 import signal
 import sys
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..config import Settings
+
+# The LLM stages, in the order a call runs them (the banner lists them).
+STAGES = ("extract", "invalidate", "summarize", "query", "detect_geo")
 
 
 def _describe(moto_url: str | None) -> list[str]:
@@ -25,16 +31,6 @@ def _describe(moto_url: str | None) -> list[str]:
         if cfg.opensearch_url
         else "in-process vector index (exact cosine)"
     )
-    emb = (
-        f"local model {cfg.embedding_model}"
-        if cfg.embedder == "local"
-        else f"OpenAI {cfg.embedding_model} at {os.environ.get('OPENAI_BASE_URL') or 'api.openai.com'}"
-    )
-    llm = (
-        f"Anthropic {cfg.llm_model} at {os.environ.get('ANTHROPIC_BASE_URL') or 'api.anthropic.com'}"
-        if cfg.llm_configured
-        else "not configured (ANTHROPIC_API_KEY unset): LLM calls answer 503"
-    )
     queue = (
         f"SQS queue {cfg.remember_queue_url}"
         if cfg.remember_queue_url
@@ -43,10 +39,43 @@ def _describe(moto_url: str | None) -> list[str]:
     return [
         f"  storage:    {db}",
         f"  vectors:    {vectors}",
-        f"  embeddings: {emb}",
-        f"  llm:        {llm}",
+        *describe_models(cfg),
         f"  geo:        {'on' if cfg.geo else 'off'}",
         f"  async:      {queue}",
+    ]
+
+
+def describe_models(cfg: Settings) -> list[str]:
+    """Which provider and model answer each stage, and the thresholds in use."""
+    bedrock_at = cfg.bedrock_endpoint_url or f"bedrock-runtime.{cfg.region}.amazonaws.com"
+    llm_at = {
+        "anthropic": os.environ.get("ANTHROPIC_BASE_URL") or "api.anthropic.com",
+        "bedrock": bedrock_at,
+        "openai": cfg.llm_base_url or "api.openai.com",
+    }[cfg.llm_provider]
+    emb_at = {
+        "local": "in process",
+        "bedrock": bedrock_at,
+        "openai": os.environ.get("OPENAI_BASE_URL") or "api.openai.com",
+    }[cfg.embedder]
+    stages = ", ".join(STAGES if cfg.geo else [s for s in STAGES if s != "detect_geo"])
+    llm = (
+        f"{cfg.llm_provider} {cfg.llm_model} at {llm_at} answers {stages} "
+        "(a call may name other models)"
+        if cfg.llm_configured
+        else f"{cfg.llm_missing}; LLM calls answer 503"
+    )
+    if cfg.resolve_threshold > 1.0:
+        resolve = "by ID or name only"
+    else:
+        resolve = f"from cosine {cfg.resolve_threshold:g}"
+    query = "by rank" if cfg.query_threshold <= -1.0 else f"from cosine {cfg.query_threshold:g}"
+    return [
+        f"  llm:        {llm}",
+        f"  embeddings: {cfg.embedder} {cfg.embedding_model} ({cfg.embedding_dimension} dims) "
+        f"at {emb_at} embeds stored texts, names and questions",
+        f"  thresholds: entities merge {resolve}, query matches cut {query}: "
+        f"{cfg.thresholds_source}",
     ]
 
 
@@ -116,7 +145,7 @@ def bootstrap(dry_run: bool = False) -> int:
         from ..vectors.opensearch import default_engine, index_bodies
 
         engine = default_engine(cfg.opensearch_service)
-        bodies = index_bodies(cfg.opensearch_index_prefix, wiring.dimension(cfg), engine)
+        bodies = index_bodies(cfg.opensearch_index_prefix, cfg.embedding_dimension, engine)
         print(json.dumps(bodies, indent=2, sort_keys=True))
         return 0
     if not cfg.opensearch_url:
@@ -137,6 +166,27 @@ def reindex(user: str, dataset: str) -> int:
     return 0
 
 
+def calibrate() -> int:
+    """Measure the configured embedding model (one run: three embedding
+    requests) and propose its thresholds."""
+    os.environ["GB_LOCAL"] = "1"  # the same embedder `serve` would use
+    from .. import wiring
+    from ..config import settings
+    from ..errors import GbError
+    from .calibrate import measure, report
+
+    wiring.reset()
+    cfg = settings()
+    try:
+        cal = measure(wiring.embedder())
+    except GbError as exc:
+        print(f"calibration failed: {exc.message}", file=sys.stderr)
+        return 1
+    for line in report(f"{cfg.embedder} {cfg.embedding_model}", cal):
+        print(line)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="gligabao", description="gligabao memory service")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -151,11 +201,18 @@ def main(argv: list[str] | None = None) -> int:
     p_re = sub.add_parser("reindex", help="rebuild a dataset's vectors from DynamoDB")
     p_re.add_argument("--user", required=True)
     p_re.add_argument("--dataset", default="main")
+    sub.add_parser(
+        "calibrate",
+        help="measure the configured embedding model and propose GB_RESOLVE_THRESHOLD "
+        "and GB_QUERY_THRESHOLD",
+    )
     args = parser.parse_args(argv)
     if args.command == "serve":
         return serve(args.host, args.port, args.quiet)
     if args.command == "bootstrap":
         return bootstrap(args.dry_run)
+    if args.command == "calibrate":
+        return calibrate()
     return reindex(args.user, args.dataset)
 
 

@@ -69,6 +69,7 @@ def inference_row(inf: Inference, expires: timedelta | None = None) -> Inference
         call_id=inf.call_id,
         type=inf.type,
         stage=inf.stage,
+        provider=inf.provider,
         model=inf.model,
         reasoning=inf.reasoning,
         input_tokens=inf.input_tokens,
@@ -100,6 +101,7 @@ def inference_from_row(row: InferenceRow) -> Inference:
         latency_ms=int(row.latency_ms or 0),
         status=row.status or "",
         created_at=row.created_at or "",
+        provider=row.provider or "",
     )
 
 
