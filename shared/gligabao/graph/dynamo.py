@@ -392,6 +392,9 @@ def artifact_row(pk: str, a: Artifact) -> ArtifactRow:
         index=a.index,
         call_id=a.call_id,
         summary=a.summary,
+        session_key=(
+            f"{pk}#{a.session_id}" if a.session_id is not None and a.parent_id is None else None
+        ),
     )
 
 
@@ -595,6 +598,18 @@ class DynamoGraphStore:
                 if edge.live:  # the GSIs are sparse, but eventually consistent
                     found[edge.id] = edge
         return sorted(found.values(), key=lambda e: e.id, reverse=True)[:limit]
+
+    @upstream("graph store session_texts")
+    def session_texts(
+        self, key: DatasetKey, session_id: str, limit: int, before: int | None = None
+    ) -> list[Artifact]:
+        if limit <= 0:
+            return []
+        cond = ArtifactRow.id < before if before is not None else None
+        rows = ArtifactRow.by_session.query(
+            f"{key.pk}#{session_id}", cond, scan_index_forward=False, limit=limit
+        )
+        return [artifact_from_row(r) for r in rows]
 
     @upstream("graph store entity_ids_by_names")
     def entity_ids_by_names(self, key: DatasetKey, norm_names: list[str]) -> dict[str, int]:

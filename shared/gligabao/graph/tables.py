@@ -230,6 +230,15 @@ class EdgeRow(_Base):
     live_by_target = EdgeLiveByTarget()
 
 
+class ArtifactBySession(GlobalSecondaryIndex["ArtifactRow"]):
+    """Sparse: only the texts of a session (not their chunks) carry
+    session_key, so a descending Query gives a session's last texts."""
+
+    Meta = _gsi_meta("by_session")
+    session_key = UnicodeAttribute(hash_key=True)
+    id = NumberAttribute(range_key=True)
+
+
 class ArtifactRow(_Base):
     Meta = _meta("artifacts")
     short_name = "artifacts"
@@ -244,6 +253,9 @@ class ArtifactRow(_Base):
     index = NumberAttribute(null=True)
     call_id = UnicodeAttribute(null=True)
     summary = UnicodeAttribute(null=True)
+    session_key = UnicodeAttribute(null=True)  # f"{pk}#{session_id}" on a session's texts
+
+    by_session = ArtifactBySession()
 
 
 class LinkRow(_Base):
