@@ -164,9 +164,7 @@ def test_a_duplicate_of_another_period_is_a_new_edge(gb: Harness) -> None:
     )
     gb.llm.script("invalidate", {"duplicates": [{"edge_id": 1, "of": 0}]})
     out = gb.remember("Alice was at Acme in 2015 already, for a year.", reference_time=REF)
-    assert [(e["id"], e["valid_at"], e["invalid_at"]) for e in out["edges"]] == [
-        (2, Y2015, Y2016)
-    ]
+    assert [(e["id"], e["valid_at"], e["invalid_at"]) for e in out["edges"]] == [(2, Y2015, Y2016)]
     assert out["invalidated"] == []
 
 
@@ -221,9 +219,7 @@ def test_candidates_found_by_edge_text_similarity(gb: Harness) -> None:
             [fact("Alice", "Globex", "employed_by", "Alice is employed by Globex.")],
         ),
     )
-    gb.emb.alias(
-        "employed_by: Alice is employed by Globex.", "works_at: Alice works at Acme.", 0.8
-    )
+    gb.emb.alias("employed_by: Alice is employed by Globex.", "works_at: Alice works at Acme.", 0.8)
     gb.remember("Alice is employed by Globex.", reference_time=REF)
     assert "[edge 1] Alice(1) --works_at--> Acme(2)" in invalidate_prompt(gb)
     # an unrelated relation of the same source, not similar: not a candidate

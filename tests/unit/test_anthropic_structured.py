@@ -37,7 +37,9 @@ def request(stage: str, reasoning: str = "none", schema: bool = True) -> LLMRequ
 def test_a_schema_without_thinking_is_a_forced_tool(
     llm: AnthropicLLM, fake_anthropic: FakeAnthropic
 ) -> None:
-    fake_anthropic.script("invalidate", {"invalidated": [], "duplicates": [{"edge_id": 3, "of": 0}]})
+    fake_anthropic.script(
+        "invalidate", {"invalidated": [], "duplicates": [{"edge_id": 3, "of": 0}]}
+    )
     reply = llm.complete(request("invalidate"))
     body = fake_anthropic.requests_for("invalidate")[0].body
     assert body["tool_choice"] == {"type": "tool", "name": REPLY_TOOL}

@@ -64,9 +64,7 @@ def check_session_id(value: Any) -> str | None:
 
 MAX_SPEAKER_CHARS = 200
 # RFC 3339: a date, "T", a time, and a zone ("Z" or an offset); no bare dates.
-_RFC3339 = re.compile(
-    r"^\d{4}-\d\d-\d\d[Tt]\d\d:\d\d:\d\d(\.\d+)?([Zz]|[+-]\d\d:\d\d)$"
-)
+_RFC3339 = re.compile(r"^\d{4}-\d\d-\d\d[Tt]\d\d:\d\d:\d\d(\.\d+)?([Zz]|[+-]\d\d:\d\d)$")
 
 
 def check_speaker(value: Any) -> str | None:
