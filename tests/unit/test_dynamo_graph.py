@@ -123,7 +123,12 @@ def test_table_definitions_match_created_tables(dynamo: str) -> None:
         for got, want in zip(gsis, props.get("GlobalSecondaryIndexes", []), strict=True):
             assert got["KeySchema"] == want["KeySchema"]
             assert got["Projection"]["ProjectionType"] == want["Projection"]["ProjectionType"]
-    assert defs["edges"]["GlobalSecondaryIndexes"][0]["IndexName"] == "live_by_source"
+    assert {g["IndexName"] for g in defs["edges"]["GlobalSecondaryIndexes"]} == {
+        "live_by_source",
+        "live_by_target",
+        "expired_by_source",
+        "expired_by_target",
+    }
     assert defs["calls"]["TimeToLiveSpecification"]["AttributeName"] == "expires_at"
 
 
@@ -332,6 +337,11 @@ def test_live_edges_around(store: DynamoGraphStore) -> None:
     assert store.get_edges(A, [6])[6].live is False
     assert store.live_edges_around(B, [1], 10) == []
     assert store.live_edges_around(A, [], 10) == []
+    # the superseded ones are in the other index, for questions about the past
+    assert [e.id for e in store.expired_edges_around(A, [1], 10)] == [6, 3]
+    assert [e.id for e in store.expired_edges_around(A, [4], 10)] == [3]
+    assert [e.id for e in store.expired_edges_around(A, [2], 10)] == []
+    assert store.expired_edges_around(B, [1], 10) == []
 
 
 def test_names_claim_lookup_release(store: DynamoGraphStore) -> None:
