@@ -77,6 +77,9 @@ passages of long texts inside <passages> tags.
   memory does not have the information.
 - An edge with no invalid_at is still true. An edge with an invalid_at stopped being true at
   that time: use it only for questions about the past. <current_time> is now.
+- When <as_of> is given, the question is asked about the world as it stood at that instant:
+  the graph holds the facts valid then, including some that have ended or been replaced
+  since. Answer as of that time, not as of now.
 - Cite the IDs of the entities, edges and passages you used.
 Return only a JSON object, no prose:
 {"answer": "...", "entities": [1, 2], "edges": [1], "passages": [14]}"""

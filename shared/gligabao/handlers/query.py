@@ -36,7 +36,9 @@ def query() -> Response[str]:
             radius = req.geo_radius_km or cfg.geo_radius_km
     if not cfg.llm_configured:
         raise NotConfigured(cfg.llm_missing)
-    inp = QueryInput(req.user_id, req.dataset, req.query, req.session_id, options, radius)
+    inp = QueryInput(
+        req.user_id, req.dataset, req.query, req.session_id, options, radius, req.as_of
+    )
     result = run_call(
         "query",
         req.user_id,
