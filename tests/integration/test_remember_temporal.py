@@ -4,6 +4,8 @@ candidates per entity; self-loops."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from remember_helpers import ent, extraction, fact, invalidate_prompt, key, works_at
 
 from conftest import Harness
@@ -11,6 +13,14 @@ from conftest import Harness
 Y2015, Y2016, Y2020 = "2015-01-01T00:00:00Z", "2016-01-01T00:00:00Z", "2020-01-01T00:00:00Z"
 Y2023, Y2024 = "2023-01-01T00:00:00Z", "2024-01-01T00:00:00Z"
 REF = "2025-01-31T09:00:00Z"
+
+
+def at_acme(relation: str, **kw: Any) -> dict[str, Any]:
+    """The extraction of a fact between Alice and Acme."""
+    return extraction(
+        [ent("Alice", "person"), ent("Acme", "organization")],
+        [fact("Alice", "Acme", relation, **kw)],
+    )
 
 
 def ordered(gb: Harness) -> None:
@@ -79,13 +89,7 @@ def test_a_text_remembered_out_of_order_is_stored_already_ended(gb: Harness) -> 
 def test_left_acme_with_another_relation_ends_the_acme_edge(gb: Harness) -> None:
     gb.llm.script("extract", works_at(valid_at=Y2020))
     gb.remember("Alice works at Acme since 2020.", reference_time=REF)
-    gb.llm.script(
-        "extract",
-        extraction(
-            [ent("Alice", "person"), ent("Acme", "organization")],
-            [fact("Alice", "Acme", "left", valid_at=Y2024)],
-        ),
-    )
+    gb.llm.script("extract", at_acme("left", valid_at=Y2024))
     gb.llm.script("invalidate", {"invalidated": [{"edge_id": 1, "by": 0}]})
     out = gb.remember("Alice left Acme in 2024.", reference_time=REF)
     assert "Alice --left--> Acme" in invalidate_prompt(gb)
@@ -100,13 +104,7 @@ def test_an_ended_fact_named_by_invalidate_ends_the_live_one(gb: Harness) -> Non
     another relation name: the live fact ends; no twin edge."""
     gb.llm.script("extract", works_at(valid_at=Y2020))
     gb.remember("Alice works at Acme since 2020.", reference_time=REF)
-    gb.llm.script(
-        "extract",
-        extraction(
-            [ent("Alice", "person"), ent("Acme", "organization")],
-            [fact("Alice", "Acme", "employed_by", invalid_at=Y2024)],
-        ),
-    )
+    gb.llm.script("extract", at_acme("employed_by", invalid_at=Y2024))
     gb.llm.script("invalidate", {"invalidated": [{"edge_id": 1, "by": 0}]})
     out = gb.remember("Alice has not worked at Acme since 2024.", reference_time=REF)
     assert out["invalidated"] == [{"id": 1, "invalid_at": Y2024}]
@@ -121,13 +119,7 @@ def test_an_ended_fact_named_by_invalidate_ends_the_live_one(gb: Harness) -> Non
 def test_a_duplicate_is_a_restatement_whatever_its_relation(gb: Harness) -> None:
     gb.llm.script("extract", works_at())
     gb.remember("Alice works at Acme.", reference_time="2024-06-01T00:00:00Z")
-    gb.llm.script(
-        "extract",
-        extraction(
-            [ent("Alice", "person"), ent("Acme", "organization")],
-            [fact("Alice", "Acme", "employed_by")],
-        ),
-    )
+    gb.llm.script("extract", at_acme("employed_by"))
     gb.llm.script("invalidate", {"invalidated": [], "duplicates": [{"edge_id": 1, "of": 0}]})
     out = gb.remember("Alice is employed by Acme.", reference_time=REF)
     assert [e["id"] for e in out["edges"]] == [1]
@@ -139,13 +131,7 @@ def test_a_duplicate_is_a_restatement_whatever_its_relation(gb: Harness) -> None
 def test_a_duplicate_that_says_it_ended_ends_the_fact(gb: Harness) -> None:
     gb.llm.script("extract", works_at(valid_at=Y2020))
     gb.remember("Alice works at Acme.", reference_time=REF)
-    gb.llm.script(
-        "extract",
-        extraction(
-            [ent("Alice", "person"), ent("Acme", "organization")],
-            [fact("Alice", "Acme", "worked_at", invalid_at=Y2024)],
-        ),
-    )
+    gb.llm.script("extract", at_acme("worked_at", invalid_at=Y2024))
     gb.llm.script("invalidate", {"duplicates": [{"edge_id": 1, "of": 0}]})
     out = gb.remember("Alice worked at Acme until 2024.", reference_time=REF)
     assert out["invalidated"] == [{"id": 1, "invalid_at": Y2024}]
@@ -155,13 +141,7 @@ def test_a_duplicate_that_says_it_ended_ends_the_fact(gb: Harness) -> None:
 def test_a_duplicate_of_another_period_is_a_new_edge(gb: Harness) -> None:
     gb.llm.script("extract", works_at(valid_at=Y2023))
     gb.remember("Alice works at Acme since 2023.", reference_time=REF)
-    gb.llm.script(
-        "extract",
-        extraction(
-            [ent("Alice", "person"), ent("Acme", "organization")],
-            [fact("Alice", "Acme", "worked_at", valid_at=Y2015, invalid_at=Y2016)],
-        ),
-    )
+    gb.llm.script("extract", at_acme("worked_at", valid_at=Y2015, invalid_at=Y2016))
     gb.llm.script("invalidate", {"duplicates": [{"edge_id": 1, "of": 0}]})
     out = gb.remember("Alice was at Acme in 2015 already, for a year.", reference_time=REF)
     assert [(e["id"], e["valid_at"], e["invalid_at"]) for e in out["edges"]] == [(2, Y2015, Y2016)]
