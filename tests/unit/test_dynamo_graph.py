@@ -123,7 +123,12 @@ def test_table_definitions_match_created_tables(dynamo: str) -> None:
         for got, want in zip(gsis, props.get("GlobalSecondaryIndexes", []), strict=True):
             assert got["KeySchema"] == want["KeySchema"]
             assert got["Projection"]["ProjectionType"] == want["Projection"]["ProjectionType"]
-    assert defs["edges"]["GlobalSecondaryIndexes"][0]["IndexName"] == "live_by_source"
+    assert {g["IndexName"] for g in defs["edges"]["GlobalSecondaryIndexes"]} == {
+        "live_by_source",
+        "live_by_target",
+        "expired_by_source",
+        "expired_by_target",
+    }
     assert defs["calls"]["TimeToLiveSpecification"]["AttributeName"] == "expires_at"
 
 
@@ -332,6 +337,11 @@ def test_live_edges_around(store: DynamoGraphStore) -> None:
     assert store.get_edges(A, [6])[6].live is False
     assert store.live_edges_around(B, [1], 10) == []
     assert store.live_edges_around(A, [], 10) == []
+    # the superseded ones are in the other index, for questions about the past
+    assert [e.id for e in store.expired_edges_around(A, [1], 10)] == [6, 3]
+    assert [e.id for e in store.expired_edges_around(A, [4], 10)] == [3]
+    assert [e.id for e in store.expired_edges_around(A, [2], 10)] == []
+    assert store.expired_edges_around(B, [1], 10) == []
 
 
 def test_names_claim_lookup_release(store: DynamoGraphStore) -> None:
@@ -519,3 +529,23 @@ def test_request_counts_of_apply(store: DynamoGraphStore) -> None:
     # moto refuses (pk, 1) of two tables in one batch page, so 3 pages + counts
     assert used <= 4
     assert store.requests == tables.REQUESTS.total
+
+
+def test_session_texts_newest_first_without_chunks(store: DynamoGraphStore) -> None:
+    store.ensure_dataset(A)
+    store.allocate_ids(A, 0, 0, 6)
+    ts = "2024-01-01T00:00:00Z"
+    arts = [
+        Artifact(1, "first", ts, ts, session_id="s1"),
+        Artifact(2, "other session", ts, ts, session_id="s2"),
+        Artifact(3, "second, long", ts, ts, session_id="s1"),
+        Artifact(4, "a chunk of it", ts, ts, session_id="s1", parent_id=3, index=0),
+        Artifact(5, "no session", ts, ts),
+        Artifact(6, "third", ts, ts, session_id="s1"),
+    ]
+    store.apply(A, GraphWrite(artifacts=arts))
+    assert [a.text for a in store.session_texts(A, "s1", 5)] == ["third", "second, long", "first"]
+    assert [a.id for a in store.session_texts(A, "s1", 2)] == [6, 3]
+    assert [a.id for a in store.session_texts(A, "s1", 5, before=6)] == [3, 1]
+    assert store.session_texts(B, "s1", 5) == []  # another user's session of the same name
+    assert store.session_texts(A, "s3", 5) == []

@@ -47,7 +47,9 @@ def query_input(req: QueryRequest) -> QueryInput:
             radius = req.geo_radius_km or cfg.geo_radius_km
     if not cfg.llm_configured:
         raise NotConfigured(cfg.llm_missing)
-    return QueryInput(req.user_id, req.dataset, req.query, req.session_id, options, radius)
+    return QueryInput(
+        req.user_id, req.dataset, req.query, req.session_id, options, radius, req.as_of
+    )
 
 
 def run_query(req: QueryRequest, *, background: bool = False, **kw: Any) -> dict[str, Any]:

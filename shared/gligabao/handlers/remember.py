@@ -38,6 +38,7 @@ def remember_input(req: RememberRequest, call_id: str, reference_time: str) -> R
         reference_time=reference_time,
         options=options,
         call_id=call_id,
+        speaker=req.speaker,
     )
 
 
