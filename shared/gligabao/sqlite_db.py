@@ -82,6 +82,7 @@ CREATE TABLE IF NOT EXISTS calls (
     user_id TEXT NOT NULL, call_id TEXT NOT NULL, type TEXT NOT NULL, status TEXT NOT NULL,
     dataset TEXT NOT NULL, session_id TEXT, started_at TEXT NOT NULL,
     duration_ms REAL NOT NULL, steps TEXT NOT NULL, result TEXT, expires_at REAL,
+    inference_sks TEXT NOT NULL DEFAULT '[]',
     PRIMARY KEY (user_id, call_id)
 );
 CREATE TABLE IF NOT EXISTS inferences (

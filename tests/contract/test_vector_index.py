@@ -1,6 +1,9 @@
 """The VectorIndex contract, one suite over every adapter:
 
-- ``memory``: the embedded numpy index;
+- ``memory``: the in-process numpy index;
+- ``sqlite``: vectors in the local server's SQLite file (a fresh file per
+  test), searched with numpy; ``sqlite-2`` writes through one process's index
+  and searches through another's on the same file (its cache must follow);
 - ``opensearch``: OpenSearchVectorIndex as on a managed domain (document IDs
   ``pk:row``, ``_delete_by_query``) against a real OpenSearch 2.19 node with the
   k-NN plugin (infra/opensearch.sh);
@@ -18,14 +21,17 @@ from __future__ import annotations
 import math
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from gligabao.errors import UpstreamError
 from gligabao.models import DatasetKey
+from gligabao.sqlite_db import Database
 from gligabao.vectors.memory import MemoryVectorIndex
 from gligabao.vectors.port import KINDS, GeoHit, SearchRequest, VectorIndex, VectorItem
+from gligabao.vectors.sqlite import SqliteVectorIndex
 
 DIM = 8
 TOL = 1e-4  # OpenSearch computes in float32
@@ -80,10 +86,27 @@ def opensearch_modes(opensearch_url: str, opensearch_prefix: str) -> Iterator[di
         index.drop_indexes()
 
 
-@pytest.fixture(params=["memory", "opensearch", "opensearch-aoss"])
-def index(request: pytest.FixtureRequest) -> VectorIndex:
+class _TwoReaders:
+    """Writes through one SqliteVectorIndex, reads through another on the same
+    file: what two processes sharing the file see."""
+
+    def __init__(self, path: Path) -> None:
+        self.writer = SqliteVectorIndex(Database(path))
+        self.reader = SqliteVectorIndex(Database(path))
+
+    def __getattr__(self, name: str) -> Any:
+        side = self.writer if name in {"upsert", "delete_dataset"} else self.reader
+        return getattr(side, name)
+
+
+@pytest.fixture(params=["memory", "sqlite", "sqlite-2", "opensearch", "opensearch-aoss"])
+def index(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
     if request.param == "memory":
         return MemoryVectorIndex()
+    if request.param == "sqlite":
+        return SqliteVectorIndex(Database(tmp_path / "gligabao.db"))
+    if request.param == "sqlite-2":
+        return _TwoReaders(tmp_path / "gligabao.db")
     from gligabao.vectors.opensearch import OpenSearchVectorIndex
 
     url: str = request.getfixturevalue("opensearch_url")

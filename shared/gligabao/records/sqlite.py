@@ -73,8 +73,8 @@ class SqliteRecordStore:
         with self.db.write() as conn:
             conn.execute(
                 "INSERT OR REPLACE INTO calls (user_id, call_id, type, status, dataset, "
-                "session_id, started_at, duration_ms, steps, result, expires_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "session_id, started_at, duration_ms, steps, result, expires_at, inference_sks) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     call.user_id,
                     call.call_id,
@@ -87,6 +87,7 @@ class SqliteRecordStore:
                     steps_json(call.steps),
                     result_json(call.result),
                     expires,
+                    json.dumps(sorted(inference_sk(i) for i in call.inferences)),
                 ),
             )
             conn.executemany(
@@ -132,15 +133,17 @@ class SqliteRecordStore:
         with self.db.read() as conn:
             row = conn.execute(
                 "SELECT type, status, dataset, session_id, started_at, duration_ms, steps, "
-                f"result FROM calls WHERE user_id = ? AND call_id = ? AND {LIVE}",
+                f"result, inference_sks FROM calls WHERE user_id = ? AND call_id = ? AND {LIVE}",
                 (user_id, call_id, now),
             ).fetchone()
             if row is None:
                 return None
+            # the call's own rows, by key (as on DynamoDB: not by their call_id)
+            sks = json.loads(row[8])
             infs = conn.execute(
-                f"SELECT {INFERENCE_COLS} FROM inferences WHERE user_id = ? AND call_id = ? "
-                f"AND {LIVE} ORDER BY sk",
-                (user_id, call_id, now),
+                f"SELECT {INFERENCE_COLS} FROM inferences WHERE user_id = ? "
+                f"AND sk IN (SELECT value FROM json_each(?)) AND {LIVE} ORDER BY sk",
+                (user_id, json.dumps(sks), now),
             ).fetchall()
         return CallRecord(
             call_id=call_id,
