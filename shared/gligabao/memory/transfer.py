@@ -3,13 +3,13 @@ local memory can move to a deployed stack and back, and a deployed one can be
 backed up. Only the graph (the source of truth) travels; vectors are derived
 and rebuilt on import with the target's embedder (``reindex``).
 
-One object a line, each with a ``type``::
+One object a line; ``row`` says which (``type`` is an entity field)::
 
-    {"type": "dataset", "format": 1, "name": ..., "created_at": ...}
-    {"type": "artifact", "id": ..., "text": ..., "created_at": ..., ...}
-    {"type": "entity", "id": ..., "name": ..., "lat": ..., ...}
-    {"type": "edge", "id": ..., "valid_at": ..., "invalid_at": ..., "expired_at": ..., ...}
-    {"type": "link", "entity_id" or "edge_id": ..., "artifact_id": ...}
+    {"row": "dataset", "format": 1, "name": ..., "created_at": ...}
+    {"row": "artifact", "id": ..., "text": ..., "created_at": ..., ...}
+    {"row": "entity", "id": ..., "name": ..., "lat": ..., ...}
+    {"row": "edge", "id": ..., "valid_at": ..., "invalid_at": ..., "expired_at": ..., ...}
+    {"row": "link", "entity_id" or "edge_id": ..., "artifact_id": ...}
 
 IDs are kept, so edges, links and chunk parents stay valid; an import
 therefore goes into a dataset that has no rows yet.
@@ -37,23 +37,23 @@ def export_dataset(graph: GraphStore, key: DatasetKey) -> Iterator[dict[str, Any
     ds = graph.get_dataset(key)
     if ds is None:
         return
-    yield {"type": "dataset", "format": FORMAT, "name": ds.name, "created_at": ds.created_at}
+    yield {"row": "dataset", "format": FORMAT, "name": ds.name, "created_at": ds.created_at}
     for a in graph.iter_artifacts(key):
-        yield {"type": "artifact", **dataclasses.asdict(a)}
+        yield {"row": "artifact", **dataclasses.asdict(a)}
     entity_ids: list[int] = []
     for e in graph.iter_entities(key):
         entity_ids.append(e.id)
-        yield {"type": "entity", **dataclasses.asdict(e)}
+        yield {"row": "entity", **dataclasses.asdict(e)}
     edge_ids: list[int] = []
     for d in graph.iter_edges(key):
         edge_ids.append(d.id)
-        yield {"type": "edge", **dataclasses.asdict(d)}
+        yield {"row": "edge", **dataclasses.asdict(d)}
     for i in entity_ids:
         for a_id in graph.entity_artifacts(key, i):
-            yield {"type": "link", "entity_id": i, "artifact_id": a_id}
+            yield {"row": "link", "entity_id": i, "artifact_id": a_id}
     for i in edge_ids:
         for a_id in graph.edge_artifacts(key, i):
-            yield {"type": "link", "edge_id": i, "artifact_id": a_id}
+            yield {"row": "link", "edge_id": i, "artifact_id": a_id}
 
 
 def write_lines(rows: Iterable[dict[str, Any]], out: TextIO) -> int:
@@ -83,7 +83,7 @@ def read_lines(lines: Iterable[str]) -> GraphWrite:
             row = json.loads(raw)
         except json.JSONDecodeError as exc:
             raise BadRequest(f"line {n}: not JSON ({exc.msg})") from exc
-        kind = row.get("type") if isinstance(row, dict) else None
+        kind = row.get("row") if isinstance(row, dict) else None
         if kind == "dataset":
             if row.get("format") != FORMAT:
                 raise BadRequest(f"line {n}: unknown export format {row.get('format')!r}")
