@@ -28,6 +28,7 @@ Timings are printed, never asserted.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import signal
@@ -117,13 +118,12 @@ def questions(
         else:  # a hub: who lives in a place with many facts
             e = rng.choice([x for x in live if x.relation == "lives_in"])
             q = f"Who lives in {by_id[e.target_id].name}?"
-        src, dst = by_id[e.source_id], by_id[e.target_id]
+        dst = by_id[e.target_id]
         line = (
             f"({e.source_id}) --{e.relation}--> {dst.name}({e.target_id})"
             if kind != 3
             else f"{dst.name}({e.target_id})"
         )
-        del src
         out.append((q, line))
     return out
 
@@ -204,7 +204,7 @@ def main(argv: list[str] | None = None) -> int:
                 warm = b'{"user_id": "bench", "query": "warm up"}'
                 post(url + "/v1/gb/query", warm)
                 for i, (q, line) in enumerate(qs):
-                    body = ('{"user_id": "bench", "query": %s}' % _json(q)).encode()
+                    body = json.dumps({"user_id": "bench", "query": q}).encode()
                     t0 = time.perf_counter()
                     status, _ = post(url + "/v1/gb/query", body)
                     lat.append((time.perf_counter() - t0) * 1000)
@@ -230,12 +230,6 @@ def main(argv: list[str] | None = None) -> int:
                 flush=True,
             )
     return 0
-
-
-def _json(text: str) -> str:
-    import json
-
-    return json.dumps(text)
 
 
 if __name__ == "__main__":
