@@ -37,6 +37,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -152,6 +153,8 @@ def serve(path: Path, llm: FakeAnthropic, emb: FakeOpenAI, dim: int) -> tuple[An
         if not line:
             raise RuntimeError("gligabao serve did not start")
         if line.startswith("  geo:"):
+            # Keep reading its log, or a full pipe would block the server.
+            threading.Thread(target=proc.stdout.read, daemon=True).start()
             return proc, f"http://127.0.0.1:{port}"
 
 
