@@ -235,16 +235,21 @@ class SqliteGraphStore:
         ids = _unique(int(i) for i in entity_ids)
         if not ids or limit <= 0:
             return []
-        # The two partial indexes (live edges by source, by target) answer
-        # the two halves; the UNION drops an edge found from both ends.
-        m = _marks(len(ids))
-        rows = self._rows(
-            f"SELECT {EDGE_COLS} FROM edges WHERE pk = ? AND expired_at IS NULL "
-            f"AND source_id IN ({m}) UNION "
-            f"SELECT {EDGE_COLS} FROM edges WHERE pk = ? AND expired_at IS NULL "
-            f"AND target_id IN ({m}) ORDER BY id DESC LIMIT ?",
-            (key.pk, *ids, key.pk, *ids, limit),
-        )
+        # Per entity and side, the newest ``limit`` live edges from the
+        # partial index (named: the planner would otherwise walk the whole
+        # dataset by primary key); bounded like DynamoDB's two GSI queries.
+        found: dict[int, tuple[Any, ...]] = {}
+        with self.db.read() as conn:
+            for index, column in (("edges_live_src", "source_id"), ("edges_live_dst", "target_id")):
+                for entity_id in ids:
+                    self.requests += 1
+                    for r in conn.execute(
+                        f"SELECT {EDGE_COLS} FROM edges INDEXED BY {index} WHERE pk = ? "
+                        f"AND {column} = ? AND expired_at IS NULL ORDER BY id DESC LIMIT ?",
+                        (key.pk, entity_id, limit),
+                    ):
+                        found[r[0]] = r
+        rows = [found[i] for i in sorted(found, reverse=True)[:limit]]
         return [_edge(r) for r in rows]
 
     @upstream("graph store entity_ids_by_names")

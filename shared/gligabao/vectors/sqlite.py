@@ -128,7 +128,11 @@ class SqliteVectorIndex:
                     out.append([])
                     continue
                 scores = c.matrix @ q
-                order = np.argsort(-scores, kind="stable")[: req.k]
+                if req.k < scores.shape[0]:  # the best k first, then only those sorted
+                    top = np.argpartition(-scores, req.k)[: req.k]
+                    order = top[np.argsort(-scores[top], kind="stable")]
+                else:
+                    order = np.argsort(-scores, kind="stable")
                 out.append(
                     [
                         Hit(int(c.ids[i]), float(scores[i]))
