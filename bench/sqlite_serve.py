@@ -40,11 +40,13 @@ import tempfile
 import threading
 import time
 import urllib.request
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from query_scale import Graph, generate, near, renumber_artifacts, vec_of
+from query_scale import Graph, generate, renumber_artifacts
+from query_scale_vectors import near, vec_of
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
@@ -95,14 +97,19 @@ def write_graph(path: Path, g: Graph, dim: int) -> float:
     return time.perf_counter() - t0
 
 
-def questions(
-    g: Graph, n: int, rng: random.Random, emb: FakeOpenAI, dim: int
-) -> list[tuple[str, str]]:
-    """(question, the context line that must reach the LLM)."""
+@dataclass
+class Question:
+    text: str
+    line: str  # what must reach the LLM's context for a hit
+    edge: int | None  # the asked fact (None: a hub question)
+    place: int | None  # the hub question's place
+
+
+def questions(g: Graph, n: int, rng: random.Random, emb: FakeOpenAI, dim: int) -> list[Question]:
     by_id = {e.id: e for e in g.entities}
     live = [e for e in g.edges if e.expired_at is None and e.invalid_at is None]
     works = [e for e in live if e.relation == "works_at"]
-    out: list[tuple[str, str]] = []
+    out: list[Question] = []
     for i in range(n):
         kind = i % 4
         if kind == 0:  # by name: the keyword path
@@ -119,13 +126,11 @@ def questions(
         else:  # a hub: who lives in a place with many facts
             e = rng.choice([x for x in live if x.relation == "lives_in"])
             q = f"Who lives in {by_id[e.target_id].name}?"
+            out.append(Question(q, f"{by_id[e.target_id].name}({e.target_id})", None, e.target_id))
+            continue
         dst = by_id[e.target_id]
-        line = (
-            f"({e.source_id}) --{e.relation}--> {dst.name}({e.target_id})"
-            if kind != 3
-            else f"{dst.name}({e.target_id})"
-        )
-        out.append((q, line))
+        line = f"({e.source_id}) --{e.relation}--> {dst.name}({e.target_id})"
+        out.append(Question(q, line, e.id, None))
     return out
 
 
@@ -206,14 +211,14 @@ def main(argv: list[str] | None = None) -> int:
             try:
                 warm = b'{"user_id": "bench", "query": "warm up"}'
                 post(url + "/v1/gb/query", warm)
-                for i, (q, line) in enumerate(qs):
-                    body = json.dumps({"user_id": "bench", "query": q}).encode()
+                for i, question in enumerate(qs):
+                    body = json.dumps({"user_id": "bench", "query": question.text}).encode()
                     t0 = time.perf_counter()
                     status, _ = post(url + "/v1/gb/query", body)
                     lat.append((time.perf_counter() - t0) * 1000)
                     assert status == 200
                     sent = str(llm.requests_for("query")[-1]["messages"])
-                    hits[i % 4].append(line in sent)
+                    hits[i % 4].append(question.line in sent)
             finally:
                 proc.send_signal(signal.SIGTERM)
                 proc.communicate(timeout=60)
