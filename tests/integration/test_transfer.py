@@ -113,6 +113,17 @@ def test_round_trip_sqlite_to_sqlite_and_dynamodb_and_back(
         3, 3, 2, 1]
     assert [h.id for h in vectors.nearby(KEY, 45.76, 4.83, 10, 5)] == [3]
 
+    # without vectors, then `gligabao reindex --data` on the file
+    third = tmp_path / "c.db"
+    assert main(["import", "--user", "u1", "--data", str(third), "--in", str(out1),
+                 "--no-vectors"]) == 0
+    use(monkeypatch, third)
+    assert wiring.vector_index().count(KEY, "edges") == 0
+    assert main(["reindex", "--user", "u1", "--data", str(third)]) == 0
+    use(monkeypatch, third)
+    assert [wiring.vector_index().count(KEY, k) for k in ("entities", "edges", "chunks")] == [
+        3, 3, 2]
+
     # into DynamoDB (a deployed stack), and back out
     endpoint = {"GB_DYNAMODB_ENDPOINT": moto_server_url, "GB_TABLE_PREFIX": dynamo_server}
     use(monkeypatch, **endpoint)

@@ -163,9 +163,12 @@ def bootstrap(dry_run: bool = False) -> int:
     return 0
 
 
-def reindex(user: str, dataset: str) -> int:
+def reindex(user: str, dataset: str, data: str | None = None) -> int:
     from .. import wiring
     from ..memory.reindex import reindex as run
+
+    if data:  # the local server's file; without it, DynamoDB as deployed
+        _use_data(data)
 
     counts = run(wiring.graph_store(), wiring.vector_index(), wiring.embedder(), user, dataset)
     print(" ".join(f"{k}={v}" for k, v in counts.items()))
@@ -267,6 +270,7 @@ def main(argv: list[str] | None = None) -> int:
     p_re = sub.add_parser("reindex", help="rebuild a dataset's vectors from DynamoDB")
     p_re.add_argument("--user", required=True)
     p_re.add_argument("--dataset", default="main")
+    p_re.add_argument("--data", help="rebuild in this SQLite file (default: DynamoDB)")
     sub.add_parser(
         "calibrate",
         help="measure the configured embedding model and propose GB_RESOLVE_THRESHOLD "
@@ -296,7 +300,7 @@ def main(argv: list[str] | None = None) -> int:
         return import_(args.user, args.dataset, args.src, args.data, not args.no_vectors)
     if args.command == "calibrate":
         return calibrate()
-    return reindex(args.user, args.dataset)
+    return reindex(args.user, args.dataset, args.data)
 
 
 if __name__ == "__main__":
