@@ -91,7 +91,7 @@ CREATE TABLE IF NOT EXISTS inferences (
     model TEXT NOT NULL, reasoning TEXT NOT NULL, input_tokens INTEGER NOT NULL,
     output_tokens INTEGER NOT NULL, thinking_tokens INTEGER, cost_usd REAL NOT NULL,
     latency_ms INTEGER NOT NULL, status TEXT NOT NULL, created_at TEXT NOT NULL,
-    expires_at REAL,
+    provider TEXT NOT NULL DEFAULT '', expires_at REAL,
     PRIMARY KEY (user_id, sk)
 );
 CREATE TABLE IF NOT EXISTS idempotency (

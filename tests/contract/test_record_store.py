@@ -70,6 +70,7 @@ def inf(
         latency_ms=50 + n,
         status="ok",
         created_at=f"2024-01-01T00:{n // 60:02d}:{n % 60:02d}Z",
+        provider="anthropic" if n % 3 else "local",
     )
 
 

@@ -8,6 +8,7 @@ expired rows and each save deletes a batch of them.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import sqlite3
@@ -32,10 +33,9 @@ P = ParamSpec("P")
 R = TypeVar("R")
 PURGE_BATCH = 500  # expired rows deleted per save
 
-INFERENCE_COLS = (
-    "id, user_id, dataset, session_id, call_id, type, stage, model, reasoning, input_tokens, "
-    "output_tokens, thinking_tokens, cost_usd, latency_ms, status, created_at"
-)
+# Every field of an Inference, in order: a row reads back as Inference(*row).
+INFERENCE_FIELDS = [f.name for f in dataclasses.fields(Inference)]
+INFERENCE_COLS = ", ".join(INFERENCE_FIELDS)
 LIVE = "(expires_at IS NULL OR expires_at > ?)"
 
 
@@ -92,28 +92,9 @@ class SqliteRecordStore:
             )
             conn.executemany(
                 f"INSERT OR REPLACE INTO inferences (sk, {INFERENCE_COLS}, expires_at) "
-                f"VALUES (?{', ?' * 17})",
+                f"VALUES (?{', ?' * (len(INFERENCE_FIELDS) + 1)})",
                 [
-                    (
-                        inference_sk(i),
-                        i.id,
-                        i.user_id,
-                        i.dataset,
-                        i.session_id,
-                        i.call_id,
-                        i.type,
-                        i.stage,
-                        i.model,
-                        i.reasoning,
-                        i.input_tokens,
-                        i.output_tokens,
-                        i.thinking_tokens,
-                        i.cost_usd,
-                        i.latency_ms,
-                        i.status,
-                        i.created_at,
-                        expires,
-                    )
+                    (inference_sk(i), *(getattr(i, f) for f in INFERENCE_FIELDS), expires)
                     for i in call.inferences
                 ],
             )
