@@ -59,12 +59,18 @@ CREATE TABLE IF NOT EXISTS edges (
 );
 CREATE INDEX IF NOT EXISTS edges_live_src ON edges (pk, source_id, id) WHERE expired_at IS NULL;
 CREATE INDEX IF NOT EXISTS edges_live_dst ON edges (pk, target_id, id) WHERE expired_at IS NULL;
+CREATE INDEX IF NOT EXISTS edges_gone_src ON edges (pk, source_id, id)
+    WHERE expired_at IS NOT NULL;
+CREATE INDEX IF NOT EXISTS edges_gone_dst ON edges (pk, target_id, id)
+    WHERE expired_at IS NOT NULL;
 CREATE TABLE IF NOT EXISTS artifacts (
     pk TEXT NOT NULL, id INTEGER NOT NULL, text TEXT NOT NULL, created_at TEXT NOT NULL,
     reference_time TEXT NOT NULL, session_id TEXT, parent_id INTEGER, idx INTEGER,
     call_id TEXT, summary TEXT,
     PRIMARY KEY (pk, id)
 );
+CREATE INDEX IF NOT EXISTS artifacts_by_session ON artifacts (pk, session_id, id)
+    WHERE session_id IS NOT NULL AND parent_id IS NULL;
 CREATE TABLE IF NOT EXISTS links (
     pk TEXT NOT NULL, kind TEXT NOT NULL, row_id INTEGER NOT NULL, artifact_id INTEGER NOT NULL,
     PRIMARY KEY (pk, kind, row_id, artifact_id)

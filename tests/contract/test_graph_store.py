@@ -328,6 +328,12 @@ def test_live_edges_around(store: Any) -> None:
     assert store.get_edges(A, [6])[6].live is False
     assert store.live_edges_around(B, [1], 10) == []
     assert store.live_edges_around(A, [], 10) == []
+    # the superseded ones are in the other index, for questions about the past
+    assert [e.id for e in store.expired_edges_around(A, [1], 10)] == [6, 3]
+    assert [e.id for e in store.expired_edges_around(A, [4], 10)] == [3]
+    assert [e.id for e in store.expired_edges_around(A, [1], 1)] == [6]
+    assert [e.id for e in store.expired_edges_around(A, [2], 10)] == []
+    assert store.expired_edges_around(B, [1], 10) == []
 
 
 def test_names_claim_lookup_release(store: Any) -> None:
@@ -572,3 +578,23 @@ def test_delete_dataset_removes_claims(store: Any) -> None:
     store.ensure_dataset(A)
     assert store.claim_facts(A, {"1#knows#2": 5}) == {"1#knows#2": 5}
     assert store.claim_names(A, {"alice smith": 6}) == {"alice smith": 6}
+
+
+def test_session_texts_newest_first_without_chunks(store: Any) -> None:
+    store.ensure_dataset(A)
+    store.allocate_ids(A, 0, 0, 6)
+    ts = "2024-01-01T00:00:00Z"
+    arts = [
+        Artifact(1, "first", ts, ts, session_id="s1"),
+        Artifact(2, "other session", ts, ts, session_id="s2"),
+        Artifact(3, "second, long", ts, ts, session_id="s1"),
+        Artifact(4, "a chunk of it", ts, ts, session_id="s1", parent_id=3, index=0),
+        Artifact(5, "no session", ts, ts),
+        Artifact(6, "third", ts, ts, session_id="s1"),
+    ]
+    store.apply(A, GraphWrite(artifacts=arts))
+    assert [a.text for a in store.session_texts(A, "s1", 5)] == ["third", "second, long", "first"]
+    assert [a.id for a in store.session_texts(A, "s1", 2)] == [6, 3]
+    assert [a.id for a in store.session_texts(A, "s1", 5, before=6)] == [3, 1]
+    assert store.session_texts(B, "s1", 5) == []  # another user's session of the same name
+    assert store.session_texts(A, "s3", 5) == []

@@ -232,25 +232,51 @@ class SqliteGraphStore:
 
     @upstream("graph store live_edges_around")
     def live_edges_around(self, key: DatasetKey, entity_ids: list[int], limit: int) -> list[Edge]:
+        return self._edges_around(key, entity_ids, limit, live=True)
+
+    @upstream("graph store expired_edges_around")
+    def expired_edges_around(
+        self, key: DatasetKey, entity_ids: list[int], limit: int
+    ) -> list[Edge]:
+        return self._edges_around(key, entity_ids, limit, live=False)
+
+    def _edges_around(
+        self, key: DatasetKey, entity_ids: list[int], limit: int, *, live: bool
+    ) -> list[Edge]:
         ids = _unique(int(i) for i in entity_ids)
         if not ids or limit <= 0:
             return []
-        # Per entity and side, the newest ``limit`` live edges from the
-        # partial index (named: the planner would otherwise walk the whole
-        # dataset by primary key); bounded like DynamoDB's two GSI queries.
+        # Per entity and side, the newest ``limit`` edges from a partial index
+        # (named: the planner would otherwise walk the whole dataset by
+        # primary key); bounded like DynamoDB's two GSI queries.
+        kind, cond = ("live", "IS NULL") if live else ("gone", "IS NOT NULL")
         found: dict[int, tuple[Any, ...]] = {}
         with self.db.read() as conn:
-            for index, column in (("edges_live_src", "source_id"), ("edges_live_dst", "target_id")):
+            for side, column in (("src", "source_id"), ("dst", "target_id")):
                 for entity_id in ids:
                     self.requests += 1
                     for r in conn.execute(
-                        f"SELECT {EDGE_COLS} FROM edges INDEXED BY {index} WHERE pk = ? "
-                        f"AND {column} = ? AND expired_at IS NULL ORDER BY id DESC LIMIT ?",
+                        f"SELECT {EDGE_COLS} FROM edges INDEXED BY edges_{kind}_{side} "
+                        f"WHERE pk = ? AND {column} = ? AND expired_at {cond} "
+                        "ORDER BY id DESC LIMIT ?",
                         (key.pk, entity_id, limit),
                     ):
                         found[r[0]] = r
-        rows = [found[i] for i in sorted(found, reverse=True)[:limit]]
-        return [_edge(r) for r in rows]
+        return [_edge(found[i]) for i in sorted(found, reverse=True)[:limit]]
+
+    @upstream("graph store session_texts")
+    def session_texts(
+        self, key: DatasetKey, session_id: str, limit: int, before: int | None = None
+    ) -> list[Artifact]:
+        if limit <= 0:
+            return []
+        rows = self._rows(
+            f"SELECT {ARTIFACT_COLS} FROM artifacts INDEXED BY artifacts_by_session "
+            "WHERE pk = ? AND session_id = ? AND parent_id IS NULL AND id < ? "
+            "ORDER BY id DESC LIMIT ?",
+            (key.pk, session_id, before if before is not None else 2**62, limit),
+        )
+        return [_artifact(r) for r in rows]
 
     @upstream("graph store entity_ids_by_names")
     def entity_ids_by_names(self, key: DatasetKey, norm_names: list[str]) -> dict[str, int]:
