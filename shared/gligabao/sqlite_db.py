@@ -18,6 +18,10 @@ from contextlib import contextmanager
 from pathlib import Path
 
 DEFAULT_PATH = ".gligabao/gligabao.db"
+# PRAGMA user_version of a file this code writes; bumped with every change of
+# SCHEMA that an older file would not have (CREATE ... IF NOT EXISTS adds new
+# tables and indexes, never new columns).
+SCHEMA_VERSION = 1
 BUSY_TIMEOUT_MS = 30_000  # a writer waits this long for another one
 
 SCHEMA = """
@@ -107,6 +111,10 @@ CREATE TABLE IF NOT EXISTS idempotency (
 """
 
 
+class SchemaMismatch(RuntimeError):
+    """The file was written by a gligabao with another schema."""
+
+
 class Database:
     """A pool of connections to one SQLite file, safe to share between the
     server's threads. The schema is created on first open (idempotent)."""
@@ -120,7 +128,23 @@ class Database:
         self._all: list[sqlite3.Connection] = []
         with self.connect() as conn:
             conn.execute("PRAGMA journal_mode=WAL")
-            conn.executescript(SCHEMA)
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                found = conn.execute("PRAGMA user_version").fetchone()[0]
+                empty = conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()[0] == 0
+                if found != SCHEMA_VERSION and not (found == 0 and empty):
+                    raise SchemaMismatch(
+                        f"{self.path} holds schema version {found}, this gligabao writes "
+                        f"{SCHEMA_VERSION}: export the datasets with the version that wrote it "
+                        "(gligabao export), then import them into a new file"
+                    )
+                # executescript commits first: the check held the lock, and
+                # every statement of SCHEMA is idempotent.
+                conn.executescript(SCHEMA)
+                conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            finally:
+                if conn.in_transaction:
+                    conn.rollback()
 
     def _open(self) -> sqlite3.Connection:
         # isolation_level=None: no implicit transactions; every write below

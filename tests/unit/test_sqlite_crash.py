@@ -94,3 +94,24 @@ def test_a_kill_inside_apply_leaves_the_acknowledged_write_whole_and_nothing_els
         assert [e.id for e in store.live_edges_around(KEY, [1], 10)] == [2, 1]
     finally:
         db.close()
+
+
+def test_a_file_of_another_schema_version_is_refused_with_a_way_out(tmp_path: Path) -> None:
+    import sqlite3
+
+    from gligabao.sqlite_db import SCHEMA_VERSION, SchemaMismatch
+
+    path = tmp_path / "gligabao.db"
+    Database(path).close()  # a fresh file gets the current version
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    Database(path).close()  # and opens again
+    with sqlite3.connect(path) as conn:
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    with pytest.raises(SchemaMismatch, match="gligabao export"):
+        Database(path)
+    older = tmp_path / "older.db"  # a file from before versions: tables, version 0
+    with sqlite3.connect(older) as conn:
+        conn.execute("CREATE TABLE entities (pk TEXT)")
+    with pytest.raises(SchemaMismatch):
+        Database(older)

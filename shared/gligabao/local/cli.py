@@ -103,7 +103,13 @@ def serve(host: str, port: int, quiet: bool, data: str | None = None) -> int:
 
     wiring.reset()
     if wiring.settings().store == "sqlite":
-        wiring.database()  # opens (creates) the file now: a bad path fails at start
+        from ..sqlite_db import SchemaMismatch
+
+        try:
+            wiring.database()  # opens (creates) the file now: a bad path fails at start
+        except SchemaMismatch as exc:
+            print(f"cannot use the data file: {exc}", file=sys.stderr)
+            return 2
     else:
         from .embedded import create_tables
 
