@@ -64,3 +64,19 @@ def authorize(event: APIGatewayProxyEventV2, user_id: str, *, operator_ok: bool 
     if operator_ok and cfg.operator_group in _groups(claims):
         return
     raise Forbidden("this principal may not act for that user_id")
+
+
+def authenticate(event: APIGatewayProxyEventV2) -> str | None:
+    """Who calls, before any user_id is known (the MCP endpoint): the
+    principal's user_id when a token names one, None for a trusted caller that
+    names the user itself (no authorizer: the local server, or a signed
+    service). The same rules as ``authorize``."""
+    claims = _claims(event)
+    cfg = settings()
+    if not claims:
+        if cfg.require_auth:
+            raise Unauthorized("authentication required")
+        _check_dev_key(event)
+        return None
+    user = claims.get(cfg.user_claim)
+    return str(user) if user else None

@@ -1,50 +1,102 @@
-"""POST /v1/gb/query."""
+"""POST /v1/gb/query and POST /v1/gb/search (``answer`` and ``context``,
+which the MCP ``query`` and ``search`` tools call too)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEventV2
 
 from .. import wiring
 from ..api.app import json_body, json_response, lambda_entry, make_app, run_call
 from ..api.auth import authorize
-from ..api.requests import QUERY_STAGES, QueryRequest, parse_models, parse_reasoning, validate
+from ..api.requests import (
+    QUERY_STAGES,
+    SEARCH_STAGES,
+    QueryRequest,
+    SearchRequest,
+    parse_models,
+    parse_reasoning,
+    validate,
+)
 from ..config import settings
 from ..errors import BadRequest, NotConfigured
 from ..memory.options import StageOptions
 from ..memory.query import QueryInput
+from ..memory.search import Search
 
 app = make_app()
 
 
-@app.post("/v1/gb/query")
-def query() -> Response[str]:
-    req = validate(QueryRequest, json_body(app))
-    authorize(app.current_event, req.user_id)
+def geo_radius(req: QueryRequest) -> float | None:
+    """The nearby search's radius when the caller asked for it, else None."""
+    cfg = settings()
+    if req.geo_nearby is None and req.geo_radius_km is None:
+        return None
+    if not cfg.geo and (req.geo_nearby or req.geo_radius_km is not None):
+        raise BadRequest("geo search needs the server to have geo on (GB_GEO=on)")
+    if req.geo_nearby is False and req.geo_radius_km is not None:
+        raise BadRequest("geo_radius_km turns the nearby search on: not with geo_nearby false")
+    if req.geo_nearby or req.geo_radius_km is not None:
+        return req.geo_radius_km or cfg.geo_radius_km
+    return None
+
+
+def answer(event: APIGatewayProxyEventV2, req: QueryRequest) -> dict[str, Any]:
+    authorize(event, req.user_id)
     cfg = settings()
     options = StageOptions(
         cfg.llm_model,
         parse_reasoning(req.reasoning, QUERY_STAGES, "query"),
         parse_models(req.models, QUERY_STAGES),
     )
-    radius: float | None = None
-    if req.geo_nearby is not None or req.geo_radius_km is not None:
-        if not cfg.geo and (req.geo_nearby or req.geo_radius_km is not None):
-            raise BadRequest("geo search needs the server to have geo on (GB_GEO=on)")
-        if req.geo_nearby is False and req.geo_radius_km is not None:
-            raise BadRequest("geo_radius_km turns the nearby search on: not with geo_nearby false")
-        if req.geo_nearby or req.geo_radius_km is not None:
-            radius = req.geo_radius_km or cfg.geo_radius_km
+    radius = geo_radius(req)
     if not cfg.llm_configured:
         raise NotConfigured(cfg.llm_missing)
     inp = QueryInput(req.user_id, req.dataset, req.query, req.session_id, options, radius)
-    result = run_call(
+    return run_call(
         "query",
         req.user_id,
         req.dataset,
         req.session_id,
         lambda meter: wiring.query_service().run(inp, meter),
     )
-    return json_response(200, result)
+
+
+@app.post("/v1/gb/query")
+def query() -> Response[str]:
+    req = validate(QueryRequest, json_body(app))
+    return json_response(200, answer(app.current_event, req))
+
+
+def context(event: APIGatewayProxyEventV2, req: SearchRequest) -> dict[str, Any]:
+    """The query's retrieval without the answer: no LLM key needed, unless
+    the caller asks for the nearby search (its place detection is an LLM call)."""
+    authorize(event, req.user_id)
+    cfg = settings()
+    options = StageOptions(
+        cfg.llm_model,
+        parse_reasoning(req.reasoning, SEARCH_STAGES, "detect_geo"),
+        parse_models(req.models, SEARCH_STAGES),
+    )
+    radius = geo_radius(req)
+    if radius is not None and not cfg.llm_configured:
+        raise NotConfigured("the nearby search needs the LLM: ANTHROPIC_API_KEY is not set")
+    inp = QueryInput(req.user_id, req.dataset, req.query, req.session_id, options, radius)
+    return run_call(
+        "search",
+        req.user_id,
+        req.dataset,
+        req.session_id,
+        lambda meter: Search(wiring.query_service()).run(inp, meter),
+    )
+
+
+@app.post("/v1/gb/search")
+def search() -> Response[str]:
+    req = validate(SearchRequest, json_body(app))
+    return json_response(200, context(app.current_event, req))
 
 
 lambda_handler = lambda_entry(app)

@@ -19,11 +19,13 @@ MAX_READ_BYTES = 10 * 1024 * 1024  # API Gateway's own payload limit
 
 
 def _routes() -> list[tuple[str, Handler]]:
-    from ..handlers import datasets, query, records, remember
+    from ..handlers import datasets, mcp, query, records, remember
 
     return [
         ("/v1/gb/remember", remember.lambda_handler),
         ("/v1/gb/query", query.lambda_handler),
+        ("/v1/gb/search", query.lambda_handler),
+        ("/mcp", mcp.lambda_handler),
         ("/v1/gb/datasets", datasets.lambda_handler),
         ("/v1/gb/inferences", records.lambda_handler),
         ("/v1/gb/calls/", records.lambda_handler),
