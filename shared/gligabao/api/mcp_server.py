@@ -175,7 +175,9 @@ class McpServer:
                 INVALID_REQUEST, "one JSON-RPC message per request (no batches)", status=400
             )
         if not isinstance(raw, dict) or raw.get("jsonrpc") != "2.0":
-            raise _RpcError(INVALID_REQUEST, 'not a JSON-RPC 2.0 message ("jsonrpc": "2.0")', status=400)
+            raise _RpcError(
+                INVALID_REQUEST, 'not a JSON-RPC 2.0 message ("jsonrpc": "2.0")', status=400
+            )
         if "method" not in raw:
             if ("result" in raw or "error" in raw) and "id" in raw:
                 return None  # a response to a server request: this server sends none
@@ -201,7 +203,9 @@ class McpServer:
 
     # ------------------------------------------------------------ the methods
 
-    def _dispatch(self, req: JSONRPCRequest, caller: Caller, principal_bound: bool) -> dict[str, Any]:
+    def _dispatch(
+        self, req: JSONRPCRequest, caller: Caller, principal_bound: bool
+    ) -> dict[str, Any]:
         params = req.params or {}
         if req.method == "initialize":
             return self._initialize(params)
@@ -265,4 +269,3 @@ def _first_error(exc: ValidationError) -> str:
     err = exc.errors()[0]
     loc = ".".join(str(p) for p in err["loc"]) or "params"
     return f"{loc}: {err['msg']}"
-

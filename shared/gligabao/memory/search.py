@@ -38,5 +38,7 @@ class Search:
         if self.query.graph.get_dataset(key) is None:
             raise NotFound(f"dataset {inp.dataset!r} does not exist")
         ctx = self.query.retrieve(key, inp, meter)
-        tokens = 0 if ctx.empty else estimate_tokens(self.query.render(ctx, inp.query, clock.now_str()))
+        tokens = (
+            0 if ctx.empty else estimate_tokens(self.query.render(ctx, inp.query, clock.now_str()))
+        )
         return public(ctx, inp, tokens)
