@@ -99,7 +99,7 @@ def _body_size(event: dict[str, Any]) -> int:
 
 def lambda_entry(
     app: APIGatewayHttpResolver,
-    error_body: Callable[[str], dict[str, Any]] = lambda message: {"error": message},
+    error_body: Callable[[int, str], dict[str, Any]] = lambda status, message: {"error": message},
 ) -> Callable[[dict[str, Any], Any], dict[str, Any]]:
     """The Lambda handler around a resolver: the body limit, a call id on
     every response (errors too), and a JSON 500 for what nothing else caught
@@ -113,13 +113,13 @@ def lambda_entry(
         try:
             if size > MAX_BODY_BYTES:
                 exc = PayloadTooLarge("the request body is larger than 64 KiB")
-                result = _plain(exc.status, error_body(exc.message))
+                result = _plain(exc.status, error_body(exc.status, exc.message))
             else:
                 try:
                     result = app.resolve(event, context)
                 except Exception:
                     logger.exception("unhandled error")
-                    result = _plain(500, error_body("internal error"))
+                    result = _plain(500, error_body(500, "internal error"))
         finally:
             _call_id.reset(token)
             _received.reset(received)

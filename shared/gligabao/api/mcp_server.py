@@ -88,12 +88,13 @@ def _code(status: int) -> int:
     return SERVER_ERROR
 
 
+def status_error(status: int, message: str, **data: Any) -> ErrorData:
+    """An HTTP error as a JSON-RPC error: the same message, the status in ``data``."""
+    return ErrorData(code=_code(status), message=message, data={"status": status, **data})
+
+
 def domain_error(exc: GbError, call_id: str) -> ErrorData:
-    """A use case's error as a JSON-RPC error: the HTTP API's message, and its
-    status and call id in ``data``."""
-    return ErrorData(
-        code=_code(exc.status), message=exc.message, data={"status": exc.status, "call_id": call_id}
-    )
+    return status_error(exc.status, exc.message, call_id=call_id)
 
 
 def input_schema(model: type[BaseModel], principal_bound: bool) -> dict[str, Any]:
@@ -118,8 +119,14 @@ def _result(model: BaseModel) -> dict[str, Any]:
     return out
 
 
+def error_envelope(request_id: RequestId | None, error: ErrorData) -> dict[str, Any]:
+    """A JSON-RPC error response; its id is null when the request's is unknown."""
+    envelope = JSONRPCError(jsonrpc="2.0", id=request_id, error=error)
+    return {**_dump(envelope), "id": request_id}
+
+
 def _error_reply(status: int, request_id: RequestId | None, error: ErrorData) -> Reply:
-    return Reply(status, _dump(JSONRPCError(jsonrpc="2.0", id=request_id, error=error)))
+    return Reply(status, error_envelope(request_id, error))
 
 
 class McpServer:

@@ -11,12 +11,11 @@ import json
 from typing import Any
 
 from aws_lambda_powertools.event_handler import Response, content_types
-from mcp_types import INTERNAL_ERROR, ErrorData, JSONRPCError
 
 from .. import __version__
 from ..api.app import current_call_id, lambda_entry, make_app
 from ..api.auth import authenticate, authorize
-from ..api.mcp_server import Caller, McpServer, ToolSpec
+from ..api.mcp_server import Caller, McpServer, ToolSpec, error_envelope, status_error
 from ..api.requests import DatasetsRequest, QueryRequest, RememberRequest, SearchRequest
 from ..api.schemas import DatasetsOut, QueryOut, RememberOut, SearchOut
 from . import datasets, query, remember
@@ -88,9 +87,9 @@ SERVER = McpServer(
 )
 
 
-def _rpc_error_body(message: str) -> dict[str, Any]:
-    error = ErrorData(code=INTERNAL_ERROR, message=message)
-    return JSONRPCError(jsonrpc="2.0", id=None, error=error).model_dump(mode="json")
+def _rpc_error_body(status: int, message: str) -> dict[str, Any]:
+    """The body limit and the last-resort 500, as JSON-RPC errors."""
+    return error_envelope(None, status_error(status, message))
 
 
 @app.post("/mcp")
