@@ -1,7 +1,7 @@
-"""search: the query's retrieval without its answer. The same context the
-LLM would be given (entities, facts and passages, best first), for agents
-that reason over it themselves, and its size in tokens. No LLM call (except
-the nearby search's place detection, when the caller asks for it)."""
+"""search: the query's retrieval without its answer. The context the LLM
+would be given (entities, facts and passages, best first), for agents that
+reason over it themselves, and its size in tokens. No LLM call (except the
+nearby search's place detection, when the caller asks for it)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from typing import Any
 
 from .. import clock
 from ..errors import NotFound
+from ..graph.port import GraphStore
 from ..models import DatasetKey
 from ..records.meter import Meter
-from ..text import estimate_tokens
-from .query import Context, Query, QueryInput
+from .retrieve import Context, QueryInput, Retriever
 
 
 def public(ctx: Context, inp: QueryInput, tokens: int) -> dict[str, Any]:
@@ -30,15 +30,15 @@ def public(ctx: Context, inp: QueryInput, tokens: int) -> dict[str, Any]:
 
 
 class Search:
-    def __init__(self, query: Query) -> None:
-        self.query = query
+    def __init__(self, graph: GraphStore, retriever: Retriever) -> None:
+        self.graph = graph
+        self.retriever = retriever
 
     def run(self, inp: QueryInput, meter: Meter) -> dict[str, Any]:
         key = DatasetKey(inp.user_id, inp.dataset)
-        if self.query.graph.get_dataset(key) is None:
+        if self.graph.get_dataset(key) is None:
             raise NotFound(f"dataset {inp.dataset!r} does not exist")
-        ctx = self.query.retrieve(key, inp, meter)
-        tokens = (
-            0 if ctx.empty else estimate_tokens(self.query.render(ctx, inp.query, clock.now_str()))
-        )
+        ctx = self.retriever.retrieve(key, inp, meter)
+        # An empty context is never sent (query answers without the LLM).
+        tokens = 0 if ctx.empty else ctx.token_estimate(inp.query, clock.now_str())
         return public(ctx, inp, tokens)
