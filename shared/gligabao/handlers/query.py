@@ -43,18 +43,27 @@ def geo_radius(req: QueryRequest) -> float | None:
     return None
 
 
-def answer(event: APIGatewayProxyEventV2, req: QueryRequest) -> dict[str, Any]:
-    authorize(event, req.user_id)
-    cfg = settings()
+def query_input(
+    req: QueryRequest, stages: tuple[str, ...], main_stage: str
+) -> tuple[QueryInput, float | None]:
+    """The retrieval's input from a query or search request (one place, so
+    that a field the query gains, search gains too), and the nearby radius."""
     options = StageOptions(
-        cfg.llm_model,
-        parse_reasoning(req.reasoning, QUERY_STAGES, "query"),
-        parse_models(req.models, QUERY_STAGES),
+        settings().llm_model,
+        parse_reasoning(req.reasoning, stages, main_stage),
+        parse_models(req.models, stages),
     )
     radius = geo_radius(req)
+    inp = QueryInput(req.user_id, req.dataset, req.query, req.session_id, options, radius)
+    return inp, radius
+
+
+def answer(event: APIGatewayProxyEventV2, req: QueryRequest) -> dict[str, Any]:
+    authorize(event, req.user_id)
+    inp, _ = query_input(req, QUERY_STAGES, "query")
+    cfg = settings()
     if not cfg.llm_configured:
         raise NotConfigured(cfg.llm_missing)
-    inp = QueryInput(req.user_id, req.dataset, req.query, req.session_id, options, radius)
     return run_call(
         "query",
         req.user_id,
@@ -74,16 +83,11 @@ def context(event: APIGatewayProxyEventV2, req: SearchRequest) -> dict[str, Any]
     """The query's retrieval without the answer: no LLM key needed, unless
     the caller asks for the nearby search (its place detection is an LLM call)."""
     authorize(event, req.user_id)
+    inp, radius = query_input(req, SEARCH_STAGES, "detect_geo")
     cfg = settings()
-    options = StageOptions(
-        cfg.llm_model,
-        parse_reasoning(req.reasoning, SEARCH_STAGES, "detect_geo"),
-        parse_models(req.models, SEARCH_STAGES),
-    )
-    radius = geo_radius(req)
     if radius is not None and not cfg.llm_configured:
-        raise NotConfigured("the nearby search needs the LLM: ANTHROPIC_API_KEY is not set")
-    inp = QueryInput(req.user_id, req.dataset, req.query, req.session_id, options, radius)
+        # The nearby search's place detection is an LLM call.
+        raise NotConfigured(cfg.llm_missing)
     return run_call(
         "search",
         req.user_id,
