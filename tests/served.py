@@ -14,6 +14,21 @@ from typing import Any
 from conftest import Client
 from gligabao.local.embedded import free_port
 
+# The extraction of "Alice works at Acme." (a fake LLM's scripted reply).
+ALICE_AT_ACME = {
+    "entities": [
+        {"name": "Alice", "type": "person"},
+        {"name": "Acme", "type": "organization"},
+    ],
+    "edges": [
+        {
+            "source": "Alice",
+            "target": "Acme",
+            "relation": "works_at",
+            "description": "Alice works at Acme.",
+        }
+    ],
+}
 ROOT = Path(__file__).resolve().parents[1]
 
 

@@ -23,22 +23,9 @@ from gligabao.api.schemas import (
     SearchOut,
 )
 from gligabao.client import ApiError, Client, Retry
+from served import ALICE_AT_ACME as EXTRACT
 from served import Served
 
-EXTRACT = {
-    "entities": [
-        {"name": "Alice", "type": "person"},
-        {"name": "Acme", "type": "organization"},
-    ],
-    "edges": [
-        {
-            "source": "Alice",
-            "target": "Acme",
-            "relation": "works_at",
-            "description": "Alice works at Acme.",
-        }
-    ],
-}
 EXTRACT_BOB = {"entities": [{"name": "Bob", "type": "person"}], "edges": []}
 
 

@@ -15,25 +15,12 @@ from conftest import Client
 from fakes.anthropic_server import FakeAnthropic
 from fakes.openai_server import FakeOpenAI
 from gligabao.api.requests import DatasetsRequest, QueryRequest, RememberRequest, SearchRequest
+from served import ALICE_AT_ACME as EXTRACT
 from served import ServedOnMoto
 
 mcp_client = pytest.importorskip("mcp.client.client")
 from mcp.shared.exceptions import MCPError  # noqa: E402
 
-EXTRACT = {
-    "entities": [
-        {"name": "Alice", "type": "person"},
-        {"name": "Acme", "type": "organization"},
-    ],
-    "edges": [
-        {
-            "source": "Alice",
-            "target": "Acme",
-            "relation": "works_at",
-            "description": "Alice works at Acme.",
-        }
-    ],
-}
 INIT = {
     "protocolVersion": "2025-06-18",
     "capabilities": {},

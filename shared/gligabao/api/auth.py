@@ -66,17 +66,20 @@ def authorize(event: APIGatewayProxyEventV2, user_id: str, *, operator_ok: bool 
     raise Forbidden("this principal may not act for that user_id")
 
 
-def authenticate(event: APIGatewayProxyEventV2) -> str | None:
-    """Who calls, before any user_id is known (the MCP endpoint): the
-    principal's user_id when a token names one, None for a trusted caller that
-    names the user itself (no authorizer: the local server, or a signed
-    service). The same rules as ``authorize``."""
-    claims = _claims(event)
-    cfg = settings()
-    if not claims:
-        if cfg.require_auth:
-            raise Unauthorized("authentication required")
-        _check_dev_key(event)
-        return None
-    user = claims.get(cfg.user_claim)
+# Never a user_id (control characters are refused), so never a principal's.
+_NO_USER = "\x00"
+
+
+def principal(event: APIGatewayProxyEventV2) -> str | None:
+    """The user a JWT names (its ``GB_USER_CLAIM``), or None."""
+    user = _claims(event).get(settings().user_claim)
     return str(user) if user else None
+
+
+def authenticate(event: APIGatewayProxyEventV2) -> str | None:
+    """Who calls, before any user_id is known (the MCP endpoint): refused as
+    ``authorize`` refuses it; then the principal's user_id when a token names
+    one, None for a trusted caller that names the user in each call."""
+    user = principal(event)
+    authorize(event, user if user is not None else _NO_USER)
+    return user
