@@ -134,3 +134,30 @@ def test_the_body_limit_is_a_json_rpc_error(gb: Harness) -> None:
     }
     assert gb.row_counts() == before
     assert gb.llm.calls() == 0
+
+
+def test_the_open_local_server_refuses_web_pages_of_other_origins(gb: Harness) -> None:
+    """DNS rebinding: a page of another origin cannot use the keyless local
+    server (MCP asks servers to check Origin); its own pages and clients
+    that are not browsers (no Origin) can."""
+    before = gb.row_counts()
+    for origin in ("http://evil.example", "http://127.0.0.1.evil.example:7878", "null"):
+        for path, body in [
+            ("/mcp", _tool("remember", {"user_id": "u1", "text": "Alice works at Acme."})),
+            ("/v1/gb/remember", {"user_id": "u1", "text": "Alice works at Acme."}),
+        ]:
+            r = gb.client.post(path, body, headers={"Origin": origin})
+            assert r.status == 403, (origin, path)
+    assert gb.row_counts() == before
+    assert gb.llm.calls() == 0
+    for origin in ("http://localhost:6274", "http://127.0.0.1:7878", "http://[::1]:8080"):
+        r = gb.client.post("/mcp", _rpc("tools/list"), headers={"Origin": origin})
+        assert r.status == 200, origin
+
+
+@pytest.mark.parametrize("gb_env", [{"GB_DEV_API_KEY": "s3cret"}], indirect=True)
+def test_with_a_key_the_key_decides_not_the_origin(gb: Harness) -> None:
+    headers = {"Origin": "https://app.example", "x-api-key": "s3cret"}
+    assert gb.client.post("/mcp", _rpc("tools/list"), headers=headers).status == 200
+    r = gb.client.post("/mcp", _rpc("tools/list"), headers={"Origin": "https://app.example"})
+    assert r.status == 401
