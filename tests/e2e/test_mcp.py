@@ -9,6 +9,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+import jsonschema
 import pytest
 
 from conftest import Client
@@ -96,6 +97,15 @@ def test_the_sdk_client_initializes_lists_and_calls_every_tool(
         assert tools[name].output_schema["type"] == "object"
     assert tools["remember"].annotations.read_only_hint is False
     assert tools["search"].annotations.read_only_hint is True
+
+    # Every result is valid against its tool's output schema.
+    for name, key in [
+        ("remember", "remember"),
+        ("search", "search"),
+        ("query", "query"),
+        ("list_datasets", "datasets"),
+    ]:
+        jsonschema.validate(out[key].structured_content, tools[name].output_schema)
 
     remembered = out["remember"].structured_content
     assert not out["remember"].is_error
