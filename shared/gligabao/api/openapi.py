@@ -24,6 +24,7 @@ from .schemas import (
     SearchOut,
 )
 
+REQUESTS = (RememberRequest, QueryRequest, SearchRequest)
 DOC = Path(__file__).resolve().parent.parent / "openapi.json"
 _MODELS: list[type[BaseModel]] = [
     RememberRequest,
@@ -102,10 +103,7 @@ USER = _param("user_id", True, schema={"type": "string", "minLength": 1, "maxLen
 
 def build() -> dict[str, Any]:
     _, defs = models_json_schema(
-        [
-            (m, "validation" if m in (RememberRequest, QueryRequest, SearchRequest) else "serialization")
-            for m in _MODELS
-        ],
+        [(m, "validation" if m in REQUESTS else "serialization") for m in _MODELS],
         ref_template="#/components/schemas/{model}",
     )
     schemas = defs.get("$defs", {})
