@@ -24,7 +24,7 @@ PSEUDO = {
     "AWS::StackName": "gb",
     "AWS::URLSuffix": "amazonaws.com",
 }
-LLM_FUNCTIONS = {"RememberFunction", "RememberWorkerFunction", "QueryFunction"}
+LLM_FUNCTIONS = {"RememberFunction", "RememberWorkerFunction", "QueryFunction", "McpFunction"}
 NO_VALUE = object()
 HAIKU = "anthropic.claude-haiku-4-5-20251001-v1:0"
 TITAN = "amazon.titan-embed-text-v2:0"
