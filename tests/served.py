@@ -1,4 +1,4 @@
-"""`gligabao serve` as a subprocess, for the end-to-end tests."""
+"""`gligabao serve` as a subprocess on a loopback port (the e2e tests)."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -33,13 +34,16 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 class Served:
-    def __init__(self, env: dict[str, str]) -> None:
+    def __init__(self, env: dict[str, str], data: str | None = None) -> None:
         self.port = free_port()
         full = {
             k: v
             for k, v in os.environ.items()
             if not k.startswith(("GB_", "ANTHROPIC_", "OPENAI_"))
         }
+        # The SQLite file: the given one (a restart), else a fresh one per server.
+        self.data = data or os.path.join(tempfile.mkdtemp(prefix="gb-e2e-"), "gligabao.db")
+        full["GB_DATA"] = self.data
         full.update(env)
         self.proc = subprocess.Popen(
             [

@@ -12,7 +12,7 @@ import pytest
 
 from fakes.anthropic_server import FakeAnthropic
 from fakes.openai_server import FakeOpenAI
-from served import ALICE_AT_ACME, Served
+from served import Served
 
 
 @pytest.fixture(params=["in-process", "opensearch"])
@@ -34,11 +34,27 @@ def served(
 def test_serve_remember_query_and_clean_stop(served: Served, fake_anthropic: FakeAnthropic) -> None:
     banner = "\n".join(served.banner)
     assert f"http://127.0.0.1:{served.port}" in banner
-    assert "embedded moto DynamoDB" in banner
+    assert f"SQLite file {served.data}" in banner
     assert (
-        "OpenSearch at" if served.vectors == "opensearch" else "in-process vector index"
+        "OpenSearch at" if served.vectors == "opensearch" else "in the SQLite file"
     ) in banner
-    fake_anthropic.script("extract", ALICE_AT_ACME)
+    fake_anthropic.script(
+        "extract",
+        {
+            "entities": [
+                {"name": "Alice", "type": "person"},
+                {"name": "Acme", "type": "organization"},
+            ],
+            "edges": [
+                {
+                    "source": "Alice",
+                    "target": "Acme",
+                    "relation": "works_at",
+                    "description": "Alice works at Acme.",
+                }
+            ],
+        },
+    )
     r = served.client.post("/v1/gb/remember", {"user_id": "u1", "text": "Alice works at Acme."})
     assert r.status == 200, r.body
     assert r.call_id

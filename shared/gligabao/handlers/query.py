@@ -1,5 +1,10 @@
-"""POST /v1/gb/query and POST /v1/gb/search (``answer`` and ``context``,
-which the MCP ``query`` and ``search`` tools call too)."""
+"""POST /v1/gb/query: synchronous by default; with ``Prefer: respond-async``
+the validated request is queued and answered 202 (handlers/jobs.py), the
+worker runs it and the answer lands in the call record: the path for
+reasoning levels that do not fit API Gateway's 30 s.
+
+POST /v1/gb/search: the same retrieval without the answer. ``answer`` and
+``context`` are what the MCP ``query`` and ``search`` tools call too."""
 
 from __future__ import annotations
 
@@ -9,7 +14,14 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEventV2
 
 from .. import wiring
-from ..api.app import json_body, json_response, lambda_entry, make_app, run_call
+from ..api.app import (
+    current_call_id,
+    json_body,
+    json_response,
+    lambda_entry,
+    make_app,
+    run_call,
+)
 from ..api.auth import authorize
 from ..api.requests import (
     QUERY_STAGES,
@@ -25,6 +37,7 @@ from ..errors import BadRequest, NotConfigured
 from ..memory.options import StageOptions
 from ..memory.query import QueryInput
 from ..memory.search import Search
+from .jobs import accepted_response, enqueue, wants_async
 
 app = make_app()
 
@@ -43,50 +56,66 @@ def geo_radius(req: QueryRequest) -> float | None:
     return None
 
 
-def query_input(
-    req: QueryRequest, stages: tuple[str, ...], main_stage: str
-) -> tuple[QueryInput, float | None]:
+def retrieval_input(req: QueryRequest, stages: tuple[str, ...], main_stage: str) -> QueryInput:
     """The retrieval's input from a query or search request (one place, so
-    that a field the query gains, search gains too), and the nearby radius."""
+    that a field the query gains, search gains too); BadRequest first."""
     options = StageOptions(
         settings().llm_model,
         parse_reasoning(req.reasoning, stages, main_stage),
         parse_models(req.models, stages),
     )
-    radius = geo_radius(req)
-    inp = QueryInput(req.user_id, req.dataset, req.query, req.session_id, options, radius)
-    return inp, radius
+    return QueryInput(
+        req.user_id, req.dataset, req.query, req.session_id, options, geo_radius(req), req.as_of
+    )
 
 
-def answer(event: APIGatewayProxyEventV2, req: QueryRequest) -> dict[str, Any]:
-    authorize(event, req.user_id)
-    inp, _ = query_input(req, QUERY_STAGES, "query")
+def query_input(req: QueryRequest) -> QueryInput:
+    """The use case's input; BadRequest / NotConfigured before anything runs."""
+    inp = retrieval_input(req, QUERY_STAGES, "query")
     cfg = settings()
     if not cfg.llm_configured:
         raise NotConfigured(cfg.llm_missing)
+    return inp
+
+
+def run_query(req: QueryRequest, *, background: bool = False, **kw: Any) -> dict[str, Any]:
+    inp = query_input(req)
     return run_call(
         "query",
         req.user_id,
         req.dataset,
         req.session_id,
         lambda meter: wiring.query_service().run(inp, meter),
+        background=background,
+        **kw,
     )
+
+
+def answer(event: APIGatewayProxyEventV2, req: QueryRequest) -> dict[str, Any]:
+    authorize(event, req.user_id)
+    return run_query(req)
 
 
 @app.post("/v1/gb/query")
 def query() -> Response[str]:
-    req = validate(QueryRequest, json_body(app))
-    return json_response(200, answer(app.current_event, req))
+    body = json_body(app)
+    req = validate(QueryRequest, body)
+    authorize(app.current_event, req.user_id)
+    query_input(req)  # every check answers now, before a 202
+    if wants_async(app.current_event.headers.get("prefer")):
+        job = {"request": body}
+        payload = enqueue("query", req.user_id, req.dataset, req.session_id, current_call_id(), job)
+        return accepted_response(payload)
+    return json_response(200, run_query(req))
 
 
 def context(event: APIGatewayProxyEventV2, req: SearchRequest) -> dict[str, Any]:
     """The query's retrieval without the answer: no LLM key needed, unless
     the caller asks for the nearby search (its place detection is an LLM call)."""
     authorize(event, req.user_id)
-    inp, radius = query_input(req, SEARCH_STAGES, "detect_geo")
+    inp = retrieval_input(req, SEARCH_STAGES, "detect_geo")
     cfg = settings()
-    if radius is not None and not cfg.llm_configured:
-        # The nearby search's place detection is an LLM call.
+    if inp.geo_radius_km is not None and not cfg.llm_configured:
         raise NotConfigured(cfg.llm_missing)
     return run_call(
         "search",
