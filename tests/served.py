@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import tempfile
 import time
-import uuid
 from pathlib import Path
-from typing import Any
 
 from conftest import Client
 from gligabao.local.embedded import free_port
@@ -81,55 +81,22 @@ class Served:
         return self.proc.returncode, out
 
 
-AWS_TEST_ENV = {
-    "AWS_ACCESS_KEY_ID": "testing",
-    "AWS_SECRET_ACCESS_KEY": "testing",
-    "AWS_DEFAULT_REGION": "us-east-1",
-}
+class ServedCounting(Served):
+    """`gligabao serve` on its default store (a SQLite file), whose rows a
+    test can count, to prove what a refused request did not write."""
 
-
-class ServedOnMoto(Served):
-    """`gligabao serve` on the tests' moto server under a fresh table prefix,
-    so that a test can read every table the server writes."""
-
-    def __init__(self, moto_url: str, env: dict[str, str]) -> None:
-        self.moto_url = moto_url
-        self.prefix = f"t{uuid.uuid4().hex[:10]}_"
-        super().__init__(
-            {
-                **AWS_TEST_ENV,
-                "GB_DYNAMODB_ENDPOINT": moto_url,
-                "GB_TABLE_PREFIX": self.prefix,
-                "GB_EMBEDDING_DIMENSION": "64",
-                "GB_LLM_MAX_RETRIES": "0",
-                **env,
-            }
-        )
+    def __init__(self, env: dict[str, str]) -> None:
+        super().__init__({"GB_EMBEDDING_DIMENSION": "64", "GB_LLM_MAX_RETRIES": "0", **env})
         self.url = f"http://127.0.0.1:{self.port}"
 
     def row_counts(self) -> dict[str, int]:
-        """Items in each of the server's tables."""
-        import boto3
-
-        from gligabao.graph.tables import ALL_MODELS, short_name
-
-        client = boto3.client(
-            "dynamodb",
-            endpoint_url=self.moto_url,
-            region_name="us-east-1",
-            aws_access_key_id="testing",
-            aws_secret_access_key="testing",
-        )
-        counts: dict[str, int] = {}
-        for model in ALL_MODELS:
-            name = short_name(model)
-            kwargs: dict[str, Any] = {"TableName": f"{self.prefix}{name}", "Select": "COUNT"}
-            total = 0
-            while True:
-                page = client.scan(**kwargs)
-                total += page["Count"]
-                if "LastEvaluatedKey" not in page:
-                    break
-                kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
-            counts[name] = total
-        return counts
+        """Rows in each table of the server's file."""
+        with contextlib.closing(sqlite3.connect(self.data, timeout=30)) as db:
+            names = [
+                r[0]
+                for r in db.execute(
+                    "SELECT name FROM sqlite_master WHERE type = 'table' "
+                    "AND name NOT LIKE 'sqlite_%' ORDER BY name"
+                )
+            ]
+            return {n: db.execute(f'SELECT count(*) FROM "{n}"').fetchone()[0] for n in names}

@@ -17,7 +17,7 @@ from fakes.anthropic_server import FakeAnthropic
 from fakes.openai_server import FakeOpenAI
 from gligabao.api.requests import DatasetsRequest, QueryRequest, RememberRequest, SearchRequest
 from served import ALICE_AT_ACME as EXTRACT
-from served import ServedOnMoto
+from served import ServedCounting
 
 mcp_client = pytest.importorskip("mcp.client.client")
 from mcp.shared.exceptions import MCPError  # noqa: E402
@@ -31,9 +31,9 @@ INIT = {
 
 @pytest.fixture(scope="module")
 def served(
-    moto_url: str, fake_anthropic_session: FakeAnthropic, fake_openai_session: FakeOpenAI
-) -> Iterator[ServedOnMoto]:
-    s = ServedOnMoto(moto_url, {**fake_anthropic_session.env(), **fake_openai_session.env()})
+    fake_anthropic_session: FakeAnthropic, fake_openai_session: FakeOpenAI
+) -> Iterator[ServedCounting]:
+    s = ServedCounting({**fake_anthropic_session.env(), **fake_openai_session.env()})
     yield s
     s.stop()
 
@@ -43,7 +43,7 @@ def llm(fake_anthropic_shared: FakeAnthropic, fake_openai_shared: FakeOpenAI) ->
     return fake_anthropic_shared
 
 
-def rpc(served: ServedOnMoto, message: Any, *, raw: bytes | None = None, **headers: str) -> Any:
+def rpc(served: ServedCounting, message: Any, *, raw: bytes | None = None, **headers: str) -> Any:
     return Client(served.url).post("/mcp", message, raw=raw, headers=headers)
 
 
@@ -75,7 +75,7 @@ async def _session(url: str, user: str) -> dict[str, Any]:
 
 
 def test_the_sdk_client_initializes_lists_and_calls_every_tool(
-    served: ServedOnMoto, llm: FakeAnthropic
+    served: ServedCounting, llm: FakeAnthropic
 ) -> None:
     llm.script("extract", EXTRACT)
     llm.script("query", {"answer": "At Acme.", "entities": [], "edges": [1], "passages": []})
@@ -138,13 +138,15 @@ def test_the_sdk_client_initializes_lists_and_calls_every_tool(
 
 
 def test_remember_through_mcp_is_idempotent_with_its_key(
-    served: ServedOnMoto, llm: FakeAnthropic
+    served: ServedCounting, llm: FakeAnthropic
 ) -> None:
     llm.script("extract", EXTRACT)
     args = {"user_id": "idem-user", "text": "Alice works at Acme.", "idempotency_key": "same"}
     call = {"name": "remember", "arguments": args}
+    empty = served.row_counts()
     first = rpc(served, {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": call})
     before = served.row_counts()
+    assert before != empty  # the counts see what a remember writes
     second = rpc(served, {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call})
     assert first.status == second.status == 200
     replayed = second.body["result"]["structuredContent"]
@@ -179,7 +181,7 @@ BAD_REMEMBERS = [
 
 @pytest.mark.parametrize("arguments", BAD_REMEMBERS)
 def test_bad_tool_arguments_are_invalid_params_with_the_http_message_and_write_nothing(
-    served: ServedOnMoto, llm: FakeAnthropic, arguments: dict[str, Any]
+    served: ServedCounting, llm: FakeAnthropic, arguments: dict[str, Any]
 ) -> None:
     before = served.row_counts()
     reply = rpc(served, _tool_call("remember", arguments))
@@ -210,7 +212,7 @@ def test_bad_tool_arguments_are_invalid_params_with_the_http_message_and_write_n
     ],
 )
 def test_malformed_json_rpc_is_a_json_rpc_error_and_writes_nothing(
-    served: ServedOnMoto, llm: FakeAnthropic, body: bytes, code: int
+    served: ServedCounting, llm: FakeAnthropic, body: bytes, code: int
 ) -> None:
     before = served.row_counts()
     reply = rpc(served, None, raw=body)
@@ -241,7 +243,7 @@ def test_malformed_json_rpc_is_a_json_rpc_error_and_writes_nothing(
     ],
 )
 def test_unknown_tools_and_methods_are_json_rpc_errors_and_write_nothing(
-    served: ServedOnMoto, llm: FakeAnthropic, message: dict[str, Any], code: int, text: str
+    served: ServedCounting, llm: FakeAnthropic, message: dict[str, Any], code: int, text: str
 ) -> None:
     before = served.row_counts()
     reply = rpc(served, message)
@@ -254,7 +256,7 @@ def test_unknown_tools_and_methods_are_json_rpc_errors_and_write_nothing(
 
 
 def test_the_handshake_notifications_and_what_a_stateless_server_refuses(
-    served: ServedOnMoto,
+    served: ServedCounting,
 ) -> None:
     init = rpc(served, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INIT})
     assert init.status == 200
