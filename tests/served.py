@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -13,6 +15,21 @@ from pathlib import Path
 from conftest import Client
 from gligabao.local.embedded import free_port
 
+# The extraction of "Alice works at Acme." (a fake LLM's scripted reply).
+ALICE_AT_ACME = {
+    "entities": [
+        {"name": "Alice", "type": "person"},
+        {"name": "Acme", "type": "organization"},
+    ],
+    "edges": [
+        {
+            "source": "Alice",
+            "target": "Acme",
+            "relation": "works_at",
+            "description": "Alice works at Acme.",
+        }
+    ],
+}
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -62,3 +79,24 @@ class Served:
         self.proc.send_signal(sig)
         out, _ = self.proc.communicate(timeout=30)
         return self.proc.returncode, out
+
+
+class ServedCounting(Served):
+    """`gligabao serve` on its default store (a SQLite file), whose rows a
+    test can count, to prove what a refused request did not write."""
+
+    def __init__(self, env: dict[str, str]) -> None:
+        super().__init__({"GB_EMBEDDING_DIMENSION": "64", "GB_LLM_MAX_RETRIES": "0", **env})
+        self.url = f"http://127.0.0.1:{self.port}"
+
+    def row_counts(self) -> dict[str, int]:
+        """Rows in each table of the server's file."""
+        with contextlib.closing(sqlite3.connect(self.data, timeout=30)) as db:
+            names = [
+                r[0]
+                for r in db.execute(
+                    "SELECT name FROM sqlite_master WHERE type = 'table' "
+                    "AND name NOT LIKE 'sqlite_%' ORDER BY name"
+                )
+            ]
+            return {n: db.execute(f'SELECT count(*) FROM "{n}"').fetchone()[0] for n in names}

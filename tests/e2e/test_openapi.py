@@ -25,6 +25,8 @@ def test_committed_document_is_current() -> None:
 
 
 def test_document_lists_every_route_of_the_handlers() -> None:
+    """Every route but /mcp, which speaks JSON-RPC (its tools' schemas are
+    the same models as the document's)."""
     from gligabao.handlers import datasets, query, records, remember
 
     in_code = set()

@@ -12,7 +12,7 @@ import pytest
 
 from fakes.anthropic_server import FakeAnthropic
 from fakes.openai_server import FakeOpenAI
-from served import Served
+from served import ALICE_AT_ACME, Served
 
 
 @pytest.fixture(params=["in-process", "opensearch"])
@@ -38,23 +38,7 @@ def test_serve_remember_query_and_clean_stop(served: Served, fake_anthropic: Fak
     assert (
         "OpenSearch at" if served.vectors == "opensearch" else "in the SQLite file"
     ) in banner
-    fake_anthropic.script(
-        "extract",
-        {
-            "entities": [
-                {"name": "Alice", "type": "person"},
-                {"name": "Acme", "type": "organization"},
-            ],
-            "edges": [
-                {
-                    "source": "Alice",
-                    "target": "Acme",
-                    "relation": "works_at",
-                    "description": "Alice works at Acme.",
-                }
-            ],
-        },
-    )
+    fake_anthropic.script("extract", ALICE_AT_ACME)
     r = served.client.post("/v1/gb/remember", {"user_id": "u1", "text": "Alice works at Acme."})
     assert r.status == 200, r.body
     assert r.call_id

@@ -32,6 +32,7 @@ class RecordedRequest(dict[str, Any]):
     answered with (set once the answer is decided). ``stage`` is set by
     FakeAnthropic (None elsewhere). ``reply`` is the decoded JSON the fake sent.
     ``received_at`` is ``time.monotonic()`` on arrival (to measure retry gaps).
+    ``query`` is the raw query string of the request line ("" when none).
     """
 
     method: str
@@ -42,9 +43,17 @@ class RecordedRequest(dict[str, Any]):
     stage: str | None
     reply: JSON
     received_at: float
+    query: str
 
     def __init__(
-        self, body: dict[str, Any], *, method: str, path: str, headers: dict[str, str], raw: bytes
+        self,
+        body: dict[str, Any],
+        *,
+        method: str,
+        path: str,
+        headers: dict[str, str],
+        raw: bytes,
+        query: str = "",
     ) -> None:
         super().__init__(body)
         self.method = method
@@ -55,6 +64,7 @@ class RecordedRequest(dict[str, Any]):
         self.stage = None
         self.reply = None
         self.received_at = time.monotonic()
+        self.query = query
 
     @property
     def body(self) -> dict[str, Any]:
@@ -262,7 +272,7 @@ def _make_handler(server: FakeServer) -> type[BaseHTTPRequestHandler]:
             length = int(self.headers.get("content-length") or 0)
             raw = self.rfile.read(length) if length else b""
             headers = {k.lower(): v for k, v in self.headers.items()}
-            path = self.path.split("?", 1)[0]
+            path, _, query = self.path.partition("?")
             body: Any
             try:
                 body = json.loads(raw) if raw else {}
@@ -274,6 +284,7 @@ def _make_handler(server: FakeServer) -> type[BaseHTTPRequestHandler]:
                 path=path,
                 headers=headers,
                 raw=raw,
+                query=query,
             )
             if isinstance(body, dict):
                 server._classify(req)

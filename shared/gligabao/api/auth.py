@@ -97,3 +97,22 @@ def authorize(event: APIGatewayProxyEventV2, user_id: str, *, operator_ok: bool 
         _bind_claims(claims, user_id, operator_ok)
         return
     _check_dev_key(event)
+
+
+# Never a user_id (control characters are refused), so never a principal's.
+_NO_USER = "\x00"
+
+
+def principal(event: APIGatewayProxyEventV2) -> str | None:
+    """The user a JWT names (its ``GB_USER_CLAIM``), or None."""
+    user = _claims(event).get(settings().user_claim)
+    return str(user) if user else None
+
+
+def authenticate(event: APIGatewayProxyEventV2) -> str | None:
+    """Who calls, before any user_id is known (the MCP endpoint): refused as
+    ``authorize`` refuses it; then the principal's user_id when a token names
+    one, None for a trusted caller that names the user in each call."""
+    user = principal(event)
+    authorize(event, user if user is not None else _NO_USER)
+    return user

@@ -12,7 +12,7 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
-from .requests import QueryRequest, RememberRequest
+from .requests import QueryRequest, RememberRequest, SearchRequest
 from .schemas import (
     AcceptedOut,
     CallOut,
@@ -21,15 +21,19 @@ from .schemas import (
     InferencesOut,
     QueryOut,
     RememberOut,
+    SearchOut,
 )
 
+REQUESTS = (RememberRequest, QueryRequest, SearchRequest)
 DOC = Path(__file__).resolve().parent.parent / "openapi.json"
 _MODELS: list[type[BaseModel]] = [
     RememberRequest,
     QueryRequest,
+    SearchRequest,
     RememberOut,
     AcceptedOut,
     QueryOut,
+    SearchOut,
     DatasetsOut,
     InferencesOut,
     CallOut,
@@ -99,10 +103,7 @@ USER = _param("user_id", True, schema={"type": "string", "minLength": 1, "maxLen
 
 def build() -> dict[str, Any]:
     _, defs = models_json_schema(
-        [
-            (m, "validation" if m in (RememberRequest, QueryRequest) else "serialization")
-            for m in _MODELS
-        ],
+        [(m, "validation" if m in REQUESTS else "serialization") for m in _MODELS],
         ref_template="#/components/schemas/{model}",
     )
     schemas = defs.get("$defs", {})
@@ -134,6 +135,23 @@ def build() -> dict[str, Any]:
                     "requestBody": {"required": True, **_json(QueryRequest)},
                     "responses": {
                         "200": {"description": "the answer and its evidence", **_json(QueryOut)},
+                        **_errors(400, 401, 403, 404, 413, 502, 503),
+                    },
+                }
+            },
+            "/v1/gb/search": {
+                "post": {
+                    "operationId": "search",
+                    "summary": "The ranked context of a question, without the answer",
+                    "description": (
+                        "The query's retrieval without its LLM call: the entities, facts "
+                        "and passages the answer would be given from, best first, and their "
+                        "size in tokens. Needs no LLM key (unless the nearby search is "
+                        "asked for: its place detection is an LLM call)."
+                    ),
+                    "requestBody": {"required": True, **_json(SearchRequest)},
+                    "responses": {
+                        "200": {"description": "the ranked context", **_json(SearchOut)},
                         **_errors(400, 401, 403, 404, 413, 502, 503),
                     },
                 }

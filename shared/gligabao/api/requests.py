@@ -329,3 +329,24 @@ def param_dataset(value: str) -> str:
         return check_dataset(value)
     except ValueError as exc:
         raise BadRequest(str(exc)) from exc
+
+
+SEARCH_STAGES = ("detect_geo",)
+
+
+class SearchRequest(QueryRequest):
+    """The query's retrieval without the answer: every field of a query (so
+    that a field the query gains, search gains too); ``reasoning`` and
+    ``models`` only name the stage retrieval may run (the nearby search's
+    place detection)."""
+
+    reasoning: Annotated[Any, WithJsonSchema(_reasoning_schema(SEARCH_STAGES))] = None
+    models: Annotated[Any, WithJsonSchema(_models_schema(SEARCH_STAGES))] = None
+
+
+class DatasetsRequest(BaseModel):
+    """The arguments of listing datasets (query parameters over HTTP)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    user_id: UserId

@@ -104,6 +104,17 @@ class QueryOut(_Out):
     nearby: NearbyOut | None = None
 
 
+class SearchOut(_Out):
+    """The context a query's answer would be given from, best first."""
+
+    session_id: str | None = None
+    entities: list[EntityOut]
+    edges: list[EdgeOut]
+    passages: list[PassageOut]
+    nearby: NearbyOut | None = None
+    context_tokens: int = Field(description="estimated tokens of the context as the LLM sees it")
+
+
 class DatasetOut(_Out):
     name: str
     created_at: str

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEventV2
 
 from .. import wiring
 from ..api.app import json_response, lambda_entry, make_app
@@ -17,13 +20,17 @@ def _datasets() -> Datasets:
     return Datasets(wiring.graph_store(), wiring.vector_index(), wiring.record_store())
 
 
+def listing(event: APIGatewayProxyEventV2, user_id: str) -> dict[str, Any]:
+    """A user's datasets (the MCP ``list_datasets`` tool calls this too)."""
+    authorize(event, user_id)
+    return _datasets().list(user_id)
+
+
 @app.get("/v1/gb/datasets")
 def list_datasets() -> Response[str]:
     params = app.current_event.query_string_parameters or {}
     check_query_params(params, {"user_id"})
-    user_id = param_user(params)
-    authorize(app.current_event, user_id)
-    return json_response(200, _datasets().list(user_id))
+    return json_response(200, listing(app.current_event, param_user(params)))
 
 
 @app.delete("/v1/gb/datasets/<name>")

@@ -1,13 +1,17 @@
 """POST /v1/gb/query: synchronous by default; with ``Prefer: respond-async``
 the validated request is queued and answered 202 (handlers/jobs.py), the
 worker runs it and the answer lands in the call record: the path for
-reasoning levels that do not fit API Gateway's 30 s."""
+reasoning levels that do not fit API Gateway's 30 s.
+
+POST /v1/gb/search: the same retrieval without the answer. ``answer`` and
+``context`` are what the MCP ``query`` and ``search`` tools call too."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEventV2
 
 from .. import wiring
 from ..api.app import (
@@ -19,37 +23,59 @@ from ..api.app import (
     run_call,
 )
 from ..api.auth import authorize
-from ..api.requests import QUERY_STAGES, QueryRequest, parse_models, parse_reasoning, validate
+from ..api.requests import (
+    QUERY_STAGES,
+    SEARCH_STAGES,
+    QueryRequest,
+    SearchRequest,
+    parse_models,
+    parse_reasoning,
+    validate,
+)
 from ..config import settings
 from ..errors import BadRequest, NotConfigured
 from ..memory.options import StageOptions
 from ..memory.query import QueryInput
+from ..memory.search import Search
 from .jobs import accepted_response, enqueue, wants_async
 
 app = make_app()
 
 
+def geo_radius(req: QueryRequest) -> float | None:
+    """The nearby search's radius when the caller asked for it, else None."""
+    cfg = settings()
+    if req.geo_nearby is None and req.geo_radius_km is None:
+        return None
+    if not cfg.geo and (req.geo_nearby or req.geo_radius_km is not None):
+        raise BadRequest("geo search needs the server to have geo on (GB_GEO=on)")
+    if req.geo_nearby is False and req.geo_radius_km is not None:
+        raise BadRequest("geo_radius_km turns the nearby search on: not with geo_nearby false")
+    if req.geo_nearby or req.geo_radius_km is not None:
+        return req.geo_radius_km or cfg.geo_radius_km
+    return None
+
+
+def retrieval_input(req: QueryRequest, stages: tuple[str, ...], main_stage: str) -> QueryInput:
+    """The retrieval's input from a query or search request (one place, so
+    that a field the query gains, search gains too); BadRequest first."""
+    options = StageOptions(
+        settings().llm_model,
+        parse_reasoning(req.reasoning, stages, main_stage),
+        parse_models(req.models, stages),
+    )
+    return QueryInput(
+        req.user_id, req.dataset, req.query, req.session_id, options, geo_radius(req), req.as_of
+    )
+
+
 def query_input(req: QueryRequest) -> QueryInput:
     """The use case's input; BadRequest / NotConfigured before anything runs."""
+    inp = retrieval_input(req, QUERY_STAGES, "query")
     cfg = settings()
-    options = StageOptions(
-        cfg.llm_model,
-        parse_reasoning(req.reasoning, QUERY_STAGES, "query"),
-        parse_models(req.models, QUERY_STAGES),
-    )
-    radius: float | None = None
-    if req.geo_nearby is not None or req.geo_radius_km is not None:
-        if not cfg.geo and (req.geo_nearby or req.geo_radius_km is not None):
-            raise BadRequest("geo search needs the server to have geo on (GB_GEO=on)")
-        if req.geo_nearby is False and req.geo_radius_km is not None:
-            raise BadRequest("geo_radius_km turns the nearby search on: not with geo_nearby false")
-        if req.geo_nearby or req.geo_radius_km is not None:
-            radius = req.geo_radius_km or cfg.geo_radius_km
     if not cfg.llm_configured:
         raise NotConfigured(cfg.llm_missing)
-    return QueryInput(
-        req.user_id, req.dataset, req.query, req.session_id, options, radius, req.as_of
-    )
+    return inp
 
 
 def run_query(req: QueryRequest, *, background: bool = False, **kw: Any) -> dict[str, Any]:
@@ -65,6 +91,11 @@ def run_query(req: QueryRequest, *, background: bool = False, **kw: Any) -> dict
     )
 
 
+def answer(event: APIGatewayProxyEventV2, req: QueryRequest) -> dict[str, Any]:
+    authorize(event, req.user_id)
+    return run_query(req)
+
+
 @app.post("/v1/gb/query")
 def query() -> Response[str]:
     body = json_body(app)
@@ -76,6 +107,31 @@ def query() -> Response[str]:
         payload = enqueue("query", req.user_id, req.dataset, req.session_id, current_call_id(), job)
         return accepted_response(payload)
     return json_response(200, run_query(req))
+
+
+def context(event: APIGatewayProxyEventV2, req: SearchRequest) -> dict[str, Any]:
+    """The query's retrieval without the answer: no LLM key needed, unless
+    the caller asks for the nearby search (its place detection is an LLM call)."""
+    authorize(event, req.user_id)
+    inp = retrieval_input(req, SEARCH_STAGES, "detect_geo")
+    cfg = settings()
+    if inp.geo_radius_km is not None and not cfg.llm_configured:
+        raise NotConfigured(cfg.llm_missing)
+    return run_call(
+        "search",
+        req.user_id,
+        req.dataset,
+        req.session_id,
+        lambda meter: Search(wiring.graph_store(), wiring.query_service().retriever).run(
+            inp, meter
+        ),
+    )
+
+
+@app.post("/v1/gb/search")
+def search() -> Response[str]:
+    req = validate(SearchRequest, json_body(app))
+    return json_response(200, context(app.current_event, req))
 
 
 lambda_handler = lambda_entry(app)

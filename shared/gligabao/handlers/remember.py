@@ -50,7 +50,23 @@ def remember() -> Response[str]:
     header_key = app.current_event.headers.get("idempotency-key")
     if header_key is not None and not header_key.strip():
         raise BadRequest("Idempotency-Key must not be empty")
-    key = header_key or req.idempotency_key
+    queued = wants_async(app.current_event.headers.get("prefer"))
+    result = store(req, body, header_key or req.idempotency_key, app.lambda_context, queued=queued)
+    if result.get("status") == ACCEPTED:  # queued now, or a replayed 202
+        return accepted_response(result)
+    return json_response(200, result)
+
+
+def store(
+    req: RememberRequest,
+    body: dict[str, Any],
+    key: str | None,
+    lambda_context: Any,
+    *,
+    queued: bool = False,
+) -> dict[str, Any]:
+    """Remember an authorized request, once per idempotency key: now, or
+    queued for the worker (the MCP ``remember`` tool calls this too)."""
     call_id = current_call_id()
     inp = remember_input(req, call_id, req.reference_time or clock.now_str())
     if not settings().llm_configured:
@@ -65,14 +81,11 @@ def remember() -> Response[str]:
             lambda meter: wiring.remember_service().run(inp, meter),
         )
 
-    def enqueue() -> dict[str, object]:
+    def queue() -> dict[str, object]:
         return queue_remember(body, req, call_id, inp.reference_time)
 
-    run = enqueue if wants_async(app.current_event.headers.get("prefer")) else work
-    result = once(req.user_id, key, run, app.lambda_context) if key else run()
-    if result.get("status") == ACCEPTED:  # queued now, or a replayed 202
-        return accepted_response(result)
-    return json_response(200, result)
+    run = queue if queued else work
+    return once(req.user_id, key, run, lambda_context) if key else run()
 
 
 def queue_remember(

@@ -13,17 +13,20 @@ from typing import Any, ClassVar
 from urllib.parse import parse_qsl, urlsplit
 
 from ..api.app import CALL_ID_HEADER
+from ..config import settings
 
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
 MAX_READ_BYTES = 10 * 1024 * 1024  # API Gateway's own payload limit
 
 
 def _routes() -> list[tuple[str, Handler]]:
-    from ..handlers import datasets, query, records, remember
+    from ..handlers import datasets, mcp, query, records, remember
 
     return [
         ("/v1/gb/remember", remember.lambda_handler),
         ("/v1/gb/query", query.lambda_handler),
+        ("/v1/gb/search", query.lambda_handler),
+        ("/mcp", mcp.lambda_handler),
         ("/v1/gb/datasets", datasets.lambda_handler),
         ("/v1/gb/inferences", records.lambda_handler),
         ("/v1/gb/calls/", records.lambda_handler),
@@ -35,6 +38,19 @@ def route(path: str, routes: list[tuple[str, Handler]]) -> Handler | None:
         if path == prefix or path.startswith(prefix.rstrip("/") + "/"):
             return handler
     return None
+
+
+LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "::1"}
+
+
+def foreign_origin_ok(origin: str | None) -> bool:
+    """Whether a browser's ``Origin`` may call: with no key, only a page
+    served from this machine, so that a web page elsewhere (or a DNS
+    rebinding to 127.0.0.1) cannot use the open local server. Clients other
+    than browsers send no Origin; with ``GB_DEV_API_KEY`` the key decides."""
+    if not origin or settings().dev_api_key:
+        return True
+    return urlsplit(origin).hostname in LOOPBACK_HOSTS
 
 
 def make_event(
@@ -111,6 +127,9 @@ class _RequestHandler(BaseHTTPRequestHandler):
             self._error(413, "the request body is larger than 64 KiB")
             return
         body = self.rfile.read(length) if length else b""
+        if not foreign_origin_ok(self.headers.get("Origin")):
+            self._error(403, "requests from a web page of another origin are refused")
+            return
         path = urlsplit(self.path).path
         if self.command == "GET" and path in self.extra:
             status, ctype, doc = self.extra[path]()

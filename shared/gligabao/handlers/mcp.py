@@ -1,0 +1,130 @@
+"""POST /mcp: the API as MCP tools (remember, query, search, list_datasets),
+each calling the function its HTTP route calls, under the same authorization.
+
+Stateless streamable HTTP: a POST is one JSON-RPC message, answered with one
+JSON response (202 and no body for a notification); GET and DELETE, which
+only sessions and server-sent streams use, are 405."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from aws_lambda_powertools.event_handler import Response, content_types
+
+from .. import __version__
+from ..api.app import current_call_id, lambda_entry, make_app
+from ..api.auth import authenticate, authorize
+from ..api.mcp_server import Caller, McpServer, ToolSpec, error_envelope, status_error
+from ..api.requests import DatasetsRequest, QueryRequest, RememberRequest, SearchRequest
+from ..api.schemas import DatasetsOut, QueryOut, RememberOut, SearchOut
+from . import datasets, query, remember
+
+app = make_app()
+PROTOCOL_HEADER = "mcp-protocol-version"
+
+
+def _remember(caller: Caller, req: RememberRequest, arguments: dict[str, Any]) -> dict[str, Any]:
+    authorize(caller.event, req.user_id)
+    return remember.store(req, arguments, req.idempotency_key, caller.lambda_context)
+
+
+def _query(caller: Caller, req: QueryRequest, arguments: dict[str, Any]) -> dict[str, Any]:
+    return query.answer(caller.event, req)
+
+
+def _search(caller: Caller, req: SearchRequest, arguments: dict[str, Any]) -> dict[str, Any]:
+    return query.context(caller.event, req)
+
+
+def _list_datasets(
+    caller: Caller, req: DatasetsRequest, arguments: dict[str, Any]
+) -> dict[str, Any]:
+    return datasets.listing(caller.event, req.user_id)
+
+
+TOOLS = [
+    ToolSpec(
+        "remember",
+        "Store a text (a message, a note, a document) in long-term memory: its entities "
+        "and facts are extracted into a knowledge graph, and facts it contradicts are "
+        "marked ended. Give idempotency_key to make a retry safe.",
+        RememberRequest,
+        RememberOut,
+        _remember,
+        read_only=False,
+    ),
+    ToolSpec(
+        "query",
+        "Answer a question from long-term memory, with the entities, facts and passages "
+        "the answer relied on.",
+        QueryRequest,
+        QueryOut,
+        _query,
+    ),
+    ToolSpec(
+        "search",
+        "Retrieve what long-term memory holds about a question, without answering it: "
+        "the ranked entities, facts and passages, and their size in tokens.",
+        SearchRequest,
+        SearchOut,
+        _search,
+    ),
+    ToolSpec(
+        "list_datasets",
+        "List the user's memory datasets with their counts of entities, facts and texts.",
+        DatasetsRequest,
+        DatasetsOut,
+        _list_datasets,
+    ),
+]
+SERVER = McpServer(
+    "gligabao",
+    __version__,
+    TOOLS,
+    instructions="A bi-temporal knowledge-graph memory. Each dataset (default 'main') "
+    "is a separate memory of the user.",
+)
+
+
+def _rpc_error_body(status: int, message: str) -> dict[str, Any]:
+    """The body limit and the last-resort 500, as JSON-RPC errors."""
+    return error_envelope(None, status_error(status, message))
+
+
+@app.post("/mcp")
+def mcp() -> Response[str]:
+    event = app.current_event
+    try:
+        body: str | None = event.decoded_body or ""
+    except ValueError:  # bytes that are not UTF-8 (or broken base64)
+        body = None
+    reply = SERVER.handle(
+        body,
+        event.headers.get(PROTOCOL_HEADER),
+        lambda: authenticate(event),
+        lambda principal: Caller(principal, event, app.lambda_context),
+        current_call_id(),
+    )
+    if reply.body is None:
+        return Response(status_code=202, body="")
+    return Response(
+        status_code=reply.status,
+        content_type=content_types.APPLICATION_JSON,
+        body=json.dumps(reply.body),
+    )
+
+
+def _no_stream() -> Response[str]:
+    return Response(
+        status_code=405,
+        content_type=content_types.APPLICATION_JSON,
+        body='{"error": "this MCP endpoint is stateless: POST only (no SSE stream, no session)"}',
+        headers={"Allow": "POST"},
+    )
+
+
+app.get("/mcp")(_no_stream)
+app.delete("/mcp")(_no_stream)
+
+lambda_handler = lambda_entry(app, _rpc_error_body)

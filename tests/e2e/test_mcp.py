@@ -1,0 +1,294 @@
+"""End to end: the MCP endpoint of a running `gligabao serve`, driven by the
+official `mcp` SDK's own client, and by raw JSON-RPC over HTTP for what a
+well-behaved client never sends."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import jsonschema
+import pytest
+
+from conftest import Client
+from fakes.anthropic_server import FakeAnthropic
+from fakes.openai_server import FakeOpenAI
+from gligabao.api.requests import DatasetsRequest, QueryRequest, RememberRequest, SearchRequest
+from served import ALICE_AT_ACME as EXTRACT
+from served import ServedCounting
+
+mcp_client = pytest.importorskip("mcp.client.client")
+from mcp.shared.exceptions import MCPError  # noqa: E402
+
+INIT = {
+    "protocolVersion": "2025-06-18",
+    "capabilities": {},
+    "clientInfo": {"name": "raw", "version": "0"},
+}
+
+
+@pytest.fixture(scope="module")
+def served(
+    fake_anthropic_session: FakeAnthropic, fake_openai_session: FakeOpenAI
+) -> Iterator[ServedCounting]:
+    s = ServedCounting({**fake_anthropic_session.env(), **fake_openai_session.env()})
+    yield s
+    s.stop()
+
+
+@pytest.fixture
+def llm(fake_anthropic_shared: FakeAnthropic, fake_openai_shared: FakeOpenAI) -> FakeAnthropic:
+    return fake_anthropic_shared
+
+
+def rpc(served: ServedCounting, message: Any, *, raw: bytes | None = None, **headers: str) -> Any:
+    return Client(served.url).post("/mcp", message, raw=raw, headers=headers)
+
+
+# ------------------------------------------------------------ the SDK's client
+
+
+async def _session(url: str, user: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    async with mcp_client.Client(url) as client:
+        out["version"] = client.protocol_version
+        out["server"] = client.server_info.name if client.server_info else None
+        out["tools"] = {t.name: t for t in (await client.list_tools()).tools}
+        out["remember"] = await client.call_tool(
+            "remember",
+            {"user_id": user, "text": "Alice works at Acme.", "idempotency_key": "k-1"},
+        )
+        out["search"] = await client.call_tool(
+            "search", {"user_id": user, "query": "Where does Alice work?"}
+        )
+        out["query"] = await client.call_tool(
+            "query", {"user_id": user, "query": "Where does Alice work?"}
+        )
+        out["datasets"] = await client.call_tool("list_datasets", {"user_id": user})
+        try:
+            await client.call_tool("query", {"user_id": user, "query": "x", "dataset": "nope"})
+        except MCPError as exc:
+            out["error"] = exc
+    return out
+
+
+def test_the_sdk_client_initializes_lists_and_calls_every_tool(
+    served: ServedCounting, llm: FakeAnthropic
+) -> None:
+    llm.script("extract", EXTRACT)
+    llm.script("query", {"answer": "At Acme.", "entities": [], "edges": [1], "passages": []})
+    out = asyncio.run(_session(served.url + "/mcp", "sdk-user"))
+
+    assert out["version"] == "2025-11-25"
+    assert out["server"] == "gligabao"
+    tools = out["tools"]
+    assert sorted(tools) == ["list_datasets", "query", "remember", "search"]
+    # The schemas are the HTTP API's request models: every field, no other.
+    for name, model in [
+        ("remember", RememberRequest),
+        ("query", QueryRequest),
+        ("search", SearchRequest),
+        ("list_datasets", DatasetsRequest),
+    ]:
+        assert set(tools[name].input_schema["properties"]) == set(model.model_fields), name
+        assert "user_id" in tools[name].input_schema["required"]
+        assert tools[name].output_schema["type"] == "object"
+    assert tools["remember"].annotations.read_only_hint is False
+    assert tools["search"].annotations.read_only_hint is True
+
+    # Every result is valid against its tool's output schema.
+    for name, key in [
+        ("remember", "remember"),
+        ("search", "search"),
+        ("query", "query"),
+        ("list_datasets", "datasets"),
+    ]:
+        jsonschema.validate(out[key].structured_content, tools[name].output_schema)
+
+    remembered = out["remember"].structured_content
+    assert not out["remember"].is_error
+    assert [e["name"] for e in remembered["entities"]] == ["Alice", "Acme"]
+    assert json.loads(out["remember"].content[0].text) == remembered
+
+    found = out["search"].structured_content
+    assert [e["relation"] for e in found["edges"]] == ["works_at"]
+    assert {e["name"] for e in found["entities"]} == {"Alice", "Acme"}
+    assert found["context_tokens"] > 0
+
+    answered = out["query"].structured_content
+    assert answered["answer"] == "At Acme."
+    assert [e["id"] for e in answered["evidence"]["edges"]] == [1]
+
+    [dataset] = out["datasets"].structured_content["datasets"]
+    assert (dataset["name"], dataset["edges"]) == ("main", 1)
+
+    # A use case's error: the HTTP API's message, its status in data.
+    err = out["error"]
+    http = Client(served.url).post(
+        "/v1/gb/query", {"user_id": "sdk-user", "query": "x", "dataset": "nope"}
+    )
+    assert http.status == 404
+    assert err.error.message == http.body["error"]
+    assert err.error.data["status"] == 404
+    # search made no LLM call; query one; remember one extraction.
+    assert llm.calls("query") == 1
+    assert llm.calls("extract") == 1
+
+
+def test_remember_through_mcp_is_idempotent_with_its_key(
+    served: ServedCounting, llm: FakeAnthropic
+) -> None:
+    llm.script("extract", EXTRACT)
+    args = {"user_id": "idem-user", "text": "Alice works at Acme.", "idempotency_key": "same"}
+    call = {"name": "remember", "arguments": args}
+    empty = served.row_counts()
+    first = rpc(served, {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": call})
+    before = served.row_counts()
+    assert before != empty  # the counts see what a remember writes
+    second = rpc(served, {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call})
+    assert first.status == second.status == 200
+    replayed = second.body["result"]["structuredContent"]
+    assert replayed == first.body["result"]["structuredContent"]
+    assert json.loads(second.body["result"]["content"][0]["text"]) == replayed
+    assert second.body["id"] == 2
+    assert served.row_counts() == before
+    assert llm.calls("extract") == 1
+
+
+# ------------------------------------------------------------ raw JSON-RPC
+
+
+def _tool_call(name: str, arguments: Any, id_: Any = 7) -> dict[str, Any]:
+    return {
+        "jsonrpc": "2.0",
+        "id": id_,
+        "method": "tools/call",
+        "params": {"name": name, "arguments": arguments},
+    }
+
+
+BAD_REMEMBERS = [
+    {"user_id": "raw-user"},  # no text
+    {"user_id": "raw-user", "text": 12},  # not a string
+    {"user_id": "raw-user", "text": "hi", "colour": "red"},  # unknown field
+    {"user_id": "raw-user", "text": "hi", "dataset": "a/b"},  # bad dataset name
+    {"user_id": "raw-user", "text": "hi", "reasoning": "extreme"},  # unknown level
+    {"text": "hi"},  # no user_id (no token names one)
+]
+
+
+@pytest.mark.parametrize("arguments", BAD_REMEMBERS)
+def test_bad_tool_arguments_are_invalid_params_with_the_http_message_and_write_nothing(
+    served: ServedCounting, llm: FakeAnthropic, arguments: dict[str, Any]
+) -> None:
+    before = served.row_counts()
+    reply = rpc(served, _tool_call("remember", arguments))
+    http = Client(served.url).post("/v1/gb/remember", arguments)
+    assert http.status == 400
+    assert reply.status == 200, reply.body
+    assert reply.body["id"] == 7
+    assert reply.body["error"]["code"] == -32602
+    assert reply.body["error"]["message"] == http.body["error"]
+    assert reply.body["error"]["data"]["status"] == 400
+    assert "result" not in reply.body
+    assert served.row_counts() == before
+    assert llm.calls() == 0
+
+
+@pytest.mark.parametrize(
+    ("body", "code"),
+    [
+        (b"{not json", -32700),
+        (b"\xff\xfe", -32700),
+        (b"", -32700),
+        (b'[{"jsonrpc": "2.0", "id": 1, "method": "ping"}]', -32600),
+        (b'{"jsonrpc": "1.0", "id": 1, "method": "ping"}', -32600),
+        (b'{"jsonrpc": "2.0", "id": 1}', -32600),
+        (b'{"jsonrpc": "2.0", "id": 1, "method": 5}', -32600),
+        (b'{"jsonrpc": "2.0", "id": {"a": 1}, "method": "ping"}', -32600),
+        (b'"just a string"', -32600),
+    ],
+)
+def test_malformed_json_rpc_is_a_json_rpc_error_and_writes_nothing(
+    served: ServedCounting, llm: FakeAnthropic, body: bytes, code: int
+) -> None:
+    before = served.row_counts()
+    reply = rpc(served, None, raw=body)
+    assert reply.status == 400
+    assert reply.body["jsonrpc"] == "2.0"
+    assert reply.body["id"] is None
+    assert reply.body["error"]["code"] == code
+    assert served.row_counts() == before
+    assert llm.calls() == 0
+
+
+@pytest.mark.parametrize(
+    ("message", "code", "text"),
+    [
+        (_tool_call("forget_everything", {"user_id": "raw-user"}), -32602, "unknown tool"),
+        (
+            {"jsonrpc": "2.0", "id": "a", "method": "tools/call", "params": {"arguments": {}}},
+            -32602,
+            "name",
+        ),
+        (_tool_call("remember", "not an object"), -32602, "arguments"),
+        ({"jsonrpc": "2.0", "id": 3, "method": "resources/list"}, -32601, "method not found"),
+        (
+            {"jsonrpc": "2.0", "id": 4, "method": "initialize", "params": {"capabilities": {}}},
+            -32602,
+            "protocolVersion",
+        ),
+    ],
+)
+def test_unknown_tools_and_methods_are_json_rpc_errors_and_write_nothing(
+    served: ServedCounting, llm: FakeAnthropic, message: dict[str, Any], code: int, text: str
+) -> None:
+    before = served.row_counts()
+    reply = rpc(served, message)
+    assert reply.status == 200
+    assert reply.body["id"] == message["id"]
+    assert reply.body["error"]["code"] == code
+    assert text in reply.body["error"]["message"]
+    assert served.row_counts() == before
+    assert llm.calls() == 0
+
+
+def test_the_handshake_notifications_and_what_a_stateless_server_refuses(
+    served: ServedCounting,
+) -> None:
+    init = rpc(served, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INIT})
+    assert init.status == 200
+    assert init.body["result"]["protocolVersion"] == "2025-06-18"
+    assert init.body["result"]["capabilities"] == {"tools": {"listChanged": False}}
+    assert "mcp-session-id" not in {k.lower() for k in init.headers}
+    # An older revision is offered the newest one (the client then decides).
+    old = {**INIT, "protocolVersion": "2024-11-05"}
+    init = rpc(served, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": old})
+    assert init.body["result"]["protocolVersion"] == "2025-11-25"
+
+    note = rpc(served, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+    assert (note.status, note.body) == (202, None)
+    ping = rpc(served, {"jsonrpc": "2.0", "id": 9, "method": "ping"})
+    assert ping.body == {"jsonrpc": "2.0", "id": 9, "result": {}}
+
+    bad = rpc(
+        served,
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+        **{"MCP-Protocol-Version": "2099-01-01"},
+    )
+    assert bad.status == 400
+    assert bad.body["error"]["code"] == -32022
+    assert bad.body["error"]["data"]["supported"] == ["2025-06-18", "2025-11-25"]
+    ok = rpc(
+        served,
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+        **{"MCP-Protocol-Version": "2025-06-18"},
+    )
+    assert len(ok.body["result"]["tools"]) == 4
+
+    for method in ("GET", "DELETE"):
+        r = Client(served.url).request(method, "/mcp")
+        assert r.status == 405, method
+        assert r.headers.get("Allow") == "POST"
