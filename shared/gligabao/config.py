@@ -153,6 +153,8 @@ class Settings:
     idempotency_ttl_s: int = 48 * 3600
     records_retention_days: int = 90
     remember_queue_url: str = ""  # SQS queue of async remembers (unset: in-process)
+    lease_s: float = 60.0  # a write's claims: longer than any remember's write stage
+    lease_wait_s: float = 5.0  # a live lease is waited for this long, then 409
 
     @property
     def llm_configured(self) -> bool:
@@ -263,6 +265,8 @@ def load_settings(*, local: bool = False) -> Settings:
         records_retention_days=_int("GB_RECORDS_RETENTION_DAYS", 90),
         operator_group=_env("GB_OPERATOR_GROUP", "gligabao-operators"),
         remember_queue_url=_env("GB_REMEMBER_QUEUE_URL"),
+        lease_s=_float("GB_LEASE_SECONDS", 60.0),
+        lease_wait_s=_float("GB_LEASE_WAIT_SECONDS", 5.0),
     )
 
 

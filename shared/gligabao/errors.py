@@ -32,6 +32,15 @@ class Conflict(GbError):
     status = 409
 
 
+class Busy(Conflict):
+    """A name or fact this call needs is leased by a concurrent write that
+    has neither landed nor expired: try again after ``retry_after`` seconds."""
+
+    def __init__(self, message: str, retry_after: int) -> None:
+        super().__init__(message)
+        self.retry_after = max(1, retry_after)
+
+
 class PayloadTooLarge(GbError):
     status = 413
 
@@ -42,9 +51,13 @@ class UpstreamError(GbError):
 
     status = 502
 
-    def __init__(self, message: str, usage: object | None = None) -> None:
+    def __init__(self, message: str, usage: object | None = None, detail: str = "") -> None:
+        # ``message`` names the upstream and the kind of failure (it reaches
+        # the client); ``detail`` (exception classes, request IDs, table
+        # names) only goes to the log, with the call id.
         super().__init__(message)
         self.usage = usage  # what the upstream reported before the reply was rejected
+        self.detail = detail
 
 
 class NotConfigured(GbError):

@@ -33,7 +33,8 @@ def graph_store() -> GraphStore:
     from .graph.dynamo import DynamoGraphStore
 
     tables_configured()
-    return DynamoGraphStore()
+    cfg = settings()
+    return DynamoGraphStore(lease_s=cfg.lease_s, lease_wait_s=cfg.lease_wait_s)
 
 
 @lru_cache(maxsize=1)

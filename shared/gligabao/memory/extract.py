@@ -11,12 +11,10 @@ from ..ai import prompts
 from ..ai.jsonreply import as_id, parse_json_object
 from ..ai.port import LLMRequest
 from ..errors import UpstreamError
-from ..models import Entity
+from ..models import Entity, merge_description
 from ..records.meter import Meter
 from ..text import normalize_name
 from .options import StageOptions
-
-MAX_DESCRIPTION = 600
 
 
 @dataclass
@@ -38,16 +36,6 @@ class Fact:
     valid_at: str
     invalid_at: str | None
     chunk: int | None
-
-
-def merge_description(old: str, new: str) -> str:
-    """Enrich, never lose: the old text stays, a new phrase is appended."""
-    new = new.strip()
-    if not new or new.casefold() in old.casefold():
-        return old
-    if not old:
-        return new[:MAX_DESCRIPTION]
-    return f"{old}; {new}"[:MAX_DESCRIPTION]
 
 
 def as_str(value: Any) -> str:
