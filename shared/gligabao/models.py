@@ -167,7 +167,7 @@ class GraphWrite:
     store, committed at once (all of it becomes visible, or none). ``txn``
     is the call's lease owner, the one its claims were made with."""
 
-    txn: str
+    txn: str = ""  # empty: the write made no claims (the store picks one)
     now: str = ""  # updated_at of enriched entities
     artifacts: list[Artifact] = field(default_factory=list)
     new_entities: list[Entity] = field(default_factory=list)

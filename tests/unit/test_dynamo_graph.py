@@ -11,10 +11,18 @@ from typing import Any
 import boto3
 import pytest
 
-from gligabao.errors import NotFound, UpstreamError
+from gligabao.errors import Busy, NotFound, UpstreamError
 from gligabao.graph import tables
 from gligabao.graph.dynamo import DynamoGraphStore
-from gligabao.models import Artifact, DatasetKey, Edge, Entity, GraphWrite
+from gligabao.models import (
+    Artifact,
+    DatasetKey,
+    Edge,
+    EdgeUpdate,
+    Entity,
+    EntityUpdate,
+    GraphWrite,
+)
 
 A = DatasetKey("user-a", "main")
 B = DatasetKey("user-b", "main")  # same dataset name, another user
@@ -52,9 +60,12 @@ def seed(store: DynamoGraphStore, key: DatasetKey) -> None:
     """Alice(1) -knows-> Bob(2), Bob -works_at-> Acme(3); artifact 1."""
     store.ensure_dataset(key)
     store.allocate_ids(key, 3, 2, 1)
-    store.apply(
+    txn = f"seed-{key.user_id}-{key.dataset}"
+    store.claim_names(key, txn, {"alice smith": 1, "bob": 2, "acme corp": 3})
+    store.commit(
         key,
         GraphWrite(
+            txn=txn,
             artifacts=[art(1, "Alice knows Bob. Bob works at Acme.")],
             new_entities=[
                 ent(1, "Alice Smith", "a dog lover"),
@@ -66,7 +77,6 @@ def seed(store: DynamoGraphStore, key: DatasetKey) -> None:
             edge_links=[(1, 1), (2, 1)],
         ),
     )
-    store.claim_names(key, {"alice smith": 1, "bob": 2, "acme corp": 3})
 
 
 def scan_all(prefix: str) -> dict[str, list[dict[str, Any]]]:
@@ -226,7 +236,7 @@ def test_round_trip_of_optional_fields(store: DynamoGraphStore) -> None:
     a = Artifact(5, "chunk", "t1", "t0", session_id=None, parent_id=4, index=2, call_id="c1")
     e = ent(7, "Paris", lat=48.8566, lon=2.3522)
     d = Edge(9, 7, 7, "is", "", None, "2020-01-01T00:00:00Z", "2021-01-01T00:00:00Z", "t", None)
-    store.apply(A, GraphWrite(artifacts=[a], new_entities=[e], new_edges=[d]))
+    store.commit(A, GraphWrite(artifacts=[a], new_entities=[e], new_edges=[d]))
     assert store.get_artifacts(A, [5])[5] == a
     assert store.get_entities(A, [7])[7] == e
     assert store.get_edges(A, [9])[9] == d
@@ -238,7 +248,7 @@ def test_batches_over_page_limits(store: DynamoGraphStore) -> None:
         ent(i, f"Entity {i}", updated_at=f"2024-01-01T00:{i // 60:02d}:{i % 60:02d}Z")
         for i in range(1, 131)
     ]
-    store.apply(A, GraphWrite(new_entities=many))
+    store.commit(A, GraphWrite(new_entities=many))
     got = store.get_entities(A, list(range(1, 131)))
     assert len(got) == 130
     assert sum(1 for _ in store.iter_entities(A)) == 130
@@ -271,7 +281,7 @@ def test_keyword_hits_one_query_per_term(store: DynamoGraphStore) -> None:
 
 def test_recent_entities(store: DynamoGraphStore) -> None:
     store.ensure_dataset(A)
-    store.apply(
+    store.commit(
         A,
         GraphWrite(
             new_entities=[
@@ -289,13 +299,16 @@ def test_recent_entities(store: DynamoGraphStore) -> None:
 def test_updated_entity_rewrites_terms_and_recency(store: DynamoGraphStore) -> None:
     seed(store, A)
     old = store.get_entities(A, [2])[2]
-    new = Entity(2, "Robert", "thing", "a cat person", old.created_at, "2025-01-01T00:00:00Z")
-    store.apply(A, GraphWrite(updated_entities=[(old, new)]))
+    now = "2025-01-01T00:00:00Z"
+    done = store.commit(
+        A, GraphWrite(now=now, entity_updates=[EntityUpdate(2, ["a cat person", "an engineer"])])
+    )
+    new = Entity(2, "Bob", "thing", "an engineer; a cat person", old.created_at, now)
+    assert done.entities == {2: new}
     assert store.get_entities(A, [2])[2] == new
-    assert store.keyword_hits(A, ["bob", "engineer"], 5) == []
-    hits = store.keyword_hits(A, ["robert", "cat"], 5)
-    assert {(h.term, h.entity_id) for h in hits} == {("robert", 2), ("cat", 2)}
-    assert all(h.updated_at == "2025-01-01T00:00:00Z" for h in hits)
+    hits = store.keyword_hits(A, ["bob", "engineer", "cat"], 5)
+    assert {(h.term, h.entity_id) for h in hits} == {("bob", 2), ("engineer", 2), ("cat", 2)}
+    assert all(h.updated_at == now for h in hits)
     assert store.recent_entities(A, 1)[0].id == 2
     # counts only grow with new rows
     assert store.get_dataset(A).entities == 3  # type: ignore[union-attr]
@@ -303,7 +316,7 @@ def test_updated_entity_rewrites_terms_and_recency(store: DynamoGraphStore) -> N
 
 def test_live_edges_around(store: DynamoGraphStore) -> None:
     store.ensure_dataset(A)
-    store.apply(
+    store.commit(
         A,
         GraphWrite(
             new_entities=[ent(i, f"E{i}") for i in range(1, 6)],
@@ -322,9 +335,7 @@ def test_live_edges_around(store: DynamoGraphStore) -> None:
     # edge 5 is around both 1 and 2: once only
     assert [e.id for e in store.live_edges_around(A, [1, 2], 10)] == [5, 3, 2, 1]
     # supersede edge 3: it leaves the index
-    old = store.get_edges(A, [3])[3]
-    new = Edge(**{**old.__dict__, "expired_at": "2024-03-01T00:00:00Z"})
-    store.apply(A, GraphWrite(updated_edges=[(old, new)]))
+    store.commit(A, GraphWrite(edge_updates=[EdgeUpdate(3, expired_at="2024-03-01T00:00:00Z")]))
     assert [e.id for e in store.live_edges_around(A, [1], 10)] == [5, 2, 1]
     assert [e.id for e in store.live_edges_around(A, [4], 10)] == [4]
     # still readable by ID, with its expiry
@@ -336,32 +347,36 @@ def test_live_edges_around(store: DynamoGraphStore) -> None:
 
 def test_names_claim_lookup_release(store: DynamoGraphStore) -> None:
     store.ensure_dataset(A)
-    assert store.claim_names(A, {"alice": 1, "bob": 2}) == {"alice": 1, "bob": 2}
-    assert store.claim_names(A, {"alice": 7, "carol": 8}) == {"alice": 1, "carol": 8}
-    assert store.entity_ids_by_names(A, ["alice", "carol", "dave"]) == {"alice": 1, "carol": 8}
-    store.release_names(A, {"alice": 7, "carol": 8})  # alice is not 7's: kept
+    assert store.claim_names(A, "t1", {"alice": 1, "bob": 2}) == {"alice": 1, "bob": 2}
+    assert store.entity_ids_by_names(A, ["alice", "bob"]) == {}  # leases, not committed
+    store.commit(A, GraphWrite(txn="t1", new_entities=[ent(1, "Alice"), ent(2, "Bob")]))
+    assert store.entity_ids_by_names(A, ["alice", "bob"]) == {"alice": 1, "bob": 2}
+    assert store.claim_names(A, "t2", {"alice": 7, "carol": 8}) == {"alice": 1, "carol": 8}
+    store.abort(A, "t2")  # alice is not t2's: kept; carol is released
     assert store.entity_ids_by_names(A, ["alice", "carol"]) == {"alice": 1}
+    assert store.claim_names(A, "t3", {"carol": 9}) == {"carol": 9}
     assert store.entity_ids_by_names(A, []) == {}
     assert store.entity_ids_by_names(B, ["alice"]) == {}
 
 
-def test_claim_names_concurrent_single_winner(server_store: DynamoGraphStore) -> None:
-    server_store.ensure_dataset(A)
+def test_claim_names_concurrent_single_winner(dynamo_server: str) -> None:
+    impatient = DynamoGraphStore(lease_wait_s=0.3)
+    impatient.ensure_dataset(A)
     start = threading.Barrier(8)
 
-    def claim(i: int) -> dict[str, int]:
+    def claim(i: int) -> dict[str, int] | int:
         start.wait()
-        return server_store.claim_names(A, {"same name": 100 + i, f"own {i}": 100 + i})
+        try:
+            return impatient.claim_names(A, f"t{i}", {"same name": 100 + i, f"own {i}": 100 + i})
+        except Busy as exc:  # the winner holds a live lease and never commits
+            return exc.retry_after
 
     with ThreadPoolExecutor(8) as pool:
         results = list(pool.map(claim, range(8)))
-    owners = {r["same name"] for r in results}
-    assert len(owners) == 1
-    winner = owners.pop()
-    winners = [i for i, r in enumerate(results) if r["same name"] == 100 + i]
-    assert winners == [winner - 100]
-    assert all(r[f"own {i}"] == 100 + i for i, r in enumerate(results))
-    assert server_store.entity_ids_by_names(A, ["same name"]) == {"same name": winner}
+    impatient.close()
+    won = [r for r in results if isinstance(r, dict)]
+    assert len(won) == 1, results
+    assert all(isinstance(r, int) and r >= 1 for r in results if r not in won)
 
 
 def test_iterators(store: DynamoGraphStore) -> None:
@@ -376,25 +391,33 @@ def test_iterators(store: DynamoGraphStore) -> None:
 # --- apply failures --------------------------------------------------------------
 
 
-def test_apply_rolls_back_on_failed_edge_update(store: DynamoGraphStore, dynamo: str) -> None:
+def test_a_commit_that_fails_is_invisible_and_abort_removes_it(
+    store: DynamoGraphStore, dynamo: str
+) -> None:
     seed(store, A)
     before = scan_all(dynamo)
-    old_ent = store.get_entities(A, [2])[2]
-    new_ent = Entity(2, "Bob", "person", "a carpenter", old_ent.created_at, "2025-01-01T00:00:00Z")
-    stored_edge = store.get_edges(A, [1])[1]
-    stale = Edge(**{**stored_edge.__dict__, "invalid_at": "1999-01-01T00:00:00Z"})  # not stored
     write = GraphWrite(
+        txn="doomed",
         artifacts=[art(2, "Bob is a carpenter now")],
         new_entities=[ent(4, "Workshop", "a carpentry workshop")],
-        updated_entities=[(old_ent, new_ent)],
+        entity_updates=[EntityUpdate(2, ["a carpenter"])],
         new_edges=[edge(3, 2, 4, "owns")],
-        updated_edges=[(stale, Edge(**{**stale.__dict__, "expired_at": "2025-01-01T00:00:00Z"}))],
+        edge_updates=[EdgeUpdate(999, expired_at="2025-01-01T00:00:00Z")],  # no such edge
         entity_links=[(4, 2), (2, 2)],
         edge_links=[(3, 2)],
     )
     with pytest.raises(UpstreamError, match="graph store write failed"):
-        store.apply(A, write)
-    # nothing of the write is left: the tables hold exactly what they held
+        store.commit(A, write)
+    # its rows landed, tagged, but no reader sees them
+    assert store.get_entities(A, [4]) == {} and store.get_edges(A, [3]) == {}
+    assert store.get_artifacts(A, [2]) == {}
+    assert [e.id for e in store.iter_entities(A)] == [1, 2, 3]
+    assert [e.id for e in store.live_edges_around(A, [2], 10)] == [2, 1]
+    assert store.get_entities(A, [2])[2].description == "an engineer"
+    ds = store.get_dataset(A)
+    assert ds is not None and (ds.entities, ds.edges, ds.artifacts) == (3, 2, 1)
+    # abort removes them: the tables hold exactly what they held
+    store.abort(A, "doomed")
     after = scan_all(dynamo)
     for name in before:
         key = tables.table_definitions()[name]["KeySchema"]
@@ -404,29 +427,13 @@ def test_apply_rolls_back_on_failed_edge_update(store: DynamoGraphStore, dynamo:
             return {repr([i[k] for k in ids]): i for i in items}
 
         assert keyed(after[name]) == keyed(before[name]), name
-    assert store.get_entities(A, [2])[2] == old_ent
-    assert store.get_entities(A, [4]) == {}
-    assert store.keyword_hits(A, ["carpenter", "workshop"], 5) == []
-    assert [h.entity_id for h in store.keyword_hits(A, ["engineer"], 5)] == [2]
-    assert store.get_edges(A, [1])[1] == stored_edge
-    ds = store.get_dataset(A)
-    assert ds is not None and (ds.entities, ds.edges, ds.artifacts) == (3, 2, 1)
 
 
-def test_apply_rejects_stale_entity_update(store: DynamoGraphStore) -> None:
-    seed(store, A)
-    current = store.get_entities(A, [1])[1]
-    stale = Entity(**{**current.__dict__, "updated_at": "2000-01-01T00:00:00Z"})
-    new = Entity(**{**current.__dict__, "description": "changed", "updated_at": "2030-01-01Z"})
-    with pytest.raises(UpstreamError):
-        store.apply(A, GraphWrite(artifacts=[art(2)], updated_entities=[(stale, new)]))
-    assert store.get_entities(A, [1])[1] == current
-    assert store.get_artifacts(A, [2]) == {}
-
-
-def test_apply_fails_when_dataset_is_gone(store: DynamoGraphStore) -> None:
-    with pytest.raises(UpstreamError):
-        store.apply(A, GraphWrite(new_entities=[ent(1, "Orphan")]))
+def test_commit_fails_when_dataset_is_gone(store: DynamoGraphStore) -> None:
+    with pytest.raises(NotFound):
+        store.commit(A, GraphWrite(txn="t", new_entities=[ent(1, "Orphan")]))
+    assert store.get_entities(A, [1]) == {}
+    store.abort(A, "t")
     assert store.get_entities(A, [1]) == {}
 
 
@@ -459,7 +466,7 @@ def test_tenant_isolation(store: DynamoGraphStore) -> None:
     assert list(store.iter_entities(B)) == [] and list(store.iter_edges(B)) == []
     assert list(store.iter_artifacts(B)) == []
     # B claims the same name for its own entity: independent of A
-    assert store.claim_names(B, {"alice smith": 9}) == {"alice smith": 9}
+    assert store.claim_names(B, "tb", {"alice smith": 9}) == {"alice smith": 9}
     assert store.entity_ids_by_names(A, ["alice smith"]) == {"alice smith": 1}
     ds_b = store.get_dataset(B)
     assert ds_b is not None and ds_b.entities == 0
@@ -491,7 +498,7 @@ def test_delete_dataset_removes_every_row_and_nothing_else(
 
 def test_delete_dataset_of_many_rows(store: DynamoGraphStore, dynamo: str) -> None:
     store.ensure_dataset(A)
-    store.apply(
+    store.commit(
         A,
         GraphWrite(
             new_entities=[ent(i, f"Name {i}", "word " * 3) for i in range(1, 61)],
@@ -506,7 +513,7 @@ def test_delete_dataset_of_many_rows(store: DynamoGraphStore, dynamo: str) -> No
 def test_request_counts_of_apply(store: DynamoGraphStore) -> None:
     store.ensure_dataset(A)
     before = tables.REQUESTS.total
-    store.apply(
+    store.commit(
         A,
         GraphWrite(
             artifacts=[art(1)],
@@ -516,6 +523,8 @@ def test_request_counts_of_apply(store: DynamoGraphStore) -> None:
         ),
     )
     used = tables.REQUESTS.total - before
-    # moto refuses (pk, 1) of two tables in one batch page, so 3 pages + counts
-    assert used <= 4
+    # the commit protocol: 1 Query for leftovers, the pending record, 3 pages
+    # (moto refuses (pk, 1) of two tables in one batch page), the transaction,
+    # 3 tags off, the record deleted
+    assert used <= 10
     assert store.requests == tables.REQUESTS.total

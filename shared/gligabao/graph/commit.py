@@ -27,8 +27,10 @@ import os
 import random
 import threading
 import time
+import uuid
 import zlib
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 from typing import Any, TypeVar
 
 from pynamodb.exceptions import PynamoDBException, TransactWriteError
@@ -265,6 +267,8 @@ class Commits:
     # --- commit -------------------------------------------------------------------
 
     def commit(self, key: DatasetKey, write: GraphWrite) -> Committed:
+        if not write.txn:
+            write = replace(write, txn=uuid.uuid4().hex)
         pk, txn = key.pk, write.txn
         self.recover(key)
         new_rows: list[Model] = [artifact_row(pk, a, txn) for a in write.artifacts]

@@ -4,6 +4,7 @@ visible or none: docs/commit-protocol.md)."""
 
 from __future__ import annotations
 
+import logging
 import uuid
 from dataclasses import dataclass, replace
 from typing import Any
@@ -16,6 +17,8 @@ from ..vectors.port import VectorIndex, VectorItem
 from . import plan
 from .facts import FactsPlan
 from .resolve import Resolved
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -69,7 +72,10 @@ class Writer:
                 facts,
             )
         except BaseException:
-            self.graph.abort(key, txn)
+            try:
+                self.graph.abort(key, txn)
+            except Exception:  # its leases expire anyway; the first error is the story
+                log.warning("could not abort write %s", txn, exc_info=True)
             raise
 
     def _write(
