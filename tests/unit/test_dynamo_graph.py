@@ -482,18 +482,27 @@ def test_delete_dataset_removes_every_row_and_nothing_else(
     assert any(belongs_to(i, A) for items in rows_before.values() for i in items)
     assert store.delete_dataset(A) is True
     rows_after = scan_all(dynamo)
+    # the datasets row stays, marked deleted: its ID counters go on
+    [kept] = [i for i in rows_after.pop("datasets") if belongs_to(i, A)]
+    assert "deleted_at" in kept and kept["next_entity"] == {"N": "3"}
+    rows_before["datasets"] = [i for i in rows_before["datasets"] if not belongs_to(i, A)]
     for name, items in rows_after.items():
         assert not [i for i in items if belongs_to(i, A)], name
         # every other row is untouched
         others = [i for i in rows_before[name] if not belongs_to(i, A)]
         assert sorted(map(repr, items)) == sorted(map(repr, others)), name
+    others = [i for i in scan_all(dynamo)["datasets"] if not belongs_to(i, A)]
+    assert sorted(map(repr, others)) == sorted(map(repr, rows_before["datasets"]))
     assert store.get_dataset(A) is None
     assert store.delete_dataset(A) is False
     assert [d.name for d in store.list_datasets("user-a")] == ["other"]
     assert sorted(store.get_entities(B, [1, 2, 3])) == [1, 2, 3]
-    # the name can be reused from scratch
-    store.ensure_dataset(A)
-    assert store.allocate_ids(A, 1, 1, 1) == (1, 1, 1)
+    # the name can be used again: empty, and its IDs go on (never reused)
+    ds = store.ensure_dataset(A)
+    assert (ds.entities, ds.edges, ds.artifacts) == (0, 0, 0)
+    assert store.allocate_ids(A, 1, 1, 1) == (4, 3, 2)
+    assert list(store.iter_entities(A)) == []
+    assert [d.name for d in store.list_datasets("user-a")] == sorted([A.dataset, "other"])
 
 
 def test_delete_dataset_of_many_rows(store: DynamoGraphStore, dynamo: str) -> None:
@@ -507,7 +516,9 @@ def test_delete_dataset_of_many_rows(store: DynamoGraphStore, dynamo: str) -> No
         ),
     )
     assert store.delete_dataset(A) is True
-    assert all(not items for items in scan_all(dynamo).values())
+    left = scan_all(dynamo)
+    assert [i["name"]["S"] for i in left.pop("datasets")] == ["main"]  # marked deleted
+    assert all(not items for items in left.values())
 
 
 def test_request_counts_of_apply(store: DynamoGraphStore) -> None:

@@ -63,9 +63,7 @@ def make_app() -> APIGatewayHttpResolver:
             response.headers["Retry-After"] = str(exc.retry_after)
         if isinstance(exc, UpstreamError) and exc.detail:
             # how it failed (classes, request IDs, tables) stays in the log
-            logger.warning(
-                "upstream failure: %s", exc.detail, extra={"call_id": current_call_id()}
-            )
+            logger.warning("upstream failure: %s", exc.detail, extra={"call_id": current_call_id()})
         return response
 
     @app.exception_handler(json.JSONDecodeError)

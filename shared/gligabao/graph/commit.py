@@ -389,7 +389,8 @@ class Commits:
                             DatasetRow.edges.add(counts[1]),
                             DatasetRow.artifacts.add(counts[2]),
                         ],
-                        condition=DatasetRow.user_id.exists(),
+                        condition=DatasetRow.user_id.exists()
+                        & DatasetRow.deleted_at.does_not_exist(),
                     )
                     for old, new in changed_ents:
                         tx.save(entity_row(pk, new), condition=entity_unchanged(old))
@@ -471,21 +472,22 @@ class Commits:
         TermRow(pk, intent_sk(txn)).delete()
 
     def cleanup(self, pk: str, txn: str, keys: dict[str, Any]) -> None:
-        """Remove what an aborted txn wrote (its IDs and keys are its own)."""
+        """Remove what an aborted txn wrote (its IDs and keys are its own):
+        the claims first, since they are what other calls wait for."""
+        claims: list[tuple[Any, str]] = [(NameRow, sk) for sk in keys.get("names", [])]
+        claims += [(TermRow, sk) for sk in keys.get("facts", []) + keys.get("locks", [])]
+        self._map(lambda job: self._drop(job[0], pk, job[1], txn), claims)
         rows: list[Model] = []
-        for model, kind in (
+        row_models: list[tuple[Any, str]] = [
             (EntityRow, "entities"),
             (EdgeRow, "edges"),
             (ArtifactRow, "artifacts"),
-        ):
+        ]
+        for model, kind in row_models:
             rows += [model(pk, i) for i in keys.get(kind, [])]
         rows += [TermRow(pk, sk) for sk in keys.get("terms", [])]
         rows += [LinkRow(pk, sk) for sk in keys.get("links", [])]
         batch_write(deletes=rows)
-
-        claims: list[tuple[Any, str]] = [(NameRow, sk) for sk in keys.get("names", [])]
-        claims += [(TermRow, sk) for sk in keys.get("facts", []) + keys.get("locks", [])]
-        self._map(lambda job: self._drop(job[0], pk, job[1], txn), claims)
 
     @staticmethod
     def _drop(model: Any, pk: str, rk: str, txn: str) -> None:

@@ -49,8 +49,9 @@ class GraphStore(Protocol):
         """The user's datasets with their counts, by name."""
 
     def delete_dataset(self, key: DatasetKey) -> bool:
-        """Delete every row, link, term, name and fact claim and counter of the dataset.
-        False when it did not exist."""
+        """Delete every row, link, term, name and fact claim of the dataset.
+        False when it did not exist. Its ID counters are kept: when the name
+        is used again, IDs go on from where they were (never reused)."""
 
     def allocate_ids(
         self, key: DatasetKey, entities: int, edges: int, artifacts: int

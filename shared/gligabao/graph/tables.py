@@ -123,6 +123,9 @@ class DatasetRow(_Base):
     user_id = UnicodeAttribute(hash_key=True)
     name = UnicodeAttribute(range_key=True)
     created_at = UnicodeAttribute()
+    # Set when the dataset is deleted: the row stays, so that its ID counters
+    # go on when the name is used again (IDs are never reused).
+    deleted_at = UnicodeAttribute(null=True)
     # ID counters: the last ID handed out (IDs start at 1).
     next_entity = NumberAttribute(default=0)
     next_edge = NumberAttribute(default=0)
