@@ -94,10 +94,12 @@ class Serve:
                 break
         self.client = Client(f"http://127.0.0.1:{self.port}")
 
-    def stop(self) -> None:
+    def stop(self) -> str:
+        """Stop it (by PID); its log, for a failure's message."""
         if self.proc.poll() is None:
             os.kill(self.proc.pid, signal.SIGTERM)
-        self.proc.communicate(timeout=30)
+        out, _ = self.proc.communicate(timeout=30)
+        return out or ""
 
 
 def _remember(serve: Serve, text: str) -> Reply:
@@ -229,12 +231,10 @@ def test_a_remember_killed_at_a_write_point_leaves_the_memory_whole(
 
     # 4. after a restart, the same entities again: 200 (after 409s at most)
     again = Serve(env)
-    try:
-        r = _remember_until_done(again, second_text)
-        assert r.status == 200, r.body
-        assert sorted(e["name"] for e in r.body["entities"]) == ["Acme", "Alice", "Bob"]
-    finally:
-        again.stop()
+    r = _remember_until_done(again, second_text)
+    log = again.stop()
+    assert r.status == 200, (r.body, log[-3000:])
+    assert sorted(e["name"] for e in r.body["entities"]) == ["Acme", "Alice", "Bob"]
     after = _state(prefix, moto_url)
     _assert_whole(after)
     assert [n for n, _ in after["entities"]] == ["Acme", "Alice", "Bob"]

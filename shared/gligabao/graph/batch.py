@@ -134,10 +134,10 @@ def batch_write(puts: Sequence[Model] = (), deletes: Sequence[Model] = ()) -> No
     reqs: list[tuple[str, str, dict[str, Any]]] = []
     for row in deletes:
         key, table = row_key(row), type(row).Meta.table_name
-        reqs.append((table, _key_id(table, key), {"DeleteRequest": {"Key": key}}))
+        reqs.append((table, _key_id(row, table, key), {"DeleteRequest": {"Key": key}}))
     for row in puts:
         key, table = row_key(row), type(row).Meta.table_name
-        reqs.append((table, _key_id(table, key), {"PutRequest": {"Item": row.serialize()}}))
+        reqs.append((table, _key_id(row, table, key), {"PutRequest": {"Item": row.serialize()}}))
     if not reqs:
         return
     first = (list(deletes) + list(puts))[0]
@@ -160,11 +160,14 @@ def batch_write(puts: Sequence[Model] = (), deletes: Sequence[Model] = ()) -> No
                 time.sleep(min(1.0, 0.02 * 2**attempt))
 
 
-def _key_id(table: str, key: dict[str, Any]) -> str:
+def _key_id(row: Model, table: str, key: dict[str, Any]) -> str:
     # moto (tests, `gligabao serve`) compares keys across tables (see _pages);
     # DynamoDB only within one table, so there a page can hold (pk, 1) of
     # entities, edges and artifacts at once.
-    scope = "" if "moto" in sys.modules else table
+    # An endpoint of its own (a moto server, in this process or not) is
+    # treated as moto.
+    local = "moto" in sys.modules or bool(getattr(type(row).Meta, "host", None))
+    scope = "" if local else table
     return scope + "\x1f" + json.dumps(key, sort_keys=True)
 
 
