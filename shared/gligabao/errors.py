@@ -60,6 +60,11 @@ class UpstreamError(GbError):
         self.detail = detail
 
 
+class Truncated(UpstreamError):
+    """The LLM's reply stopped at its output limit (``max_tokens``): a
+    shorter input may fit."""
+
+
 class NotConfigured(GbError):
     """The LLM a call needs has no credentials."""
 

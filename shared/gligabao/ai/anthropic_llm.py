@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import NotConfigured, UpstreamError
+from ..errors import NotConfigured, Truncated, UpstreamError
 from .port import LLMReply, LLMRequest
 
 # Extended-thinking budgets per reasoning level. The output limit is raised by
@@ -71,7 +71,7 @@ class AnthropicLLM:
             thinking_tokens=max(1, len(thinking) // 4) if thinking else (0 if budget else None),
         )
         if msg.stop_reason == "max_tokens":
-            raise UpstreamError("LLM reply was cut at the token limit", reply)
+            raise Truncated("LLM reply was cut at the token limit", reply)
         if not text.strip():
             raise UpstreamError("LLM reply was empty", reply)
         return reply

@@ -13,7 +13,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from ..errors import NotConfigured, UpstreamError
+from ..errors import NotConfigured, Truncated, UpstreamError
 from .port import LLMReply, LLMRequest
 
 # Servers without keys (Ollama, a local vLLM) still get one: the SDK wants it.
@@ -104,7 +104,7 @@ class OpenAILLM:
             thinking_tokens=int(thinking) if thinking is not None else None,
         )
         if choice.finish_reason == "length":
-            raise UpstreamError("LLM reply was cut at the token limit", reply)
+            raise Truncated("LLM reply was cut at the token limit", reply)
         if not reply.text.strip():
             raise UpstreamError("LLM reply was empty", reply)
         return reply

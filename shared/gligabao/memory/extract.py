@@ -3,6 +3,7 @@ facts, by normalized name), and the chunk summaries. Reads only."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -10,11 +11,13 @@ from .. import clock
 from ..ai import prompts
 from ..ai.jsonreply import as_id, parse_json_object
 from ..ai.port import LLMRequest
-from ..errors import UpstreamError
+from ..errors import Truncated, UpstreamError
 from ..models import Entity, merge_description
 from ..records.meter import Meter
 from ..text import normalize_name
 from .options import StageOptions
+
+MIN_SPLIT_CHARS = 200  # a shorter text cut at the output limit is not split again
 
 
 @dataclass
@@ -94,21 +97,47 @@ def extract(
     reference_time: str,
     known: list[Entity],
 ) -> tuple[list[Extracted], list[Fact]]:
-    """One extraction call per piece (the text, or each of its chunks)."""
+    """One extraction call per piece (the text, or each of its chunks). A
+    piece so dense in facts that the reply stops at its output limit is
+    split in two and each half extracted (again, down to ``MIN_SPLIT_CHARS``)."""
     extracted: list[Extracted] = []
     facts: list[Fact] = []
     for i, piece in enumerate(pieces):
-        data = llm_json(
-            meter,
-            opts,
-            "extract",
-            prompts.EXTRACT_SYSTEM,
-            prompts.extract_user(piece, reference_time, known),
-        )
-        ents, fs = parse_extraction(data, reference_time, i if chunked else None)
-        extracted.extend(ents)
-        facts.extend(fs)
+        todo = [piece]
+        while todo:
+            part = todo.pop(0)
+            try:
+                data = llm_json(
+                    meter,
+                    opts,
+                    "extract",
+                    prompts.EXTRACT_SYSTEM,
+                    prompts.extract_user(part, reference_time, known),
+                )
+            except Truncated:
+                halves = split_in_two(part)
+                if len(part) < MIN_SPLIT_CHARS or len(halves) < 2:
+                    raise
+                todo[:0] = halves
+                continue
+            ents, fs = parse_extraction(data, reference_time, i if chunked else None)
+            extracted.extend(ents)
+            facts.extend(fs)
     return extracted, facts
+
+
+def split_in_two(text: str) -> list[str]:
+    """The text in two halves, cut at the sentence (or else line, or word)
+    boundary nearest its middle; [text] when it has none."""
+    mid = len(text) // 2
+    for pattern in (r"(?<=[.!?])\s+", r"\n+", r"\s+"):
+        cuts = [m.end() for m in re.finditer(pattern, text) if 0 < m.start() < len(text)]
+        if cuts:
+            cut = min(cuts, key=lambda c: abs(c - mid))
+            first, second = text[:cut].strip(), text[cut:].strip()
+            if first and second:
+                return [first, second]
+    return [text]
 
 
 def parse_extraction(
