@@ -34,7 +34,7 @@ its own schedule (about a second); leave ``refresh`` off there.
 
 Round trips (``self.requests`` counts every HTTP request, retries included):
 upsert 1 (aoss: 2), search 1 for any number of requests, nearby 1, count 1,
-delete_dataset 1 (aoss: 2 per page of 1000 documents, plus 1), bootstrap 4.
+delete_dataset 1 (aoss: 2 per page of 1000 documents, plus 1 per index), bootstrap 4.
 Failures raise UpstreamError; 429 and 5xx (whole request or bulk items) and
 connection errors are retried with exponential backoff first.
 """
@@ -461,26 +461,46 @@ class OpenSearchVectorIndex:
                 lambda: self._client.delete_by_query(index=indexes, body=query, params=params),
             )
             return
-        # Serverless: page through the IDs, bulk-delete them, until a page has
-        # nothing new (deleted documents may linger until the next refresh).
-        deleted: set[tuple[str, str]] = set()
-        while True:
-            body = {"size": PAGE, "_source": False, **query}
-            response = self._call(
-                "delete dataset: list",
-                lambda body=body: self._client.search(  # type: ignore[misc]
-                    index=indexes, body=body, params={"ignore_unavailable": "true"}
-                ),
-            )
-            found = [(hit["_index"], hit["_id"]) for hit in response["hits"]["hits"]]
-            fresh = [doc for doc in found if doc not in deleted]
-            if not fresh:
-                return
-            self._bulk(
-                "delete dataset",
-                [({"delete": {"_index": index, "_id": doc_id}}, None) for index, doc_id in fresh],
-            )
-            deleted.update(fresh)
+        # Serverless has no delete_by_query: page through each index in
+        # row_id order and bulk-delete. A deleted document stays searchable
+        # until the next refresh, so paging from the start again would meet
+        # the same page and stop early: each page starts at the last row_id
+        # seen (``gte``: a row may have several documents, the duplicates of
+        # Serverless), and documents already deleted are skipped.
+        for kind in KINDS:
+            index = self.index_name(kind)
+            deleted: set[str] = set()
+            last = 0
+            while True:
+                body = {
+                    "size": PAGE,
+                    "_source": ["row_id"],
+                    "sort": [{"row_id": "asc"}],
+                    "query": {
+                        "bool": {
+                            "filter": [
+                                {"term": {"pk": key.pk}},
+                                {"range": {"row_id": {"gte": last}}},
+                            ]
+                        }
+                    },
+                }
+                response = self._call(
+                    "delete dataset: list",
+                    lambda body=body, index=index: self._client.search(  # type: ignore[misc]
+                        index=index, body=body, params={"ignore_unavailable": "true"}
+                    ),
+                )
+                hits = response["hits"]["hits"]
+                fresh = [h for h in hits if h["_id"] not in deleted]
+                if not fresh:
+                    break
+                self._bulk(
+                    "delete dataset",
+                    [({"delete": {"_index": index, "_id": h["_id"]}}, None) for h in fresh],
+                )
+                deleted.update(h["_id"] for h in fresh)
+                last = max(int(h["_source"]["row_id"]) for h in hits)
 
     def count(self, key: DatasetKey, kind: Kind) -> int:
         index = self.index_name(kind)
