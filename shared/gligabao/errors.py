@@ -69,3 +69,24 @@ class NotConfigured(GbError):
     """The LLM a call needs has no credentials."""
 
     status = 503
+
+
+def failure_kind(exc: BaseException) -> str:
+    """The kind of a client library's failure, in words a client may see
+    (never the exception class, a request ID or a resource name)."""
+    name = type(exc).__name__.lower()
+    for words, kind in (
+        (("timeout", "timedout"), "timed out"),
+        (("connect",), "unreachable"),
+        (("ratelimit", "throttl"), "throttled"),
+        (("auth", "permission", "accessdenied", "credential"), "access denied"),
+        (("notfound",), "not found"),
+    ):
+        if any(w in name for w in words):
+            return kind
+    return "an error"
+
+
+def detail_of(exc: BaseException) -> str:
+    """Everything about a failure, for the log only."""
+    return f"{type(exc).__name__}: {exc}"

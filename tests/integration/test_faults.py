@@ -334,7 +334,7 @@ def _drop_table(gb: Harness, short: str) -> None:
 
 @pytest.mark.parametrize("table", ["edges", "links"])
 def test_store_failure_mid_write_is_invisible_and_the_retry_completes(
-    gb: Harness, table: str
+    gb: Harness, table: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     from gligabao.graph import tables
 
@@ -348,12 +348,19 @@ def test_store_failure_mid_write_is_invisible_and_the_retry_completes(
     # what failed, not how: no table name, no exception class
     assert r.body == {"error": "graph store write failed: a missing table"}
     assert call_status(gb, r.call_id) == "graph store write failed: a missing table"
+    # how it failed (exception class, table names) is in the log, with the call id
+    [logged] = [
+        rec.getMessage()
+        for rec in caplog.records
+        if rec.getMessage().startswith("upstream failure")
+        and getattr(rec, "call_id", None) == r.call_id
+    ]
+    assert "ResourceNotFoundException" in logged and gb.prefix in logged
+    assert gb.prefix not in str(r.body) and "Exception" not in str(r.body)
     # every LLM / embeddings request of the call succeeded; the call failed
     assert all(i["status"] == "ok" for i in inferences(gb, r.call_id))
     # the write failed half-way (its abort too: the table is missing), and
-    # left tagged rows behind ...
-    assert len(gb.scan("artifacts")) == 1
-    # ... that no reader sees (the commit record never committed)
+    # what it left is tagged: no reader sees it (the record never committed)
     assert list(gb.graph.iter_entities(DatasetKey("u1", "main"))) == []
     assert list(gb.graph.iter_artifacts(DatasetKey("u1", "main"))) == []
     [ds] = gb.client.get("/v1/gb/datasets?user_id=u1").body["datasets"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import NotConfigured, Truncated, UpstreamError
+from ..errors import NotConfigured, Truncated, UpstreamError, detail_of, failure_kind
 from .port import LLMReply, LLMRequest
 
 # Extended-thinking budgets per reasoning level. The output limit is raised by
@@ -58,7 +58,9 @@ class AnthropicLLM:
         except anthropic.APIStatusError as exc:
             raise UpstreamError(f"LLM call failed: HTTP {exc.status_code}") from exc
         except anthropic.APIError as exc:
-            raise UpstreamError(f"LLM call failed: {type(exc).__name__}") from exc
+            raise UpstreamError(
+                f"LLM call failed: {failure_kind(exc)}", detail=detail_of(exc)
+            ) from exc
         usage = msg.usage
         text = "".join(getattr(b, "text", "") for b in msg.content if b.type == "text")
         thinking = "".join(getattr(b, "thinking", "") for b in msg.content if b.type == "thinking")

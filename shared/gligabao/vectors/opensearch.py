@@ -235,19 +235,23 @@ class OpenSearchVectorIndex:
                 self.requests += 1
             try:
                 return fn()
+            # The body names the operation and the kind of failure; the
+            # error text (index names, request IDs) goes to the log.
             except _Retry as e:
-                message = e.message
+                message, detail = "throttled", e.message
             except OsConnectionError as e:  # includes timeouts
-                message = f"connection failed: {e}"
+                message, detail = "unreachable", str(e)
             except TransportError as e:
                 status = e.status_code if isinstance(e.status_code, int) else 0
-                message = f"{status} {_error_text(e.info or e.error)}"
+                message, detail = f"HTTP {status}", _error_text(e.info or e.error)
                 if status not in RETRY_STATUSES:
-                    raise UpstreamError(f"opensearch {op}: {message}") from e
+                    raise UpstreamError(f"opensearch {op}: {message}", detail=detail) from e
             except OpenSearchException as e:
-                raise UpstreamError(f"opensearch {op}: {e}") from e
+                raise UpstreamError(f"opensearch {op}: an error", detail=str(e)) from e
             if attempt >= self.max_retries:
-                raise UpstreamError(f"opensearch {op}: {message} (after {attempt + 1} tries)")
+                raise UpstreamError(
+                    f"opensearch {op}: {message} (after {attempt + 1} tries)", detail=detail
+                )
             delay = self.backoff_s * (2**attempt)
             self._sleep(delay * (0.5 + random.random() / 2))
             attempt += 1
@@ -392,7 +396,9 @@ class OpenSearchVectorIndex:
                 error = result["error"]
                 if isinstance(error, dict) and error.get("type") == "index_not_found_exception":
                     continue
-                raise UpstreamError(f"opensearch search: {_error_text(error)}")
+                raise UpstreamError(
+                    "opensearch search: a rejected request", detail=_error_text(error)
+                )
             req = requests[i]
             best: dict[int, float] = {}
             for hit in result["hits"]["hits"]:
