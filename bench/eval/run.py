@@ -69,7 +69,7 @@ from fakes.anthropic_server import FakeAnthropic  # noqa: E402
 
 CORPUS = HERE / "corpus.json"
 STDOUT = sys.stdout
-CATEGORIES = ("single", "multi_hop", "temporal", "changed", "alias", "unanswerable")
+CATEGORIES = ("single", "multi_hop", "temporal", "changed", "past", "alias", "unanswerable")
 PLACEHOLDER = {"answer": "(evaluation: not answered)", "entities": [], "edges": [], "passages": []}
 
 EDGE_LINE = re.compile(
@@ -390,6 +390,9 @@ def parse_context(text: str | None) -> Ctx:
 
 def score_graph(conv: Conv, q: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
     gold = {g["fact"] for g in q["gold"]}
+    # A question about a date (as_of): what did not hold then is stale, and a
+    # superseded fact that held then is what it needs.
+    stale = {s["fact"] for s in q["superseded"]} if q.get("as_of") else None
     hit: set[str] = set()
     wrong_time: list[str] = []
     leaked: list[str] = []
@@ -398,7 +401,7 @@ def score_graph(conv: Conv, q: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
         f = conv.fact_for(e["src"], e["rel"], e["tgt"], e["valid_at"])
         if f is None:
             continue
-        if f.superseded_by:
+        if (f.id in stale) if stale is not None else bool(f.superseded_by):
             leaked.append(f.id)
         if f.id not in gold:
             continue
@@ -439,7 +442,11 @@ def cosine_top(qv: list[float], mvs: list[list[float]], k: int) -> list[int]:
 def score_text(conv: Conv, q: dict[str, Any], picked: list[int]) -> dict[str, Any]:
     gold = [conv.facts[g["fact"]] for g in q["gold"]]
     chosen = set(picked)
-    stale = {i for f in conv.facts.values() if f.superseded_by for i in f.stated_in}
+    stale = (
+        {i for f in q["superseded"] for i in conv.facts[f["fact"]].stated_in}
+        if q.get("as_of")
+        else {i for f in conv.facts.values() if f.superseded_by for i in f.stated_in}
+    )
     useful = {i for f in gold for i in f.stated_in}
     text = "\n".join(f"[{conv.messages[i]['reference_time']}] {conv.messages[i]['text']}"
                      for i in sorted(chosen))
@@ -501,7 +508,9 @@ def table(rows: list[dict[str, Any]]) -> str:
 # ------------------------------------------------------------------- main
 
 
-def evaluate(raws: list[dict[str, Any]], k: int, supersede: bool = True) -> dict[str, Any]:
+def evaluate(
+    raws: list[dict[str, Any]], k: int, supersede: bool = True, as_of: bool = True
+) -> dict[str, Any]:
     """Remember and ask the given conversations on a fresh local stack (one
     per process); returns the scored rows and the counters."""
     convs = {c["id"]: Conv.load(c) for c in raws}
@@ -547,8 +556,10 @@ def evaluate(raws: list[dict[str, Any]], k: int, supersede: bool = True) -> dict
             for conv in convs.values():
                 for q in conv.raw["questions"]:
                     h.last_context = None
-                    status, body, headers = http(base, "POST", "/v1/gb/query",
-                                                 {"user_id": conv.user, "query": q["question"]})
+                    ask = {"user_id": conv.user, "query": q["question"]}
+                    if as_of and q.get("as_of"):
+                        ask["as_of"] = q["as_of"]
+                    status, body, headers = http(base, "POST", "/v1/gb/query", ask)
                     if status != 200:
                         raise SystemExit(f"query {q['id']}: {status} {body}")
                     call_id = headers.get("X-Gb-Call-Id") or headers.get("x-gb-call-id", "")
@@ -612,6 +623,9 @@ def main() -> int:
     parser.add_argument("--no-invalidate", action="store_true",
                         help="the fake never supersedes: a check that the leak column sees "
                              "stale facts")
+    parser.add_argument("--no-as-of", action="store_true",
+                        help="ask the questions about a date without as_of (a server "
+                             "without it: the before of the past category)")
     parser.add_argument("--out", type=Path, default=HERE / "out" / "results.json",
                         help="per-question results (JSON)")
     args = parser.parse_args()
@@ -625,7 +639,7 @@ def main() -> int:
     jobs = max(1, min(args.jobs, len(raws)))
     shares = [raws[i::jobs] for i in range(jobs)]
     if jobs == 1:
-        parts = [evaluate(raws, args.k, not args.no_invalidate)]
+        parts = [evaluate(raws, args.k, not args.no_invalidate, not args.no_as_of)]
     else:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
@@ -633,7 +647,7 @@ def main() -> int:
         ctx = multiprocessing.get_context("spawn")  # a clean interpreter per stack
         with ProcessPoolExecutor(jobs, mp_context=ctx) as pool:
             parts = list(pool.map(evaluate, shares, [args.k] * jobs,
-                                  [not args.no_invalidate] * jobs))
+                                  [not args.no_invalidate] * jobs, [not args.no_as_of] * jobs))
     res = merge(parts)
     order = {q["id"]: i for i, q in enumerate(q for c in raws for q in c["questions"])}
     rows = sorted(res["rows"], key=lambda r: order[r["id"]])

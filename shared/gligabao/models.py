@@ -146,8 +146,8 @@ class EntityUpdate:
 
 @dataclass
 class EdgeUpdate:
-    """End (``invalid_at``) or supersede (``expired_at``) a stored edge; a
-    field already set on the stored edge is kept."""
+    """End (``invalid_at``, set by the interval rules: it replaces the stored
+    one) or supersede (``expired_at``: a stored expiry is kept) an edge."""
 
     id: int
     invalid_at: str | None = None
@@ -156,7 +156,7 @@ class EdgeUpdate:
     def apply(self, cur: Edge) -> Edge:
         return replace(
             cur,
-            invalid_at=cur.invalid_at or self.invalid_at,
+            invalid_at=self.invalid_at or cur.invalid_at,
             expired_at=cur.expired_at or self.expired_at,
         )
 

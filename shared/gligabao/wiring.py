@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from .memory.remember import GeoResolver, Remember
     from .queue.port import JobQueue
     from .records.model import RecordStore
+    from .sqlite_db import Database
     from .vectors.port import VectorIndex
 
 
@@ -29,7 +30,19 @@ def tables_configured() -> bool:
 
 
 @lru_cache(maxsize=1)
+def database() -> Database:
+    """The local server's one SQLite file (graph, vectors, records)."""
+    from .sqlite_db import Database
+
+    return Database(settings().data_path)
+
+
+@lru_cache(maxsize=1)
 def graph_store() -> GraphStore:
+    if settings().store == "sqlite":
+        from .graph.sqlite import SqliteGraphStore
+
+        return SqliteGraphStore(database(), lease_wait_s=settings().lease_wait_s)
     from .graph.dynamo import DynamoGraphStore
 
     tables_configured()
@@ -39,6 +52,10 @@ def graph_store() -> GraphStore:
 
 @lru_cache(maxsize=1)
 def record_store() -> RecordStore:
+    if settings().store == "sqlite":
+        from .records.sqlite import SqliteRecordStore
+
+        return SqliteRecordStore(database(), settings().records_retention_days or None)
     from .records.dynamo import DynamoRecordStore
 
     tables_configured()
@@ -58,6 +75,10 @@ def vector_index() -> VectorIndex:
             region=cfg.region,
             index_prefix=cfg.opensearch_index_prefix,
         )
+    if cfg.store == "sqlite":
+        from .vectors.sqlite import SqliteVectorIndex
+
+        return SqliteVectorIndex(database())
     from .vectors.memory import MemoryVectorIndex
 
     return MemoryVectorIndex()
@@ -149,6 +170,16 @@ def query_service() -> Query:
     return Query(graph_store(), vector_index(), cfg, nearby)
 
 
+# The in-process queue, with its consumer, composed by the local server
+# (`use_local_queue`); it outlives reset(), as the server does.
+_local_queue: list[JobQueue] = []
+
+
+def use_local_queue(queue: JobQueue) -> None:
+    _local_queue[:] = [queue]
+    remember_queue.cache_clear()
+
+
 @lru_cache(maxsize=1)
 def remember_queue() -> JobQueue:
     cfg = settings()
@@ -156,9 +187,13 @@ def remember_queue() -> JobQueue:
         from .queue.sqs import SqsJobQueue
 
         return SqsJobQueue(cfg.remember_queue_url, cfg.region)
-    from .queue.local import LocalJobQueue
+    if _local_queue:
+        return _local_queue[0]
+    from .errors import NotConfigured
 
-    return LocalJobQueue()
+    raise NotConfigured(
+        "asynchronous remember needs a queue: GB_REMEMBER_QUEUE_URL (SQS), or `gligabao serve`"
+    )
 
 
 def reset() -> None:
@@ -167,7 +202,10 @@ def reset() -> None:
 
     _runner.cache_clear()
     _config.cache_clear()
+    if database.cache_info().currsize:
+        database().close()
     for fn in (
+        database,
         settings,
         tables_configured,
         graph_store,

@@ -3,68 +3,16 @@ fake Anthropic and OpenAI servers (or the bundled local embedding model)."""
 
 from __future__ import annotations
 
-import os
 import signal
-import subprocess
-import sys
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from conftest import Client
 from fakes.anthropic_server import FakeAnthropic
 from fakes.openai_server import FakeOpenAI
-from gligabao.local.embedded import free_port
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-class Served:
-    def __init__(self, env: dict[str, str]) -> None:
-        self.port = free_port()
-        full = {
-            k: v
-            for k, v in os.environ.items()
-            if not k.startswith(("GB_", "ANTHROPIC_", "OPENAI_"))
-        }
-        full.update(env)
-        self.proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "gligabao.local.cli",
-                "serve",
-                "--port",
-                str(self.port),
-                "--quiet",
-            ],
-            env=full,
-            cwd=ROOT,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-        )
-        self.banner: list[str] = []
-        self.vectors = "in-process"
-        assert self.proc.stdout is not None
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            line = self.proc.stdout.readline()
-            if not line:
-                break
-            self.banner.append(line.rstrip())
-            if line.startswith("  geo:"):
-                break
-        assert any("listening on" in b for b in self.banner), self.banner
-        self.client = Client(f"http://127.0.0.1:{self.port}")
-
-    def stop(self, sig: int = signal.SIGTERM) -> tuple[int, str]:
-        self.proc.send_signal(sig)
-        out, _ = self.proc.communicate(timeout=30)
-        return self.proc.returncode, out
+from served import Served
 
 
 @pytest.fixture(params=["in-process", "opensearch"])
@@ -86,9 +34,9 @@ def served(
 def test_serve_remember_query_and_clean_stop(served: Served, fake_anthropic: FakeAnthropic) -> None:
     banner = "\n".join(served.banner)
     assert f"http://127.0.0.1:{served.port}" in banner
-    assert "embedded moto DynamoDB" in banner
+    assert f"SQLite file {served.data}" in banner
     assert (
-        "OpenSearch at" if served.vectors == "opensearch" else "in-process vector index"
+        "OpenSearch at" if served.vectors == "opensearch" else "in the SQLite file"
     ) in banner
     fake_anthropic.script(
         "extract",

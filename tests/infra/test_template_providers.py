@@ -22,6 +22,7 @@ PSEUDO = {
     "AWS::AccountId": "123456789012",
     "AWS::Partition": "aws",
     "AWS::StackName": "gb",
+    "AWS::StackId": "arn:aws:cloudformation:eu-west-1:123456789012:stack/gb/8c1f33a0-7d3e-11ef-9d6b-0a1b2c3d4e5f",
     "AWS::URLSuffix": "amazonaws.com",
 }
 LLM_FUNCTIONS = {"RememberFunction", "RememberWorkerFunction", "QueryFunction"}

@@ -73,6 +73,19 @@ def test_bedrock_llm_sends_a_signed_messages_body_to_invoke_model(
     assert reply.input_tokens > 0 and reply.output_tokens > 0
 
 
+def test_bedrock_llm_asks_for_structured_replies_by_tool_use(bedrock: FakeBedrock) -> None:
+    # The Anthropic adapter's code, unchanged, through the Bedrock client.
+    bedrock.script("query", {"answer": "Acme"})
+    req = LLMRequest("query", "[stage: query] answer", "Where does Alice work?", PROFILE,
+                     json_schema=SCHEMA)
+    reply = bedrock_llm(bedrock).complete(req)
+    assert parse_json_object(reply.text) == {"answer": "Acme"}
+    body = bedrock.last_request().body
+    [tool] = body["tools"]
+    assert tool["input_schema"] == SCHEMA
+    assert body["tool_choice"] == {"type": "tool", "name": tool["name"]}
+
+
 def test_bedrock_llm_maps_reasoning_levels_as_anthropic(bedrock: FakeBedrock) -> None:
     bedrock_llm(bedrock).complete(request(reasoning="medium"))
     body = bedrock.last_request().body

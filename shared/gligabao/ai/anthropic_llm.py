@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from ..errors import NotConfigured, Truncated, UpstreamError, detail_of, failure_kind
@@ -10,6 +11,9 @@ from .port import LLMReply, LLMRequest
 # Extended-thinking budgets per reasoning level. The output limit is raised by
 # the budget so that thinking never eats the room the JSON reply needs.
 THINKING_BUDGETS = {"none": 0, "low": 1024, "medium": 4096, "high": 16384}
+
+# The one tool a structured request offers and forces: its input is the reply.
+REPLY_TOOL = "reply"
 
 
 class AnthropicLLM:
@@ -53,6 +57,18 @@ class AnthropicLLM:
         }
         if budget:
             kwargs["thinking"] = {"type": "enabled", "budget_tokens": budget}
+        elif request.json_schema is not None:
+            # Structured output through tool use. The API refuses a forced
+            # tool with extended thinking: a thinking request asks for JSON
+            # text (the system prompt states the shape) instead.
+            kwargs["tools"] = [
+                {
+                    "name": REPLY_TOOL,
+                    "description": f"Give the {request.stage} reply.",
+                    "input_schema": request.json_schema,
+                }
+            ]
+            kwargs["tool_choice"] = {"type": "tool", "name": REPLY_TOOL}
         try:
             msg = client.messages.create(**kwargs)
         except anthropic.APIStatusError as exc:
@@ -62,7 +78,12 @@ class AnthropicLLM:
                 f"LLM call failed: {failure_kind(exc)}", detail=detail_of(exc)
             ) from exc
         usage = msg.usage
-        text = "".join(getattr(b, "text", "") for b in msg.content if b.type == "text")
+        # A tool-use block's input is the JSON reply; else the text blocks are.
+        tool_inputs = [b.input for b in msg.content if b.type == "tool_use"]
+        if tool_inputs and isinstance(tool_inputs[0], dict):
+            text = json.dumps(tool_inputs[0])
+        else:
+            text = "".join(getattr(b, "text", "") for b in msg.content if b.type == "text")
         thinking = "".join(getattr(b, "thinking", "") for b in msg.content if b.type == "thinking")
         reply = LLMReply(
             text=text,

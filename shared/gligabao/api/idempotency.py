@@ -86,20 +86,27 @@ def _config() -> Any:
 
 @lru_cache(maxsize=1)
 def _runner() -> Callable[..., dict[str, Any]]:
-    import boto3
-    from aws_lambda_powertools.utilities.idempotency import (
-        DynamoDBPersistenceLayer,
-        idempotent_function,
-    )
+    from aws_lambda_powertools.utilities.idempotency import idempotent_function
 
     from ..config import settings
 
     cfg = settings()
-    client = boto3.client(
-        "dynamodb", endpoint_url=cfg.dynamodb_endpoint or None, region_name=cfg.region
-    )
+    store: Any
+    client: Any = None  # DynamoDB only: its items stop at 400 KB
     table = cfg.table("idempotency")
-    store = DynamoDBPersistenceLayer(table_name=table, boto3_client=client)
+    if cfg.store == "sqlite":
+        from ..sqlite_db import Database
+        from .idempotency_sqlite import SqlitePersistenceLayer
+
+        store = SqlitePersistenceLayer(Database(cfg.data_path))
+    else:
+        import boto3
+        from aws_lambda_powertools.utilities.idempotency import DynamoDBPersistenceLayer
+
+        client = boto3.client(
+            "dynamodb", endpoint_url=cfg.dynamodb_endpoint or None, region_name=cfg.region
+        )
+        store = DynamoDBPersistenceLayer(table_name=table, boto3_client=client)
 
     @idempotent_function(
         data_keyword_argument="request_key", persistence_store=store, config=_config()
@@ -107,7 +114,8 @@ def _runner() -> Callable[..., dict[str, Any]]:
     def remember_once(
         request_key: dict[str, str], work: Callable[[], dict[str, Any]]
     ) -> dict[str, Any]:
-        return pack(work(), client, table, cfg.idempotency_ttl_s)
+        response = work()
+        return response if client is None else pack(response, client, table, cfg.idempotency_ttl_s)
 
     def run(request_key: dict[str, str], work: Callable[[], dict[str, Any]]) -> dict[str, Any]:
         fresh: list[dict[str, Any]] = []
@@ -118,7 +126,9 @@ def _runner() -> Callable[..., dict[str, Any]]:
 
         stored = remember_once(request_key=request_key, work=keep)
         # this call did the work: its response as it is; a replay: unpacked
-        return fresh[0] if fresh else unpack(stored, client, table)
+        if fresh:
+            return fresh[0]
+        return stored if client is None else unpack(stored, client, table)
 
     return run
 

@@ -132,6 +132,8 @@ def edge_row(pk: str, e: Edge, txn: str | None = None) -> EdgeRow:
         expired_at=e.expired_at,
         live_src=f"{pk}#{e.source_id}" if live else None,
         live_dst=f"{pk}#{e.target_id}" if live else None,
+        gone_src=None if live else f"{pk}#{e.source_id}",
+        gone_dst=None if live else f"{pk}#{e.target_id}",
         txn=txn,
     )
 
@@ -163,6 +165,9 @@ def artifact_row(pk: str, a: Artifact, txn: str | None = None) -> ArtifactRow:
         index=a.index,
         call_id=a.call_id,
         summary=a.summary,
+        session_key=(
+            f"{pk}#{a.session_id}" if a.session_id is not None and a.parent_id is None else None
+        ),
         txn=txn,
     )
 

@@ -228,6 +228,22 @@ class EdgeLiveByTarget(GlobalSecondaryIndex["EdgeRow"]):
     id = NumberAttribute(range_key=True)
 
 
+class EdgeExpiredBySource(GlobalSecondaryIndex["EdgeRow"]):
+    """Sparse: only superseded edges carry gone_src (questions about the past)."""
+
+    Meta = _gsi_meta("expired_by_source")
+    gone_src = UnicodeAttribute(hash_key=True)
+    id = NumberAttribute(range_key=True)
+
+
+class EdgeExpiredByTarget(GlobalSecondaryIndex["EdgeRow"]):
+    """Sparse: only superseded edges carry gone_dst."""
+
+    Meta = _gsi_meta("expired_by_target")
+    gone_dst = UnicodeAttribute(hash_key=True)
+    id = NumberAttribute(range_key=True)
+
+
 class EdgeRow(_Base):
     Meta = _meta("edges")
     short_name = "edges"
@@ -246,9 +262,22 @@ class EdgeRow(_Base):
     live_src = UnicodeAttribute(null=True)  # f"{pk}#{source_id}" while live
     live_dst = UnicodeAttribute(null=True)  # f"{pk}#{target_id}" while live
     txn = UnicodeAttribute(null=True)  # the writing call's, until its commit lands
+    gone_src = UnicodeAttribute(null=True)  # f"{pk}#{source_id}" once superseded
+    gone_dst = UnicodeAttribute(null=True)  # f"{pk}#{target_id}" once superseded
 
     live_by_source = EdgeLiveBySource()
     live_by_target = EdgeLiveByTarget()
+    expired_by_source = EdgeExpiredBySource()
+    expired_by_target = EdgeExpiredByTarget()
+
+
+class ArtifactBySession(GlobalSecondaryIndex["ArtifactRow"]):
+    """Sparse: only the texts of a session (not their chunks) carry
+    session_key, so a descending Query gives a session's last texts."""
+
+    Meta = _gsi_meta("by_session")
+    session_key = UnicodeAttribute(hash_key=True)
+    id = NumberAttribute(range_key=True)
 
 
 class ArtifactRow(_Base):
@@ -266,6 +295,9 @@ class ArtifactRow(_Base):
     call_id = UnicodeAttribute(null=True)
     summary = UnicodeAttribute(null=True)
     txn = UnicodeAttribute(null=True)  # the writing call's, until its commit lands
+    session_key = UnicodeAttribute(null=True)  # f"{pk}#{session_id}" on a session's texts
+
+    by_session = ArtifactBySession()
 
 
 class LinkRow(_Base):

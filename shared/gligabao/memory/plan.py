@@ -138,9 +138,10 @@ def build(
         edges_out.append(winner)
     invalidated: list[dict[str, Any]] = []
     by_id = {e.id: e for e in facts.around}
-    for eid, by in sorted(facts.superseded.items()):
+    for eid, at in sorted(facts.superseded.items()):
         old = by_id[eid]
-        ended_by = EdgeUpdate(eid, invalid_at=facts.new[by].fact.valid_at, expired_at=now)
+        # (the interval rules set ``at``: never before the old valid_at)
+        ended_by = EdgeUpdate(eid, invalid_at=at, expired_at=now)
         new = ended_by.apply(old)
         write.edge_updates.append(ended_by)
         invalidated.append({"id": eid, "invalid_at": new.invalid_at, "expired_at": now})

@@ -24,6 +24,7 @@ from ..text import estimate_tokens, query_terms
 from ..vectors.port import Hit, SearchRequest, VectorIndex
 from .keywords import keyword_seeds
 from .options import StageOptions
+from .temporal import Interval, contains
 
 KEYWORD_SEEDS = 10
 SIMILAR_ENTITIES = 10
@@ -43,6 +44,7 @@ class QueryInput:
     session_id: str | None
     options: StageOptions
     geo_radius_km: float | None = None  # set when the caller asked for nearby search
+    as_of: str | None = None  # the world as it stood then (RFC 3339 UTC), else now
 
 
 @dataclass
@@ -80,6 +82,7 @@ class Context:
     edges: dict[int, Edge]
     passages: dict[int, Passage]
     nearby: dict[str, Any] | None = None
+    as_of: str | None = None
 
     @property
     def empty(self) -> bool:
@@ -91,7 +94,10 @@ class Context:
         names = {i: e.name for i, e in self.entities.items()}
         graph_lines = [prompts.entity_line(self.entities[i]) for i in sorted(self.entities)]
         graph_lines += [prompts.edge_line(self.edges[i], names) for i in sorted(self.edges)]
-        parts = [f"<current_time>{now}</current_time>", "<graph>", *graph_lines, "</graph>"]
+        parts = [f"<current_time>{now}</current_time>"]
+        if self.as_of is not None:
+            parts.append(f"<as_of>{self.as_of}</as_of>")
+        parts += ["<graph>", *graph_lines, "</graph>"]
         if self.passages:
             parts += [
                 "<passages>",
@@ -103,6 +109,11 @@ class Context:
 
     def token_estimate(self, question: str, now: str) -> int:
         return estimate_tokens(self.render(question, now))
+
+
+def _held(edge: Edge, instant: str) -> bool:
+    """The edge's fact held at ``instant`` (its validity interval contains it)."""
+    return contains(Interval(edge.valid_at, edge.invalid_at), instant)
 
 
 def rank_passages(chunk_hits: list[Hit], summary_hits: list[Hit]) -> list[tuple[int, bool, bool]]:
@@ -158,9 +169,12 @@ class Retriever:
         with call.step("expand") as c:
             similar_seeds = [h.id for h in ent_hits]
             matched = list(dict.fromkeys(seeds + similar_seeds))
-            # Superseded facts never enter the context, whichever way they came.
+            # Superseded facts never enter the context, whichever way they
+            # came; with as_of, the facts valid then do, superseded or not.
             similar_edges = [
-                e for e in self.graph.get_edges(key, [h.id for h in edge_hits]).values() if e.live
+                e
+                for e in self.graph.get_edges(key, [h.id for h in edge_hits]).values()
+                if (e.live if inp.as_of is None else _held(e, inp.as_of))
             ]
             seed_entities = self.graph.get_entities(key, matched) if matched else {}
             seeds = [i for i in matched if i in seed_entities]  # drop deleted rows
@@ -172,7 +186,9 @@ class Retriever:
                 seeds = [e.id for e in recent]
                 fallback = True
             around = self.graph.live_edges_around(key, seeds, EDGE_CAP) if seeds else []
-            edges = {e.id: e for e in around}
+            if inp.as_of is not None and seeds:
+                around += self.graph.expired_edges_around(key, seeds, EDGE_CAP)
+            edges = {e.id: e for e in around if inp.as_of is None or _held(e, inp.as_of)}
             for e in similar_edges:
                 edges.setdefault(e.id, e)
             c["seeds"] = len(seeds)
@@ -184,7 +200,8 @@ class Retriever:
             with call.step("nearby") as c:
                 nearby, near_edges = self.nearby.search(key, inp, meter, matched_entities)
                 for e in near_edges:
-                    edges.setdefault(e.id, e)
+                    if inp.as_of is None or _held(e, inp.as_of):
+                        edges.setdefault(e.id, e)
                 c["entities"] = len(nearby["nearby"]) if nearby else 0
 
         with call.step("entities") as c:
@@ -210,7 +227,7 @@ class Retriever:
 
         if nearby is not None:
             nearby.pop("_entities", None)
-        return Context(entities, edges, passages, nearby)
+        return Context(entities, edges, passages, nearby, inp.as_of)
 
     def _passages(
         self, key: DatasetKey, chunk_hits: list[Hit], sum_hits: list[Hit]

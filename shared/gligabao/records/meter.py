@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 import uuid
 
-from .. import clock
+from .. import clock, deadline
 from ..ai import embedders
 from ..ai.port import LLM, Embedder, Embeddings, EmbedKind, LLMReply, LLMRequest
 from ..config import price_of
@@ -88,7 +88,9 @@ class Meter:
             )
 
         try:
-            reply = self._llm.complete(request)
+            reply = deadline.within(
+                f"the {request.stage} LLM call", lambda: self._llm.complete(request)
+            )
         except GbError as exc:
             usage = exc.usage if isinstance(exc, UpstreamError) else None
             record(exc.message, usage if isinstance(usage, LLMReply) else None)
@@ -123,7 +125,9 @@ class Meter:
     def _embed_one(self, texts: list[str], kind: EmbedKind) -> Embeddings:
         t0 = time.perf_counter()
         try:
-            result = self._embedder.embed(texts, kind)
+            result = deadline.within(
+                "an embeddings call", lambda: self._embedder.embed(texts, kind)
+            )
         except GbError as exc:
             self._record(
                 self._embedder.provider, "embed", self._embedder.model, "none", t0, exc.message
