@@ -155,12 +155,14 @@ class Settings:
     idempotency_ttl_s: int = 48 * 3600
     records_retention_days: int = 90
     remember_queue_url: str = ""  # SQS queue of async remembers (unset: in-process)
+    lease_s: float = 60.0  # a write's claims: longer than any remember's write stage
+    lease_wait_s: float = 5.0  # a live lease is waited for this long, then 409
     local: bool = False  # `gligabao serve`, not a Lambda
     data_path: str = DEFAULT_DATA_PATH  # the embedded store's SQLite file (GB_DATA)
 
     @property
     def store(self) -> str:
-        """"sqlite" (the local server's default: one file) or "dynamodb"
+        """ "sqlite" (the local server's default: one file) or "dynamodb"
         (deployed, or GB_DYNAMODB_ENDPOINT set)."""
         return "sqlite" if self.local and not self.dynamodb_endpoint else "dynamodb"
 
@@ -282,6 +284,8 @@ def load_settings(*, local: bool = False) -> Settings:
         records_retention_days=_int("GB_RECORDS_RETENTION_DAYS", 90),
         operator_group=_env("GB_OPERATOR_GROUP", "gligabao-operators"),
         remember_queue_url=_env("GB_REMEMBER_QUEUE_URL"),
+        lease_s=_float("GB_LEASE_SECONDS", 60.0),
+        lease_wait_s=_float("GB_LEASE_WAIT_SECONDS", 5.0),
         local=local,
         data_path=_env("GB_DATA") or DEFAULT_DATA_PATH,
     )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 
@@ -112,15 +112,75 @@ class KeywordHit:
     updated_at: str
 
 
+MAX_DESCRIPTION = 600
+
+
+def merge_description(old: str, new: str) -> str:
+    """Enrich, never lose: the old text stays, a new phrase is appended."""
+    new = new.strip()
+    if not new or new.casefold() in old.casefold():
+        return old
+    if not old:
+        return new[:MAX_DESCRIPTION]
+    return f"{old}; {new}"[:MAX_DESCRIPTION]
+
+
+@dataclass
+class EntityUpdate:
+    """Enrich a stored entity: merged into the row as it is when the write
+    lands (a concurrent enrichment is kept, not overwritten)."""
+
+    id: int
+    descriptions: list[str]  # phrases merged into the description, in order
+    type: str = ""  # set when the stored type is empty
+
+    def apply(self, cur: Entity, now: str) -> Entity:
+        desc = cur.description
+        for phrase in self.descriptions:
+            desc = merge_description(desc, phrase)
+        type_ = cur.type or self.type
+        if (desc, type_) == (cur.description, cur.type):
+            return cur
+        return replace(cur, description=desc, type=type_, updated_at=now)
+
+
+@dataclass
+class EdgeUpdate:
+    """End (``invalid_at``, set by the interval rules: it replaces the stored
+    one) or supersede (``expired_at``: a stored expiry is kept) an edge."""
+
+    id: int
+    invalid_at: str | None = None
+    expired_at: str | None = None
+
+    def apply(self, cur: Edge) -> Edge:
+        return replace(
+            cur,
+            invalid_at=self.invalid_at or cur.invalid_at,
+            expired_at=cur.expired_at or self.expired_at,
+        )
+
+
 @dataclass
 class GraphWrite:
-    """Everything one `remember` writes to the graph store, applied at once at
-    the end so that a failure before it leaves nothing behind."""
+    """The typed plan of one `remember`: everything it writes to the graph
+    store, committed at once (all of it becomes visible, or none). ``txn``
+    is the call's lease owner, the one its claims were made with."""
 
+    txn: str = ""  # empty: the write made no claims (the store picks one)
+    now: str = ""  # updated_at of enriched entities
     artifacts: list[Artifact] = field(default_factory=list)
     new_entities: list[Entity] = field(default_factory=list)
-    updated_entities: list[tuple[Entity, Entity]] = field(default_factory=list)  # (old, new)
     new_edges: list[Edge] = field(default_factory=list)
-    updated_edges: list[tuple[Edge, Edge]] = field(default_factory=list)  # (old, new)
+    entity_updates: list[EntityUpdate] = field(default_factory=list)
+    edge_updates: list[EdgeUpdate] = field(default_factory=list)
     entity_links: list[tuple[int, int]] = field(default_factory=list)  # (entity, artifact)
     edge_links: list[tuple[int, int]] = field(default_factory=list)  # (edge, artifact)
+
+
+@dataclass
+class Committed:
+    """What a commit wrote to the stored rows it updated, as they now read."""
+
+    entities: dict[int, Entity] = field(default_factory=dict)
+    edges: dict[int, Edge] = field(default_factory=dict)

@@ -87,7 +87,9 @@ class Client:
 def run(client: Client, user: str, dataset: str) -> list[Step]:
     steps: list[Step] = []
 
-    def step(name: str, method: str, path: str, body: Any, expect: int) -> tuple[Any, dict[str, str]]:
+    def step(
+        name: str, method: str, path: str, body: Any, expect: int
+    ) -> tuple[Any, dict[str, str]]:
         t0 = time.perf_counter()
         status, out, headers = client.request(method, path, body)
         ms = (time.perf_counter() - t0) * 1000
@@ -95,7 +97,13 @@ def run(client: Client, user: str, dataset: str) -> list[Step]:
         return out, headers
 
     q = f"user_id={user}"
-    step("remember", "POST", "/v1/gb/remember", {"user_id": user, "dataset": dataset, "text": TEXT}, 200)
+    step(
+        "remember",
+        "POST",
+        "/v1/gb/remember",
+        {"user_id": user, "dataset": dataset, "text": TEXT},
+        200,
+    )
     _, headers = step(
         "query",
         "POST",
@@ -111,7 +119,9 @@ def run(client: Client, user: str, dataset: str) -> list[Step]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m gligabao.smoke", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m gligabao.smoke", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--url", required=True, help="the stack's ApiUrl output")
     parser.add_argument("--auth", choices=("iam", "jwt", "none"), default="iam")
     parser.add_argument("--token", default="", help="--auth jwt: the bearer token")

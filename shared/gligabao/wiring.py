@@ -42,11 +42,12 @@ def graph_store() -> GraphStore:
     if settings().store == "sqlite":
         from .graph.sqlite import SqliteGraphStore
 
-        return SqliteGraphStore(database())
+        return SqliteGraphStore(database(), lease_wait_s=settings().lease_wait_s)
     from .graph.dynamo import DynamoGraphStore
 
     tables_configured()
-    return DynamoGraphStore()
+    cfg = settings()
+    return DynamoGraphStore(lease_s=cfg.lease_s, lease_wait_s=cfg.lease_wait_s)
 
 
 @lru_cache(maxsize=1)

@@ -142,16 +142,24 @@ def test_existing_place_without_coordinates_is_left_alone(gb: Harness) -> None:
 
 
 def test_place_claimed_by_a_concurrent_call(gb: Harness) -> None:
+    import threading
+
     _seed(gb)
-    # Another call claimed "lyon" and its row has not landed yet.
-    gb.graph.claim_names(_key(), {"lyon": 999})
+    # Another call holds a live lease on "lyon" and has not committed; it
+    # gives up a moment later: the query waits for the lease, then creates
+    # the place itself.
+    gb.graph.claim_names(_key(), "other-call", {"lyon": 999})
+    later = threading.Timer(0.5, gb.graph.abort, (_key(), "other-call"))
+    later.start()
     gb.llm.script("detect_geo", {"places": ["Lyon"]})
     q = gb.query("Who lives near Lyon?", geo_radius_km=500)
+    later.join()
     [anchor] = q["nearby"]["anchors"]
-    assert anchor["entity_id"] == 999
+    assert anchor["entity_id"] != 999
     assert (anchor["lat"], anchor["lon"]) == pytest.approx(LYON, abs=0.01)
     assert [n["name"] for n in q["nearby"]["nearby"]] == ["Paris", "Versailles"]
     assert gb.graph.get_entities(_key(), [999]) == {}  # nothing written for it
+    assert gb.graph.entity_ids_by_names(_key(), ["lyon"]) == {"lyon": anchor["entity_id"]}
 
 
 def test_default_radius(gb: Harness) -> None:

@@ -110,11 +110,11 @@ def test_a_failed_remember_releases_its_fact_claims(
 
     seen: list[dict[str, int]] = []
 
-    def failing_apply(self: Any, k: Any, write: Any) -> None:
+    def failing_commit(self: Any, k: Any, write: Any) -> None:
         seen.append(_fact_claims(gb))
         raise UpstreamError("graph store write failed: injected")
 
-    monkeypatch.setattr(DynamoGraphStore, "apply", failing_apply)
+    monkeypatch.setattr(DynamoGraphStore, "commit", failing_commit)
     gb.llm.default("extract", works_at())
     r = gb.client.post("/v1/gb/remember", {"user_id": "u1", "text": "Alice works at Acme."})
     assert r.status == 502, r.body
@@ -131,13 +131,23 @@ def test_a_failed_remember_releases_its_fact_claims(
 
 
 def test_claim_facts_store_contract(gb: Harness) -> None:
+    from gligabao.errors import Busy
+    from gligabao.graph.dynamo import DynamoGraphStore
+
     gb.llm.script("extract", extraction([ent("Alice", "person")]))
     gb.remember("Alice.")  # creates the dataset
     store, k = gb.graph, key()
-    assert store.claim_facts(k, {"1#a#2": 10, "1#b#2": 11}) == {"1#a#2": 10, "1#b#2": 11}
-    assert store.claim_facts(k, {"1#a#2": 20, "1#c#2": 21}) == {"1#a#2": 10, "1#c#2": 21}
-    store.release_facts(k, {"1#a#2": 20, "1#c#2": 21})  # 1#a#2 is not 20's: kept
+    assert store.claim_facts(k, "t1", {"1#a#2": 10, "1#b#2": 11}) == {"1#a#2": 10, "1#b#2": 11}
+    # t1 holds live leases and has not committed: t2 waits, then Busy
+    impatient = DynamoGraphStore(lease_wait_s=0.2)
+    with pytest.raises(Busy) as busy:
+        impatient.claim_facts(k, "t2", {"1#a#2": 20, "1#c#2": 21})
+    assert busy.value.status == 409 and busy.value.retry_after >= 1
+    impatient.abort(k, "t2")  # gives up: what it claimed (1#c#2) is released
     assert _fact_claims(gb) == {"1#a#2": 10, "1#b#2": 11}
+    store.abort(k, "t1")
+    assert _fact_claims(gb) == {}
+    assert store.claim_facts(k, "t3", {"1#a#2": 30}) == {"1#a#2": 30}
     # no term query can see a claim
     assert store.keyword_hits(k, ["f", "1", "a"], 10) == []
     # deleting the dataset removes the claims
@@ -145,16 +155,19 @@ def test_claim_facts_store_contract(gb: Harness) -> None:
     assert _fact_claims(gb) == {}
 
 
-def test_a_stale_claim_whose_edge_never_landed_is_taken_over(
-    gb: Harness, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from gligabao.graph import dynamo
+def test_an_expired_lease_whose_call_never_committed_is_taken_over(gb: Harness) -> None:
+    import time
+
+    from gligabao.graph.dynamo import DynamoGraphStore
 
     gb.llm.script("extract", extraction([ent("Alice", "person")]))
     gb.remember("Alice.")
-    store, k = gb.graph, key()
-    assert store.claim_facts(k, {"1#a#2": 500}) == {"1#a#2": 500}  # edge 500 never written
-    assert store.claim_facts(k, {"1#a#2": 501}) == {"1#a#2": 500}  # fresh: maybe still running
-    monkeypatch.setattr(dynamo, "FACT_CLAIM_STALE_S", -1)
-    assert store.claim_facts(k, {"1#a#2": 502}) == {"1#a#2": 502}
+    k = key()
+    short = DynamoGraphStore(lease_s=0.3, lease_wait_s=0.0)
+    assert short.claim_facts(k, "dead", {"1#a#2": 500}) == {"1#a#2": 500}  # never commits
+    time.sleep(0.5)
+    assert short.claim_facts(k, "next", {"1#a#2": 502}) == {"1#a#2": 502}
     assert _fact_claims(gb) == {"1#a#2": 502}
+    # the dead call can no longer commit: its record is marked aborted
+    states = {r["sk"]["S"]: r["state"]["S"] for r in gb.scan("terms") if "state" in r}
+    assert states == {"C#dead": "aborted"}

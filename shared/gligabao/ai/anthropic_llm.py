@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..errors import NotConfigured, UpstreamError
+from ..errors import NotConfigured, Truncated, UpstreamError, detail_of, failure_kind
 from .port import LLMReply, LLMRequest
 
 # Extended-thinking budgets per reasoning level. The output limit is raised by
@@ -74,7 +74,9 @@ class AnthropicLLM:
         except anthropic.APIStatusError as exc:
             raise UpstreamError(f"LLM call failed: HTTP {exc.status_code}") from exc
         except anthropic.APIError as exc:
-            raise UpstreamError(f"LLM call failed: {type(exc).__name__}") from exc
+            raise UpstreamError(
+                f"LLM call failed: {failure_kind(exc)}", detail=detail_of(exc)
+            ) from exc
         usage = msg.usage
         # A tool-use block's input is the JSON reply; else the text blocks are.
         tool_inputs = [b.input for b in msg.content if b.type == "tool_use"]
@@ -92,7 +94,7 @@ class AnthropicLLM:
             thinking_tokens=max(1, len(thinking) // 4) if thinking else (0 if budget else None),
         )
         if msg.stop_reason == "max_tokens":
-            raise UpstreamError("LLM reply was cut at the token limit", reply)
+            raise Truncated("LLM reply was cut at the token limit", reply)
         if not text.strip():
             raise UpstreamError("LLM reply was empty", reply)
         return reply

@@ -17,7 +17,7 @@ import json
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from ..errors import NotConfigured, UpstreamError
+from ..errors import NotConfigured, UpstreamError, detail_of, failure_kind
 from ..text import estimate_tokens
 from .port import Embeddings, EmbedKind
 
@@ -142,7 +142,9 @@ class BedrockEmbedder:
             status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", "?")
             raise UpstreamError(f"embeddings request failed: HTTP {status} {code}") from exc
         except (BotoCoreError, ValueError) as exc:
-            raise UpstreamError(f"embeddings request failed: {type(exc).__name__}") from exc
+            raise UpstreamError(
+                f"embeddings request failed: {failure_kind(exc)}", detail=detail_of(exc)
+            ) from exc
         if not isinstance(reply, dict):
             raise UpstreamError(f"{self.model} reply is not a JSON object")
         headers = resp.get("ResponseMetadata", {}).get("HTTPHeaders", {})

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import UpstreamError
+from ..errors import UpstreamError, detail_of, failure_kind
 from ..text import estimate_tokens
 from .port import Embeddings, EmbedKind
 
@@ -47,7 +47,9 @@ class OpenAIEmbedder:
             try:
                 resp = client.embeddings.create(model=self.model, input=batch)
             except openai.APIError as exc:
-                raise UpstreamError(f"embeddings request failed: {type(exc).__name__}") from exc
+                raise UpstreamError(
+                    f"embeddings request failed: {failure_kind(exc)}", detail=detail_of(exc)
+                ) from exc
             requests += 1
             data = sorted(resp.data, key=lambda d: d.index)
             if len(data) != len(batch):
@@ -77,7 +79,9 @@ class LocalEmbedder:
         try:
             mat = self._engine.query(texts) if kind == "query" else self._engine.passage(texts)
         except Exception as exc:  # the engine is native code: report, never crash
-            raise UpstreamError(f"local embedding failed: {exc}") from exc
+            raise UpstreamError(
+                f"local embedding failed: {failure_kind(exc)}", detail=detail_of(exc)
+            ) from exc
         rows = mat.reshape(len(texts), -1)
         return Embeddings(
             [row.astype(float).tolist() for row in rows],

@@ -13,7 +13,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from ..errors import NotConfigured, UpstreamError
+from ..errors import NotConfigured, Truncated, UpstreamError, detail_of, failure_kind
 from .port import LLMReply, LLMRequest
 
 # Servers without keys (Ollama, a local vLLM) still get one: the SDK wants it.
@@ -89,7 +89,9 @@ class OpenAILLM:
         except openai.APIStatusError as exc:
             raise UpstreamError(f"LLM call failed: HTTP {exc.status_code}") from exc
         except openai.APIError as exc:
-            raise UpstreamError(f"LLM call failed: {type(exc).__name__}") from exc
+            raise UpstreamError(
+                f"LLM call failed: {failure_kind(exc)}", detail=detail_of(exc)
+            ) from exc
         if not resp.choices:
             raise UpstreamError("LLM reply was empty")
         choice = resp.choices[0]
@@ -104,7 +106,7 @@ class OpenAILLM:
             thinking_tokens=int(thinking) if thinking is not None else None,
         )
         if choice.finish_reason == "length":
-            raise UpstreamError("LLM reply was cut at the token limit", reply)
+            raise Truncated("LLM reply was cut at the token limit", reply)
         if not reply.text.strip():
             raise UpstreamError("LLM reply was empty", reply)
         return reply

@@ -16,7 +16,7 @@ from typing import Any
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response, content_types
 
 from .. import deadline
-from ..errors import BadRequest, DeadlineExceeded, GbError, PayloadTooLarge
+from ..errors import BadRequest, Busy, DeadlineExceeded, GbError, PayloadTooLarge, UpstreamError
 from ..records.meter import Meter
 from ..records.model import CallRecord, Step, new_call
 from ..records.monitor import emit, lambda_stack, logger
@@ -62,7 +62,13 @@ def make_app() -> APIGatewayHttpResolver:
 
     @app.exception_handler(GbError)
     def _domain_error(exc: GbError) -> Response[str]:
-        return error_response(exc.status, exc.message)
+        response = error_response(exc.status, exc.message)
+        if isinstance(exc, Busy):
+            response.headers["Retry-After"] = str(exc.retry_after)
+        if isinstance(exc, UpstreamError) and exc.detail:
+            # how it failed (classes, request IDs, tables) stays in the log
+            logger.warning("upstream failure: %s", exc.detail, extra={"call_id": current_call_id()})
+        return response
 
     @app.exception_handler(json.JSONDecodeError)
     def _bad_json(exc: json.JSONDecodeError) -> Response[str]:

@@ -11,6 +11,7 @@ stored as entities with coordinates, so that later questions find them.
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -202,12 +203,17 @@ class NearbySearch:
         vectors = meter.embed([name for _, name, _, _ in new], "document").vectors
         first, _, _ = self.graph.allocate_ids(key, len(new), 0, 0)
         proposals = {norm: first + i for i, (norm, _, _, _) in enumerate(new)}
-        owners = self.graph.claim_names(key, proposals)
+        txn = uuid.uuid4().hex  # the lease owner of this write
+        try:
+            owners = self.graph.claim_names(key, txn, proposals)
+        except BaseException:
+            self.graph.abort(key, txn)
+            raise
         claimed = {n: i for n, i in proposals.items() if owners.get(n) == i}
         now = clock.now_str()
         out: dict[str, Entity] = {}
         items: list[VectorItem] = []
-        write = GraphWrite()
+        write = GraphWrite(txn=txn, now=now)
         for (norm, name, lat, lon), vec in zip(new, vectors, strict=True):
             if norm not in claimed:
                 continue
@@ -219,17 +225,19 @@ class NearbySearch:
             if items:
                 # Vectors first: one whose row never lands is never resolved.
                 self.vectors.upsert(key, "entities", items)
-                self.graph.apply(key, write)
-        except Exception:
-            self.graph.release_names(key, claimed)
+                self.graph.commit(key, write)
+            else:
+                self.graph.abort(key, txn)  # nothing to write: free the claims
+        except BaseException:
+            self.graph.abort(key, txn)
             raise
         lost = {owners[n] for n in proposals if n not in claimed and n in owners}
         if lost:
             winners = self.graph.get_entities(key, sorted(lost))
-            for norm, name, lat, lon in new:
+            for norm, _name, _lat, _lon in new:
                 owner = owners.get(norm)
                 if norm in claimed or owner is None:
                     continue
-                # The winner's row may not have landed yet: its ID, our coordinates.
-                out[norm] = winners.get(owner) or Entity(owner, name, PLACE_TYPE, lat=lat, lon=lon)
+                if owner in winners:  # (a claim is returned once its call committed)
+                    out[norm] = winners[owner]
         return out

@@ -28,7 +28,7 @@ from functools import lru_cache
 from typing import Any
 
 from ..config import Settings
-from ..errors import NotConfigured, UpstreamError
+from ..errors import NotConfigured, UpstreamError, detail_of, failure_kind
 
 # --------------------------------------------------------------------- names
 
@@ -368,7 +368,10 @@ class LocationServiceResolver:
                 IndexName=self.index_name, Text=text, MaxResults=1
             )
         except Exception as exc:  # botocore errors: the service failed, not the name
-            raise UpstreamError(f"geo resolver (Amazon Location Service) failed: {exc}") from exc
+            raise UpstreamError(
+                f"geo resolver (Amazon Location Service) failed: {failure_kind(exc)}",
+                detail=detail_of(exc),
+            ) from exc
         for result in resp.get("Results") or []:
             relevance = result.get("Relevance")
             if relevance is not None and float(relevance) < self.min_relevance:

@@ -3,6 +3,15 @@
 Every method is scoped by a DatasetKey (user and dataset); no method can read
 another user's rows. Costs are part of the contract: each method documents the
 number of round trips it may make, and none of them grows with the dataset.
+
+Writing (a remember) is three calls with one ``txn`` (a fresh ID per attempt,
+the lease owner): ``claim_names`` and ``claim_facts`` (leases on what must
+stay unique), then ``commit`` (the whole typed plan, visible at once), or
+``abort`` when the call gives up. What a reader sees is always the memory
+before a commit or after it, never between: rows of a call that did not
+commit are invisible, whether it is still running or died (see
+docs/commit-protocol.md). A store has no optimistic-concurrency detail for the
+caller to handle: a conflict either resolves inside the store or is ``Busy``.
 """
 
 from __future__ import annotations
@@ -10,7 +19,16 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Protocol
 
-from ..models import Artifact, Dataset, DatasetKey, Edge, Entity, GraphWrite, KeywordHit
+from ..models import (
+    Artifact,
+    Committed,
+    Dataset,
+    DatasetKey,
+    Edge,
+    Entity,
+    GraphWrite,
+    KeywordHit,
+)
 
 
 def fact_triple(source_id: int, relation: str, target_id: int) -> str:
@@ -31,8 +49,9 @@ class GraphStore(Protocol):
         """The user's datasets with their counts, by name."""
 
     def delete_dataset(self, key: DatasetKey) -> bool:
-        """Delete every row, link, term, name and fact claim and counter of the dataset.
-        False when it did not exist."""
+        """Delete every row, link, term, name and fact claim of the dataset.
+        False when it did not exist. Its ID counters are kept: when the name
+        is used again, IDs go on from where they were (never reused)."""
 
     def allocate_ids(
         self, key: DatasetKey, entities: int, edges: int, artifacts: int
@@ -80,28 +99,6 @@ class GraphStore(Protocol):
     def entity_ids_by_names(self, key: DatasetKey, norm_names: list[str]) -> dict[str, int]:
         """Normalized name -> entity ID, for the names that exist (batch get)."""
 
-    def claim_names(self, key: DatasetKey, claims: dict[str, int]) -> dict[str, int]:
-        """Try to claim each normalized name for the proposed new entity ID
-        (conditional put). Returns, per name, the ID that owns it: the
-        proposed one when this call won, the existing one otherwise."""
-
-    def release_names(self, key: DatasetKey, claims: dict[str, int]) -> None:
-        """Undo claims this call made (only where the name still maps to the
-        given ID)."""
-
-    def claim_facts(self, key: DatasetKey, claims: dict[str, int]) -> dict[str, int]:
-        """Try to claim each fact triple (``fact_triple``) for the proposed
-        new edge ID (conditional put, one per triple, in parallel). Returns,
-        per triple, the edge ID that owns it: the proposed one when this call
-        won, the owner's otherwise. A claim is held by a live edge that has
-        not ended; ``apply`` deletes it when it supersedes or ends that edge.
-        A claim left by a call that died before its write (older than any call
-        can run, and its edge never written) is taken over."""
-
-    def release_facts(self, key: DatasetKey, claims: dict[str, int]) -> None:
-        """Undo claims this call made (only where the triple still maps to
-        the given edge ID)."""
-
     def entity_artifacts(self, key: DatasetKey, entity_id: int) -> list[int]:
         """Artifacts an entity was stated in (provenance)."""
 
@@ -118,12 +115,28 @@ class GraphStore(Protocol):
         """Every artifact of the dataset (reindex, evaluation)."""
 
     # --- writes ---------------------------------------------------------------
-    def apply(self, key: DatasetKey, write: GraphWrite) -> None:
-        """Write everything a remember produced: new rows (artifacts, entities
-        and their keyword terms, edges), updated rows (a conditional update
-        that fails if the row changed since it was read), provenance links and
-        the dataset's counts. An updated edge that stops being open (gets
-        ``expired_at`` or ``invalid_at``) gives up its fact claim, so that a
-        later fact with the same triple (a new period) can claim it. On
-        failure, undo what was written (the released claims too) and raise
-        UpstreamError: nothing half-written stays visible."""
+    def claim_names(self, key: DatasetKey, txn: str, claims: dict[str, int]) -> dict[str, int]:
+        """Claim each normalized name for the proposed new entity ID, as a
+        lease held by ``txn``. Returns, per name, the ID that owns it: the
+        proposed one when ``txn`` won, the committed owner's otherwise. A
+        lease of a call that has not committed is waited for (briefly) and
+        taken over once it expires; still live after the wait: ``Busy``."""
+
+    def claim_facts(self, key: DatasetKey, txn: str, claims: dict[str, int]) -> dict[str, int]:
+        """Claim each fact triple (``fact_triple``: one open edge per triple)
+        for the proposed new edge ID, as ``claim_names`` does. The owner
+        returned is an open, committed edge; a claim whose edge has ended or
+        was never committed is taken over."""
+
+    def commit(self, key: DatasetKey, write: GraphWrite) -> Committed:
+        """Write the plan: all of it becomes visible at once, or none of it.
+        Entity and edge updates merge into the rows as they are when the
+        commit lands (concurrent updates are retried inside). An edge that
+        stops being open gives up its fact claim; the claims of ``write.txn``
+        become permanent. ``Busy`` when its leases were lost (it ran past
+        them), ``NotFound`` when the dataset was deleted, ``UpstreamError``
+        when the store failed: in each case nothing of it is visible."""
+
+    def abort(self, key: DatasetKey, txn: str) -> None:
+        """Give up a call that will not commit: release its claims and
+        remove what it wrote (best effort: leases expire anyway)."""

@@ -2,10 +2,11 @@
 
 The same contract as the DynamoDB adapter (tests/contract/test_graph_store.py
 runs one suite on both). Where DynamoDB needs conditional puts and undo lists,
-SQLite has transactions: ``apply`` checks every condition and writes every row
-inside one ``BEGIN IMMEDIATE``, so a failure or a killed process leaves either
-all of a remember or none of it. Claims (names, facts) are rows, taken with
-``INSERT OR IGNORE`` under the same write lock.
+SQLite has transactions: ``commit`` merges every update into the rows as they
+are and writes every row inside one ``BEGIN IMMEDIATE``, so a failure or a
+killed process leaves either all of a remember or none of it. Claims (names,
+facts) are rows, taken with ``INSERT OR IGNORE`` under the same write lock;
+their leases are the calls of this process (see ``_claim``).
 
 Every ``sqlite3`` failure leaves this module as ``UpstreamError``; "not found"
 is None or empty, never an error.
@@ -15,12 +16,23 @@ from __future__ import annotations
 
 import functools
 import sqlite3
+import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, ParamSpec, TypeVar
 
 from .. import clock
-from ..errors import GbError, NotFound, UpstreamError
-from ..models import Artifact, Dataset, DatasetKey, Edge, Entity, GraphWrite, KeywordHit
+from ..errors import Busy, GbError, NotFound, UpstreamError
+from ..models import (
+    Artifact,
+    Committed,
+    Dataset,
+    DatasetKey,
+    Edge,
+    Entity,
+    GraphWrite,
+    KeywordHit,
+)
 from ..sqlite_db import Database
 from ..text import index_terms, normalize_name
 from .port import fact_triple
@@ -28,13 +40,8 @@ from .port import fact_triple
 P = ParamSpec("P")
 R = TypeVar("R")
 
-FACT_CLAIM_STALE_S = 1800  # as on DynamoDB: a claim this old whose edge never landed is taken over
 ITER_PAGE = 500  # rows per read while iterating a dataset
 PARTITIONED = ("entities", "terms", "names", "facts", "edges", "artifacts", "links")
-
-
-class _Conflict(Exception):
-    """A conditional write found the row changed since it was read."""
 
 
 def upstream(what: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
@@ -66,14 +73,6 @@ def _marks(n: int) -> str:
 def _open(e: Edge) -> bool:
     """Live and not ended: the edge that holds its triple's fact claim."""
     return e.expired_at is None and e.invalid_at is None
-
-
-def _claim_is_stale(claimed_at: str) -> bool:
-    try:
-        age = (clock.now() - clock.parse(claimed_at)).total_seconds()
-    except ValueError:
-        return True
-    return age > FACT_CLAIM_STALE_S
 
 
 ENTITY_COLS = "id, name, type, description, created_at, updated_at, lat, lon"
@@ -108,9 +107,14 @@ def _terms(e: Entity) -> list[tuple[str, bool, bool]]:
 class SqliteGraphStore:
     """GraphStore on one SQLite file, shared with the vectors and records."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, lease_wait_s: float = 5.0) -> None:
         self.db = db
         self.requests = 0  # statements of the query path, for the benchmarks
+        self.lease_wait_s = lease_wait_s
+        self._lock = threading.Lock()
+        self._running: set[str] = set()  # txns of this process not committed nor aborted
+        self._holders: dict[tuple[str, str, str], str] = {}  # (pk, kind, key) -> txn
+        self._held: dict[str, list[tuple[str, str, str, int]]] = {}
 
     def close(self) -> None:
         """The database is closed by its owner (it is shared)."""
@@ -290,67 +294,111 @@ class SqliteGraphStore:
         )
         return {r[0]: r[1] for r in rows}
 
-    @upstream("graph store claim_names")
-    def claim_names(self, key: DatasetKey, claims: dict[str, int]) -> dict[str, int]:
-        out: dict[str, int] = {}
-        with self.db.write() as conn:
-            for name, entity_id in claims.items():
-                if not name:
-                    out[name] = entity_id  # not claimable: nothing to collide with
-                    continue
-                conn.execute(
-                    "INSERT OR IGNORE INTO names (pk, norm_name, entity_id) VALUES (?, ?, ?)",
-                    (key.pk, name, entity_id),
-                )
-                out[name] = conn.execute(
-                    "SELECT entity_id FROM names WHERE pk = ? AND norm_name = ?", (key.pk, name)
-                ).fetchone()[0]
-        return out
+    # --- claims: leases of the calls of this process ------------------------------
+    #
+    # One process writes the file (the local server). A claim is a row; the
+    # call that holds it is known in memory while it runs. A claim whose
+    # entity or edge is committed is permanent; one of a live call of this
+    # process is waited for (briefly), then Busy; any other (a call that died
+    # with an earlier process, or gave up) is taken over.
 
-    @upstream("graph store release_names")
-    def release_names(self, key: DatasetKey, claims: dict[str, int]) -> None:
-        with self.db.write() as conn:
-            conn.executemany(
-                "DELETE FROM names WHERE pk = ? AND norm_name = ? AND entity_id = ?",
-                [(key.pk, n, i) for n, i in claims.items()],
-            )
+    def _live(self, pk: str, kind: str, key: str) -> str | None:
+        with self._lock:
+            txn = self._holders.get((pk, kind, key))
+            return txn if txn in self._running else None
+
+    def _hold(self, txn: str, pk: str, kind: str, key: str, row_id: int) -> None:
+        with self._lock:
+            self._running.add(txn)
+            self._holders[(pk, kind, key)] = txn
+            self._held.setdefault(txn, []).append((pk, kind, key, row_id))
+
+    def _claim(self, key: DatasetKey, txn: str, kind: str, item: str, proposed: int) -> int:
+        table, col, row_table = (
+            ("names", "norm_name", "entities") if kind == "name" else ("facts", "triple", "edges")
+        )
+        owner_col = "entity_id" if kind == "name" else "edge_id"
+        extra = "" if kind == "name" else ", claimed_at"
+        extra_v = "" if kind == "name" else ", ?"
+        deadline = time.monotonic() + self.lease_wait_s
+        while True:
+            with self.db.write() as conn:
+                conn.execute(
+                    f"INSERT OR IGNORE INTO {table} (pk, {col}, {owner_col}{extra}) "
+                    f"VALUES (?, ?, ?{extra_v})",
+                    (key.pk, item, proposed) + (() if kind == "name" else (clock.now_str(),)),
+                )
+                owner = conn.execute(
+                    f"SELECT {owner_col} FROM {table} WHERE pk = ? AND {col} = ?",
+                    (key.pk, item),
+                ).fetchone()[0]
+                if owner == proposed:
+                    self._hold(txn, key.pk, kind, item, proposed)
+                    return owner
+                row = conn.execute(
+                    f"SELECT * FROM {row_table} WHERE pk = ? AND id = ?", (key.pk, owner)
+                ).fetchone()
+                if row is not None:
+                    if kind == "name":
+                        return int(owner)
+                    edge = conn.execute(
+                        "SELECT expired_at, invalid_at FROM edges WHERE pk = ? AND id = ?",
+                        (key.pk, owner),
+                    ).fetchone()
+                    if edge == (None, None):
+                        return int(owner)  # an open, committed edge holds it
+                    holder = None  # ended: the triple is free for a new period
+                else:
+                    holder = self._live(key.pk, kind, item)
+                if holder is None:
+                    conn.execute(
+                        f"UPDATE {table} SET {owner_col} = ? WHERE pk = ? AND {col} = ?",
+                        (proposed, key.pk, item),
+                    )
+                    self._hold(txn, key.pk, kind, item, proposed)
+                    return proposed
+            if time.monotonic() >= deadline:
+                raise Busy("a name or fact is being written by a concurrent call; try again", 1)
+            time.sleep(0.05)
+
+    @upstream("graph store claim_names")
+    def claim_names(self, key: DatasetKey, txn: str, claims: dict[str, int]) -> dict[str, int]:
+        out = dict(claims)  # an empty name is not claimable: nothing to collide with
+        for name, entity_id in sorted(claims.items()):
+            if name:
+                out[name] = self._claim(key, txn, "name", name, entity_id)
+        return out
 
     @upstream("graph store claim_facts")
-    def claim_facts(self, key: DatasetKey, claims: dict[str, int]) -> dict[str, int]:
-        out: dict[str, int] = {}
-        now = clock.now_str()
-        with self.db.write() as conn:
-            for triple, edge_id in claims.items():
-                conn.execute(
-                    "INSERT OR IGNORE INTO facts (pk, triple, edge_id, claimed_at) "
-                    "VALUES (?, ?, ?, ?)",
-                    (key.pk, triple, edge_id, now),
-                )
-                owner, claimed_at = conn.execute(
-                    "SELECT edge_id, claimed_at FROM facts WHERE pk = ? AND triple = ?",
-                    (key.pk, triple),
-                ).fetchone()
-                if owner != edge_id and _claim_is_stale(claimed_at):
-                    landed = conn.execute(
-                        "SELECT 1 FROM edges WHERE pk = ? AND id = ?", (key.pk, owner)
-                    ).fetchone()
-                    if landed is None:  # left by a call that died before its write
-                        conn.execute(
-                            "UPDATE facts SET edge_id = ?, claimed_at = ? "
-                            "WHERE pk = ? AND triple = ?",
-                            (edge_id, now, key.pk, triple),
-                        )
-                        owner = edge_id
-                out[triple] = owner
-        return out
+    def claim_facts(self, key: DatasetKey, txn: str, claims: dict[str, int]) -> dict[str, int]:
+        return {
+            t: self._claim(key, txn, "fact", t, edge_id) for t, edge_id in sorted(claims.items())
+        }
 
-    @upstream("graph store release_facts")
-    def release_facts(self, key: DatasetKey, claims: dict[str, int]) -> None:
+    @upstream("graph store abort")
+    def abort(self, key: DatasetKey, txn: str) -> None:
+        held = self._forget(txn)
         with self.db.write() as conn:
-            conn.executemany(
-                "DELETE FROM facts WHERE pk = ? AND triple = ? AND edge_id = ?",
-                [(key.pk, t, i) for t, i in claims.items()],
-            )
+            for pk, kind, item, row_id in held:
+                if kind == "name":
+                    conn.execute(
+                        "DELETE FROM names WHERE pk = ? AND norm_name = ? AND entity_id = ?",
+                        (pk, item, row_id),
+                    )
+                else:
+                    conn.execute(
+                        "DELETE FROM facts WHERE pk = ? AND triple = ? AND edge_id = ?",
+                        (pk, item, row_id),
+                    )
+
+    def _forget(self, txn: str) -> list[tuple[str, str, str, int]]:
+        with self._lock:
+            self._running.discard(txn)
+            held = self._held.pop(txn, [])
+            for pk, kind, item, _ in held:
+                if self._holders.get((pk, kind, item)) == txn:
+                    del self._holders[(pk, kind, item)]
+            return held
 
     def _links(self, key: DatasetKey, kind: str, row_id: int) -> list[int]:
         rows = self._rows(
@@ -399,18 +447,21 @@ class SqliteGraphStore:
 
     # --- writes --------------------------------------------------------------------
 
-    def apply(self, key: DatasetKey, write: GraphWrite) -> None:
+    def commit(self, key: DatasetKey, write: GraphWrite) -> Committed:
         try:
             with self.db.write() as conn:
-                self._apply(conn, key, write)
-        except _Conflict as exc:
-            raise UpstreamError(f"graph store write failed: {exc}") from exc
-        except NotFound as exc:
-            raise UpstreamError(f"graph store write failed: {exc.message}") from exc
+                done = self._apply(conn, key, write)
+        except NotFound:
+            raise
         except sqlite3.Error as exc:
-            raise UpstreamError(f"graph store write failed: {type(exc).__name__}: {exc}") from exc
+            raise UpstreamError(
+                "graph store write failed: a database error", detail=f"{type(exc).__name__}: {exc}"
+            ) from exc
+        if write.txn:
+            self._forget(write.txn)
+        return done
 
-    def _apply(self, conn: sqlite3.Connection, key: DatasetKey, write: GraphWrite) -> None:
+    def _apply(self, conn: sqlite3.Connection, key: DatasetKey, write: GraphWrite) -> Committed:
         pk = key.pk
         n_ent, n_edge, n_art = len(write.new_entities), len(write.new_edges), len(write.artifacts)
         # The dataset first: a write to a deleted dataset fails before any row.
@@ -466,41 +517,33 @@ class SqliteGraphStore:
             "INSERT OR IGNORE INTO links (pk, kind, row_id, artifact_id) VALUES (?, ?, ?, ?)",
             [(pk, *link) for link in links],
         )
-        for old, new in write.updated_entities:
-            # updated_at has second precision: the description and type are
-            # compared too, so two updates in one second cannot both pass.
-            cur = conn.execute(
-                "DELETE FROM entities WHERE pk = ? AND id = ? AND updated_at = ? "
-                "AND description = ? AND type = ?",
-                (pk, old.id, old.updated_at, old.description, old.type),
+        done = Committed()
+        # Inside the write lock: the rows as they are now, merged.
+        for eu in write.entity_updates:
+            row = conn.execute(
+                f"SELECT {ENTITY_COLS} FROM entities WHERE pk = ? AND id = ?", (pk, eu.id)
+            ).fetchone()
+            if row is None:
+                raise UpstreamError("graph store write failed: an entity to update is gone")
+            cur_ent = _entity(row)
+            new = eu.apply(cur_ent, write.now)
+            done.entities[eu.id] = new
+            if new != cur_ent:
+                conn.execute("DELETE FROM terms WHERE pk = ? AND entity_id = ?", (pk, eu.id))
+                self._put_entity(conn, pk, new)
+        for du in write.edge_updates:
+            row = conn.execute(
+                f"SELECT {EDGE_COLS} FROM edges WHERE pk = ? AND id = ?", (pk, du.id)
+            ).fetchone()
+            if row is None:
+                raise UpstreamError("graph store write failed: an edge to update is gone")
+            old_edge = _edge(row)
+            new_edge = du.apply(old_edge)
+            done.edges[du.id] = new_edge
+            conn.execute(
+                "UPDATE edges SET invalid_at = ?, expired_at = ? WHERE pk = ? AND id = ?",
+                (new_edge.invalid_at, new_edge.expired_at, pk, du.id),
             )
-            if cur.rowcount == 0:
-                raise _Conflict(f"entity {old.id} changed since it was read")
-            conn.execute("DELETE FROM terms WHERE pk = ? AND entity_id = ?", (pk, old.id))
-            self._put_entity(conn, pk, new)
-        for old_edge, new_edge in write.updated_edges:
-            cur = conn.execute(
-                "UPDATE edges SET source_id = ?, target_id = ?, relation = ?, description = ?, "
-                "artifact_id = ?, valid_at = ?, invalid_at = ?, created_at = ?, expired_at = ? "
-                "WHERE pk = ? AND id = ? AND expired_at IS ? AND invalid_at IS ?",
-                (
-                    new_edge.source_id,
-                    new_edge.target_id,
-                    new_edge.relation,
-                    new_edge.description,
-                    new_edge.artifact_id,
-                    new_edge.valid_at,
-                    new_edge.invalid_at,
-                    new_edge.created_at,
-                    new_edge.expired_at,
-                    pk,
-                    old_edge.id,
-                    old_edge.expired_at,
-                    old_edge.invalid_at,
-                ),
-            )
-            if cur.rowcount == 0:
-                raise _Conflict(f"edge {old_edge.id} changed since it was read")
             if _open(old_edge) and not _open(new_edge):
                 # superseded or ended: the triple is free for a new period
                 triple = fact_triple(old_edge.source_id, old_edge.relation, old_edge.target_id)
@@ -508,6 +551,7 @@ class SqliteGraphStore:
                     "DELETE FROM facts WHERE pk = ? AND triple = ? AND edge_id = ?",
                     (pk, triple, old_edge.id),
                 )
+        return done
 
     @staticmethod
     def _put_entity(conn: sqlite3.Connection, pk: str, e: Entity) -> None:

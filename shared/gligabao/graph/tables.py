@@ -17,6 +17,7 @@ from collections import Counter
 from typing import Any
 
 from pynamodb.attributes import (
+    BinaryAttribute,
     BooleanAttribute,
     NumberAttribute,
     TTLAttribute,
@@ -122,6 +123,9 @@ class DatasetRow(_Base):
     user_id = UnicodeAttribute(hash_key=True)
     name = UnicodeAttribute(range_key=True)
     created_at = UnicodeAttribute()
+    # Set when the dataset is deleted: the row stays, so that its ID counters
+    # go on when the name is used again (IDs are never reused).
+    deleted_at = UnicodeAttribute(null=True)
     # ID counters: the last ID handed out (IDs start at 1).
     next_entity = NumberAttribute(default=0)
     next_edge = NumberAttribute(default=0)
@@ -155,12 +159,16 @@ class EntityRow(_Base):
     updated_key = UnicodeAttribute()  # f"{updated_at}#{id:012d}"
     lat = NumberAttribute(null=True)
     lon = NumberAttribute(null=True)
+    txn = UnicodeAttribute(null=True)  # the writing call's, until its commit lands
 
     by_updated = EntityByUpdated()
 
 
 class NameRow(_Base):
-    """Name claims: one normalized name maps to one entity of the dataset."""
+    """Name claims: one normalized name maps to one entity of the dataset.
+    While the claiming call has not committed, the claim is a lease: ``txn``
+    names the call and ``lease_until`` (epoch seconds) when it may be taken
+    over (see graph/commit.py)."""
 
     Meta = _meta("names")
     short_name = "names"
@@ -168,6 +176,8 @@ class NameRow(_Base):
     pk = UnicodeAttribute(hash_key=True)
     norm_name = UnicodeAttribute(range_key=True)
     entity_id = NumberAttribute()
+    txn = UnicodeAttribute(null=True)
+    lease_until = NumberAttribute(null=True)
 
 
 class TermRow(_Base):
@@ -177,8 +187,13 @@ class TermRow(_Base):
 
     The same partition holds the fact claims: sk = f"F#{source_id}#{relation}#
     {target_id}", ``entity_id`` = the edge that owns the triple, ``updated_at``
-    = when it was claimed. Terms are casefolded words, so no term query ever
-    begins with "F#"."""
+    = when it was claimed; ``txn`` / ``lease_until``: a lease, as for names.
+
+    And the commit records of the calls writing to the dataset: sk =
+    f"C#{txn}", ``state`` pending / committed / aborted, ``lease_until``,
+    ``keys`` (zlib JSON: every row the call writes) and ``finish`` (zlib
+    JSON: the work left once committed). Terms are casefolded words, so no
+    term query ever begins with "F#" or "C#"."""
 
     Meta = _meta("terms")
     short_name = "terms"
@@ -190,6 +205,11 @@ class TermRow(_Base):
     in_description = BooleanAttribute(default=False)
     norm_name = UnicodeAttribute(default="")
     updated_at = UnicodeAttribute(default="")
+    txn = UnicodeAttribute(null=True)
+    lease_until = NumberAttribute(null=True)
+    state = UnicodeAttribute(null=True)
+    keys = BinaryAttribute(null=True, legacy_encoding=False)
+    finish = BinaryAttribute(null=True, legacy_encoding=False)
 
 
 class EdgeLiveBySource(GlobalSecondaryIndex["EdgeRow"]):
@@ -241,6 +261,7 @@ class EdgeRow(_Base):
     expired_at = UnicodeAttribute(null=True)
     live_src = UnicodeAttribute(null=True)  # f"{pk}#{source_id}" while live
     live_dst = UnicodeAttribute(null=True)  # f"{pk}#{target_id}" while live
+    txn = UnicodeAttribute(null=True)  # the writing call's, until its commit lands
     gone_src = UnicodeAttribute(null=True)  # f"{pk}#{source_id}" once superseded
     gone_dst = UnicodeAttribute(null=True)  # f"{pk}#{target_id}" once superseded
 
@@ -273,6 +294,7 @@ class ArtifactRow(_Base):
     index = NumberAttribute(null=True)
     call_id = UnicodeAttribute(null=True)
     summary = UnicodeAttribute(null=True)
+    txn = UnicodeAttribute(null=True)  # the writing call's, until its commit lands
     session_key = UnicodeAttribute(null=True)  # f"{pk}#{session_id}" on a session's texts
 
     by_session = ArtifactBySession()

@@ -21,15 +21,33 @@ from dataclasses import dataclass
 
 from ..ai.port import Embedder
 
-DISTINCT = [("Paris", "London"), ("Alice", "Bob"), ("Acme", "Globex"), ("dog", "cat"),
-            ("Lyon", "Paris"), ("Microsoft", "Google"), ("Robert", "Bob"), ("Bob", "Bobby"),
-            ("Alice", "Alicia"), ("Dr. Smith", "John Smith")]
-SAME = [("Acme", "Acme Corp"), ("Acme", "Acme Corporation"), ("Globex", "Globex Inc."),
-        ("New York", "NYC"), ("Paris", "paris")]
+DISTINCT = [
+    ("Paris", "London"),
+    ("Alice", "Bob"),
+    ("Acme", "Globex"),
+    ("dog", "cat"),
+    ("Lyon", "Paris"),
+    ("Microsoft", "Google"),
+    ("Robert", "Bob"),
+    ("Bob", "Bobby"),
+    ("Alice", "Alicia"),
+    ("Dr. Smith", "John Smith"),
+]
+SAME = [
+    ("Acme", "Acme Corp"),
+    ("Acme", "Acme Corporation"),
+    ("Globex", "Globex Inc."),
+    ("New York", "NYC"),
+    ("Paris", "paris"),
+]
 QUESTIONS = [
     ("Where does Alice work?", "works_at: Alice works at Acme.", "owns: Bob has a dog named Rex."),
     ("Who is Alice's employer?", "works_at: Alice works at Acme.", "lives_in: Bob lives in Lyon."),
-    ("What pets does Bob have?", "owns: Bob has a dog named Rex.", "works_at: Alice works at Acme."),
+    (
+        "What pets does Bob have?",
+        "owns: Bob has a dog named Rex.",
+        "works_at: Alice works at Acme.",
+    ),
     ("Where does Alice live?", "lives_in: Alice lives in Paris.", "owns: Bob has a dog named Rex."),
 ]
 MARGIN = 0.01  # above the closest distinct pair: rounding never merges it
@@ -95,7 +113,9 @@ def report(model: str, cal: Calibration) -> list[str]:
         "(no distinct pair above it; same-name pairs below it still merge by name)",
     ]
     if query is None:
-        lines.append("GB_QUERY_THRESHOLD: none (relevant and unrelated facts overlap: keep the rank cut)")
+        lines.append(
+            "GB_QUERY_THRESHOLD: none (relevant and unrelated facts overlap: keep the rank cut)"
+        )
     else:
         lines.append(f"GB_QUERY_THRESHOLD={query:.3f}  (halfway between unrelated and relevant)")
     return lines

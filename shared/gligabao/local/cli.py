@@ -255,7 +255,9 @@ def import_(user: str, dataset: str, src: str | None, data: str | None, vectors:
         return 1
     print(" ".join(f"{k}={v}" for k, v in counts.items()))
     if vectors:
-        done = rebuild(wiring.graph_store(), wiring.vector_index(), wiring.embedder(), user, dataset)
+        done = rebuild(
+            wiring.graph_store(), wiring.vector_index(), wiring.embedder(), user, dataset
+        )
         print("vectors " + " ".join(f"{k}={v}" for k, v in done.items()))
     return 0
 

@@ -1,25 +1,24 @@
-"""remember, stage 5: the writes. IDs, name and fact claims, the vectors,
-then the plan handed to the graph store at once."""
+"""remember, stage 5: the writes. IDs, name and fact claims (leases), the
+vectors, then the typed plan committed by the graph store at once (all
+visible or none: docs/commit-protocol.md)."""
 
 from __future__ import annotations
 
-import random
-import time
+import logging
+import uuid
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..errors import UpstreamError
+from ..errors import Busy
 from ..graph.port import GraphStore, fact_triple
-from ..models import DatasetKey, Edge, GraphWrite
+from ..models import DatasetKey, Edge
 from ..text import normalize_name
 from ..vectors.port import VectorIndex, VectorItem
 from . import plan
 from .facts import FactsPlan
 from .resolve import Resolved
 
-WRITE_ATTEMPTS = 8  # the graph write, again after a concurrent update of an entity
-WRITE_BACKOFF_S = 0.05  # the first pause; doubled after each attempt, with jitter
-WRITE_BACKOFF_MAX_S = 1.0
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -50,55 +49,47 @@ class Writer:
         resolved: dict[str, Resolved],
         facts: FactsPlan,
     ) -> dict[str, Any]:
+        """Claims, vectors, then one commit. A failure after the first claim
+        aborts the call's write (its leases would expire anyway)."""
         unique = list({id(r): r for r in resolved.values()}.values())
         creating = [r for r in unique if r.created]
         self.graph.ensure_dataset(key)
         first_entity, first_edge, first_artifact = self.graph.allocate_ids(
             key, len(creating), len(facts.new), 1 + len(texts.chunks)
         )
-        # Claim the names of the new entities; a concurrent call that claimed
-        # one first wins, and this call reuses its entity.
-        proposals = {
-            normalize_name(r.entity.name): first_entity + i for i, r in enumerate(creating)
-        }
-        owners = self.graph.claim_names(key, proposals) if proposals else {}
-        claimed = {n: i for n, i in proposals.items() if owners.get(n) == i}
-        fact_claimed: dict[str, int] = {}  # filled by _write_claimed
+        txn = uuid.uuid4().hex  # the lease owner: one per attempt, never reused
         try:
-            return self._write_claimed(
+            return self._write(
                 key,
+                txn,
                 now,
                 texts,
                 unique,
                 creating,
-                owners,
-                claimed,
+                first_entity,
                 first_edge,
                 first_artifact,
                 facts,
-                fact_claimed,
             )
-        except Exception:
+        except BaseException:
             try:
-                if fact_claimed:
-                    self.graph.release_facts(key, fact_claimed)
-            finally:
-                self.graph.release_names(key, claimed)
+                self.graph.abort(key, txn)
+            except Exception:  # its leases expire anyway; the first error is the story
+                log.warning("could not abort write %s", txn, exc_info=True)
             raise
 
-    def _write_claimed(
+    def _write(
         self,
         key: DatasetKey,
+        txn: str,
         now: str,
         texts: Texts,
         unique: list[Resolved],
         creating: list[Resolved],
-        owners: dict[str, int],
-        claimed: dict[str, int],
+        first_entity: int,
         first_edge: int,
         first_artifact: int,
         facts: FactsPlan,
-        fact_claimed: dict[str, int],
     ) -> dict[str, Any]:
         artifacts = plan.artifacts_of(
             texts.text,
@@ -111,24 +102,26 @@ class Writer:
             texts.call_id,
         )
         chunk_ids = [a.id for a in artifacts[1:]]
-
-        lost = [
-            r for r in creating if owners.get(normalize_name(r.entity.name)) not in claimed.values()
-        ]
-        if lost:  # lost a name race: reuse the winner's entity
-            winners = self.graph.get_entities(
-                key, [owners[normalize_name(r.entity.name)] for r in lost]
-            )
-            for r in lost:
-                wid = owners[normalize_name(r.entity.name)]
+        # Claim the names of the new entities; a concurrent call that
+        # committed one first wins, and this call reuses its entity.
+        proposals = {
+            normalize_name(r.entity.name): first_entity + i for i, r in enumerate(creating)
+        }
+        owners = self.graph.claim_names(key, txn, proposals) if proposals else {}
+        lost = {n: o for n, o in owners.items() if o != proposals[n]}
+        winners = self.graph.get_entities(key, sorted(set(lost.values()))) if lost else {}
+        for r in creating:
+            norm = normalize_name(r.entity.name)
+            if norm in lost:
+                if lost[norm] not in winners:  # (the owner committed: its row is there)
+                    raise Busy("a name is being written by a concurrent call; try again", 1)
                 r.created = False
-                # The winner's row may not have landed yet: a placeholder
-                # that the first write attempt finds stale (see _refresh).
-                r.entity = replace(winners[wid]) if wid in winners else replace(r.entity, id=wid)
+                r.entity = replace(winners[lost[norm]])
+            else:
+                r.entity.id = proposals[norm]
         entity_vectors: list[VectorItem] = []
         for r in unique:
             if r.created:
-                r.entity.id = claimed[normalize_name(r.entity.name)]
                 vec = next(
                     (
                         texts.name_vectors[ex.norm]
@@ -139,18 +132,19 @@ class Writer:
                 )
                 if vec is not None:
                     entity_vectors.append(VectorItem(r.entity.id, vec, r.entity.lat, r.entity.lon))
-        # Claim the new open facts; a concurrent call that claimed one first
-        # wins, and this call states its edge again instead of a twin.
+        # Claim the new open facts; a concurrent call that committed one
+        # first wins, and this call states its edge again instead of a twin.
         ids_by_norm = {ex.norm: r.entity.id for r in unique for ex in r.extracted}
-        raced = self._claim_facts(key, facts, first_edge, ids_by_norm, fact_claimed)
+        raced = self._claim_facts(key, txn, facts, first_edge, ids_by_norm)
         edge_vectors = [
             VectorItem(first_edge + i, nf.vector)
             for i, nf in enumerate(facts.new)
             if i not in raced
         ]
 
-        # Vectors first: a vector whose row never lands is invisible, because
-        # every hit is resolved through the graph store and IDs are not reused.
+        # Vectors first: a vector whose row never commits is invisible,
+        # because every hit is resolved through the graph store and IDs are
+        # not reused.
         self.vectors.upsert(key, "entities", entity_vectors)
         self.vectors.upsert(key, "edges", edge_vectors)
         if texts.chunks:
@@ -168,21 +162,8 @@ class Writer:
                 ],
             )
 
-        # The rows. An entity update is conditional on the row being the one
-        # read: when a concurrent call changed it first, the write is undone,
-        # the entity read again, and its description merged again.
-        for attempt in range(WRITE_ATTEMPTS):
-            planned = plan.build(now, artifacts, unique, first_edge, facts, raced)
-            try:
-                self.graph.apply(key, planned.write)
-                break
-            except UpstreamError:
-                # (both refreshes run: each updates what it read)
-                stale = self._refresh(key, unique, planned.write) | self._refresh_raced(key, raced)
-                if attempt + 1 == WRITE_ATTEMPTS or not stale:
-                    raise
-                cap = min(WRITE_BACKOFF_MAX_S, WRITE_BACKOFF_S * 2**attempt)
-                time.sleep(random.uniform(cap / 2, cap))
+        planned = plan.build(txn, now, artifacts, unique, first_edge, facts, raced)
+        plan.landed(planned, self.graph.commit(key, planned.write))
 
         names = {e.id: e.name for e in planned.entities}
         for e in planned.edges:
@@ -200,83 +181,29 @@ class Writer:
     def _claim_facts(
         self,
         key: DatasetKey,
+        txn: str,
         facts: FactsPlan,
         first_edge: int,
         ids_by_norm: dict[str, int],
-        claimed: dict[str, int],
     ) -> dict[int, Edge]:
         """Claim the triple of each new open fact (no ``invalid_at``) for its
-        edge ID (``first_edge`` + its index). Adds the claims won to
-        ``claimed``; returns, by index in ``facts.new``, the edge of a
-        concurrent call that owns the triple. That edge may not have landed
-        yet: it is waited for (bounded); when its call failed, its claim is
-        gone and the next attempt takes it."""
+        edge ID (``first_edge`` + its index). Returns, by index in
+        ``facts.new``, the committed open edge of a concurrent call that owns
+        the triple."""
         pending: dict[str, int] = {}  # triple -> index
         for i, nf in enumerate(facts.new):
             f = nf.fact
             if f.invalid_at is None:
                 triple = fact_triple(ids_by_norm[f.source], f.relation, ids_by_norm[f.target])
                 pending.setdefault(triple, i)
+        if not pending:
+            return {}
+        owners = self.graph.claim_facts(key, txn, {t: first_edge + i for t, i in pending.items()})
+        lost = {t: o for t, o in owners.items() if o != first_edge + pending[t]}
+        winners = self.graph.get_edges(key, sorted(set(lost.values()))) if lost else {}
         raced: dict[int, Edge] = {}
-        for attempt in range(WRITE_ATTEMPTS):
-            if not pending:
-                return raced
-            if attempt:
-                cap = min(WRITE_BACKOFF_MAX_S, WRITE_BACKOFF_S * 2 ** (attempt - 1))
-                time.sleep(random.uniform(cap / 2, cap))
-            owners = self.graph.claim_facts(key, {t: first_edge + i for t, i in pending.items()})
-            lost: dict[str, int] = {}
-            for triple, i in pending.items():
-                owner = owners.get(triple, first_edge + i)
-                if owner == first_edge + i:
-                    claimed[triple] = owner
-                else:
-                    lost[triple] = owner
-            winners = self.graph.get_edges(key, sorted(set(lost.values()))) if lost else {}
-            for triple, owner in lost.items():
-                if owner in winners:
-                    raced[pending[triple]] = winners[owner]
-            pending = {t: pending[t] for t, owner in lost.items() if owner not in winners}
-        if pending:
-            raise UpstreamError("a fact is claimed by a concurrent write that has not landed")
+        for triple, owner in lost.items():
+            if owner not in winners:
+                raise Busy("a fact is being written by a concurrent call; try again", 1)
+            raced[pending[triple]] = winners[owner]
         return raced
-
-    def _refresh_raced(self, key: DatasetKey, raced: dict[int, Edge]) -> bool:
-        """After a failed write: read again the edges of the fact races lost.
-        True when one changed or is missing (its call's write was undone and
-        may be retried), so that a new attempt can succeed."""
-        if not raced:
-            return False
-        fresh = self.graph.get_edges(key, sorted({e.id for e in raced.values()}))
-        stale = False
-        for i, edge in raced.items():
-            cur = fresh.get(edge.id)
-            if cur != edge:
-                stale = True
-                if cur is not None:
-                    raced[i] = cur
-        return stale
-
-    def _refresh(self, key: DatasetKey, unique: list[Resolved], write: GraphWrite) -> bool:
-        """After a failed write: read again the entities it updated. True when
-        one of them changed since it was read (a concurrent call enriched it,
-        or it had not landed yet), so that a new attempt can succeed."""
-        read = {old.id: old for old, _ in write.updated_entities}
-        if not read:
-            return False
-        fresh = self.graph.get_entities(key, list(read))
-        stale = False
-        for r in unique:
-            old = read.get(r.entity.id)
-            if old is None or r.created:
-                continue
-            cur = fresh.get(old.id)
-            if cur is None or (cur.description, cur.type, cur.updated_at) != (
-                old.description,
-                old.type,
-                old.updated_at,
-            ):
-                stale = True
-                if cur is not None:
-                    r.entity = replace(cur)
-        return stale

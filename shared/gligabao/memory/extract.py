@@ -3,6 +3,7 @@ facts, by normalized name), and the chunk summaries. Reads only."""
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -10,15 +11,15 @@ from typing import Any
 from ..ai import prompts
 from ..ai.jsonreply import as_id, parse_json_object
 from ..ai.port import LLMRequest
-from ..errors import UpstreamError
+from ..errors import Truncated, UpstreamError
 from ..graph.port import GraphStore
-from ..models import DatasetKey, Entity
+from ..models import DatasetKey, Entity, merge_description
 from ..records.meter import Meter
 from ..text import normalize_name
 from .options import StageOptions
 from .temporal import fact_interval
 
-MAX_DESCRIPTION = 600
+MIN_SPLIT_CHARS = 200  # a shorter text cut at the output limit is not split again
 AROUND_CAP = 100  # live facts read around the known entities for their relations
 KNOWN_RELATIONS = 40  # relation names shown to extraction, most used first
 PREVIOUS_TEXTS = 4  # the session's last texts given to extraction as context
@@ -74,16 +75,6 @@ def context(
         relations = [r for r, _ in counts.most_common(KNOWN_RELATIONS)]
     texts = [a.text[:PREVIOUS_CHARS] for a in reversed(previous)]
     return Context(speaker, texts, relations)
-
-
-def merge_description(old: str, new: str) -> str:
-    """Enrich, never lose: the old text stays, a new phrase is appended."""
-    new = new.strip()
-    if not new or new.casefold() in old.casefold():
-        return old
-    if not old:
-        return new[:MAX_DESCRIPTION]
-    return f"{old}; {new}"[:MAX_DESCRIPTION]
 
 
 def as_str(value: Any) -> str:
@@ -151,28 +142,54 @@ def extract(
     known: list[Entity],
     ctx: Context | None = None,
 ) -> tuple[list[Extracted], list[Fact]]:
-    """One extraction call per piece (the text, or each of its chunks)."""
+    """One extraction call per piece (the text, or each of its chunks). A
+    piece so dense in facts that the reply stops at its output limit is
+    split in two and each half extracted (again, down to ``MIN_SPLIT_CHARS``)."""
     extracted: list[Extracted] = []
     facts: list[Fact] = []
     for i, piece in enumerate(pieces):
-        data = llm_json(
-            meter,
-            opts,
-            "extract",
-            prompts.EXTRACT_SYSTEM,
-            prompts.extract_user(
-                piece,
-                reference_time,
-                known,
-                speaker=ctx.speaker if ctx else None,
-                previous=ctx.previous if ctx else None,
-                relations=ctx.relations if ctx else None,
-            ),
-        )
-        ents, fs = parse_extraction(data, reference_time, i if chunked else None)
-        extracted.extend(ents)
-        facts.extend(fs)
+        todo = [piece]
+        while todo:
+            part = todo.pop(0)
+            try:
+                data = llm_json(
+                    meter,
+                    opts,
+                    "extract",
+                    prompts.EXTRACT_SYSTEM,
+                    prompts.extract_user(
+                        part,
+                        reference_time,
+                        known,
+                        speaker=ctx.speaker if ctx else None,
+                        previous=ctx.previous if ctx else None,
+                        relations=ctx.relations if ctx else None,
+                    ),
+                )
+            except Truncated:
+                halves = split_in_two(part)
+                if len(part) < MIN_SPLIT_CHARS or len(halves) < 2:
+                    raise
+                todo[:0] = halves
+                continue
+            ents, fs = parse_extraction(data, reference_time, i if chunked else None)
+            extracted.extend(ents)
+            facts.extend(fs)
     return extracted, facts
+
+
+def split_in_two(text: str) -> list[str]:
+    """The text in two halves, cut at the sentence (or else line, or word)
+    boundary nearest its middle; [text] when it has none."""
+    mid = len(text) // 2
+    for pattern in (r"(?<=[.!?])\s+", r"\n+", r"\s+"):
+        cuts = [m.end() for m in re.finditer(pattern, text) if 0 < m.start() < len(text)]
+        if cuts:
+            cut = min(cuts, key=lambda c: abs(c - mid))
+            first, second = text[:cut].strip(), text[cut:].strip()
+            if first and second:
+                return [first, second]
+    return [text]
 
 
 def parse_extraction(

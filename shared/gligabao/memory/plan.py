@@ -6,8 +6,16 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..models import Artifact, Edge, Entity, GraphWrite
-from .extract import merge_description
+from ..models import (
+    Artifact,
+    Committed,
+    Edge,
+    EdgeUpdate,
+    Entity,
+    EntityUpdate,
+    GraphWrite,
+    merge_description,
+)
 from .facts import FactsPlan
 from .resolve import Resolved
 
@@ -51,6 +59,7 @@ def artifacts_of(
 
 
 def build(
+    txn: str,
     now: str,
     artifacts: list[Artifact],
     unique: list[Resolved],
@@ -58,27 +67,28 @@ def build(
     facts: FactsPlan,
     raced: dict[int, Edge],
 ) -> Planned:
-    """The rows to write, from the entities as last read (no mutation of
-    ``unique``: a retry builds them again)."""
+    """The typed write: new rows, updates of stored rows (merged by the store
+    into the rows as they are when it commits), provenance links."""
     parent, chunk_ids = artifacts[0], [a.id for a in artifacts[1:]]
-    write = GraphWrite(artifacts=list(artifacts))
+    write = GraphWrite(txn=txn, now=now, artifacts=list(artifacts))
     entities_out: list[Entity] = []
     for r in unique:
-        desc, type_ = r.entity.description, r.entity.type
-        for ex in r.extracted:
-            desc = merge_description(desc, ex.description)
-            type_ = type_ or ex.type
         if r.created:
+            desc, type_ = r.entity.description, r.entity.type
+            for ex in r.extracted:
+                desc = merge_description(desc, ex.description)
+                type_ = type_ or ex.type
             ent = replace(r.entity, description=desc, type=type_, created_at=now, updated_at=now)
             write.new_entities.append(ent)
-        elif (desc, type_) != (r.entity.description, r.entity.type) or not r.entity.updated_at:
-            # (no updated_at: the winner of a name race whose row has not
-            # landed; written conditionally too, so that this call fails
-            # rather than link to an entity that may never exist)
-            ent = replace(r.entity, description=desc, type=type_, updated_at=now)
-            write.updated_entities.append((r.entity, ent))
         else:
-            ent = r.entity
+            update = EntityUpdate(
+                r.entity.id,
+                [ex.description for ex in r.extracted],
+                next((ex.type for ex in r.extracted if ex.type), ""),
+            )
+            ent = update.apply(r.entity, now)
+            if ent is not r.entity:
+                write.entity_updates.append(update)
         entities_out.append(ent)
     ids_by_norm = {ex.norm: r.entity.id for r in unique for ex in r.extracted}
 
@@ -113,12 +123,11 @@ def build(
     for eid, old in facts.restated.items():
         new = facts.ended.get(eid, old)
         if new is not old:
-            write.updated_edges.append((old, new))
+            write.edge_updates.append(EdgeUpdate(eid, invalid_at=new.invalid_at))
         write.edge_links.append((eid, parent.id))
         edges_out.append(new)
-    # Facts whose claim a concurrent call won: restated on its edge. The
-    # edge is written again unchanged (a conditional put), so that this
-    # write fails rather than link to an edge whose write was undone.
+    # Facts whose claim a concurrent call won: restated on its edge (which
+    # has committed: a claim is returned to others only once it has).
     touched: set[int] = set()
     for i, winner in sorted(raced.items()):
         for a in artifact_of(facts.new[i].fact.chunk):
@@ -126,19 +135,34 @@ def build(
         if winner.id in facts.restated or winner.id in touched:
             continue
         touched.add(winner.id)
-        write.updated_edges.append((winner, winner))
         edges_out.append(winner)
     invalidated: list[dict[str, Any]] = []
     by_id = {e.id: e for e in facts.around}
     for eid, at in sorted(facts.superseded.items()):
         old = by_id[eid]
         # (the interval rules set ``at``: never before the old valid_at)
-        new = replace(old, expired_at=now, invalid_at=at or old.invalid_at)
-        write.updated_edges.append((old, new))
+        ended_by = EdgeUpdate(eid, invalid_at=at, expired_at=now)
+        new = ended_by.apply(old)
+        write.edge_updates.append(ended_by)
         invalidated.append({"id": eid, "invalid_at": new.invalid_at, "expired_at": now})
     for eid, new in sorted(facts.ended.items()):
         invalidated.append({"id": eid, "invalid_at": new.invalid_at})
     return Planned(write, entities_out, edges_out, invalidated)
+
+
+def landed(planned: Planned, committed: Committed) -> None:
+    """The stored rows the commit updated, as they now read (a concurrent
+    call may have enriched them too)."""
+    planned.entities = [committed.entities.get(e.id, e) for e in planned.entities]
+    by_id = {e.id: e for e in planned.edges}
+    by_id.update({i: e for i, e in committed.edges.items() if i in by_id})
+    planned.edges = list(by_id.values())
+    for item in planned.invalidated:
+        edge = committed.edges.get(item["id"])
+        if edge is not None:
+            item["invalid_at"] = edge.invalid_at
+            if "expired_at" in item:
+                item["expired_at"] = edge.expired_at
 
 
 def response(

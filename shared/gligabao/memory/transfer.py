@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import uuid
 from collections.abc import Iterable, Iterator
 from typing import Any, TextIO
 
@@ -98,7 +99,9 @@ def read_lines(lines: Iterable[str]) -> GraphWrite:
             try:
                 pair = (int(row.get("entity_id", row.get("edge_id"))), int(row["artifact_id"]))
             except (KeyError, TypeError, ValueError) as exc:
-                raise BadRequest(f"line {n}: a link needs entity_id or edge_id, and artifact_id") from exc
+                raise BadRequest(
+                    f"line {n}: a link needs entity_id or edge_id, and artifact_id"
+                ) from exc
             (write.entity_links if "entity_id" in row else write.edge_links).append(pair)
         else:
             raise BadRequest(f"line {n}: unknown row type {kind!r}")
@@ -114,7 +117,7 @@ def _chunks(items: list[Any]) -> Iterator[list[Any]]:
 
 def import_dataset(graph: GraphStore, key: DatasetKey, write: GraphWrite) -> dict[str, int]:
     """Write an export into a dataset that has no rows yet, keeping its IDs.
-    Rows go in batches (one ``apply`` each); the names and the open facts are
+    Rows go in batches (one ``commit`` each); the names and the open facts are
     claimed as a remember would have claimed them."""
     existing = graph.get_dataset(key)
     if existing is not None and (existing.entities or existing.edges or existing.artifacts):
@@ -129,20 +132,22 @@ def import_dataset(graph: GraphStore, key: DatasetKey, write: GraphWrite) -> dic
     if graph.allocate_ids(key, *top) != (1, 1, 1):
         raise Conflict(f"dataset {key.dataset!r} has allocated IDs: import into a new one")
     for part in _chunks(write.artifacts):
-        graph.apply(key, GraphWrite(artifacts=part))
+        graph.commit(key, GraphWrite(artifacts=part))
     for part in _chunks(write.new_entities):
-        graph.apply(key, GraphWrite(new_entities=part))
-        graph.claim_names(key, {normalize_name(e.name): e.id for e in part})
+        txn = uuid.uuid4().hex
+        graph.claim_names(key, txn, {normalize_name(e.name): e.id for e in part})
+        graph.commit(key, GraphWrite(txn=txn, new_entities=part))
     for part in _chunks(write.new_edges):
-        graph.apply(key, GraphWrite(new_edges=part))
+        txn = uuid.uuid4().hex
         open_facts = [e for e in part if e.expired_at is None and e.invalid_at is None]
         graph.claim_facts(
-            key, {fact_triple(e.source_id, e.relation, e.target_id): e.id for e in open_facts}
+            key, txn, {fact_triple(e.source_id, e.relation, e.target_id): e.id for e in open_facts}
         )
+        graph.commit(key, GraphWrite(txn=txn, new_edges=part))
     for part in _chunks(write.entity_links):
-        graph.apply(key, GraphWrite(entity_links=part))
+        graph.commit(key, GraphWrite(entity_links=part))
     for part in _chunks(write.edge_links):
-        graph.apply(key, GraphWrite(edge_links=part))
+        graph.commit(key, GraphWrite(edge_links=part))
     return {
         "artifacts": len(write.artifacts),
         "entities": len(write.new_entities),

@@ -125,7 +125,9 @@ class Meter:
     def _embed_one(self, texts: list[str], kind: EmbedKind) -> Embeddings:
         t0 = time.perf_counter()
         try:
-            result = deadline.within("an embeddings call", lambda: self._embedder.embed(texts, kind))
+            result = deadline.within(
+                "an embeddings call", lambda: self._embedder.embed(texts, kind)
+            )
         except GbError as exc:
             self._record(
                 self._embedder.provider, "embed", self._embedder.model, "none", t0, exc.message

@@ -48,7 +48,7 @@ its own schedule (about a second); leave ``refresh`` off there.
 
 Round trips (``self.requests`` counts every HTTP request, retries included):
 upsert 1 (aoss: 2; plus 1 the first time a process writes a kind), search 1 for any number of requests, nearby 1, count 1,
-delete_dataset 1 (aoss: 2 per page of 1000 documents, plus 1), bootstrap 4.
+delete_dataset 1 (aoss: 2 per page of 1000 documents, plus 1 per index), bootstrap 4.
 Failures raise UpstreamError; 429 and 5xx (whole request or bulk items) and
 connection errors are retried with exponential backoff first.
 """
@@ -295,23 +295,29 @@ class OpenSearchVectorIndex:
                 self.requests += 1
             try:
                 return fn()
+            # The body names the operation and the kind of failure; the
+            # error text (index names, request IDs) goes to the log.
             except _Retry as e:
-                message = e.message
+                message, detail = "throttled", e.message
             except OsConnectionError as e:  # includes timeouts
-                message = f"connection failed: {e}"
+                message, detail = "unreachable", str(e)
             except TransportError as e:
                 status = e.status_code if isinstance(e.status_code, int) else 0
-                message = f"{status} {_error_text(e.info or e.error)}"
+                message, detail = f"HTTP {status}", _error_text(e.info or e.error)
                 if status not in RETRY_STATUSES:
-                    raise UpstreamError(f"opensearch {op}: {message}") from e
+                    raise UpstreamError(f"opensearch {op}: {message}", detail=detail) from e
             except OpenSearchException as e:
-                raise UpstreamError(f"opensearch {op}: {e}") from e
+                raise UpstreamError(f"opensearch {op}: an error", detail=str(e)) from e
             if attempt >= self.max_retries:
-                raise UpstreamError(f"opensearch {op}: {message} (after {attempt + 1} tries)")
+                raise UpstreamError(
+                    f"opensearch {op}: {message} (after {attempt + 1} tries)", detail=detail
+                )
             delay = self.backoff_s * (2**attempt) * (0.5 + random.random() / 2)
             left = deadline.remaining()
             if left is not None and left < delay:
-                raise UpstreamError(f"opensearch {op}: {message} (no time left to retry)")
+                raise UpstreamError(
+                    f"opensearch {op}: {message} (no time left to retry)", detail=detail
+                )
             self._sleep(delay)
             attempt += 1
 
@@ -476,7 +482,9 @@ class OpenSearchVectorIndex:
                 error = result["error"]
                 if isinstance(error, dict) and error.get("type") == "index_not_found_exception":
                     raise VectorIndexMissing(_missing(self.index_name(requests[i].kind)))
-                raise UpstreamError(f"opensearch search: {_error_text(error)}")
+                raise UpstreamError(
+                    "opensearch search: a rejected request", detail=_error_text(error)
+                )
             req = requests[i]
             best: dict[int, float] = {}
             for hit in result["hits"]["hits"]:
@@ -545,26 +553,46 @@ class OpenSearchVectorIndex:
                 lambda: self._client.delete_by_query(index=indexes, body=query, params=params),
             )
             return
-        # Serverless: page through the IDs, bulk-delete them, until a page has
-        # nothing new (deleted documents may linger until the next refresh).
-        deleted: set[tuple[str, str]] = set()
-        while True:
-            body = {"size": PAGE, "_source": False, **query}
-            response = self._call(
-                "delete dataset: list",
-                lambda body=body: self._client.search(  # type: ignore[misc]
-                    index=indexes, body=body, params={"ignore_unavailable": "true"}
-                ),
-            )
-            found = [(hit["_index"], hit["_id"]) for hit in response["hits"]["hits"]]
-            fresh = [doc for doc in found if doc not in deleted]
-            if not fresh:
-                return
-            self._bulk(
-                "delete dataset",
-                [({"delete": {"_index": index, "_id": doc_id}}, None) for index, doc_id in fresh],
-            )
-            deleted.update(fresh)
+        # Serverless has no delete_by_query: page through each index in
+        # row_id order and bulk-delete. A deleted document stays searchable
+        # until the next refresh, so paging from the start again would meet
+        # the same page and stop early: each page starts at the last row_id
+        # seen (``gte``: a row may have several documents, the duplicates of
+        # Serverless), and documents already deleted are skipped.
+        for kind in KINDS:
+            index = self.index_name(kind)
+            deleted: set[str] = set()
+            last = 0
+            while True:
+                body = {
+                    "size": PAGE,
+                    "_source": ["row_id"],
+                    "sort": [{"row_id": "asc"}],
+                    "query": {
+                        "bool": {
+                            "filter": [
+                                {"term": {"pk": key.pk}},
+                                {"range": {"row_id": {"gte": last}}},
+                            ]
+                        }
+                    },
+                }
+                response = self._call(
+                    "delete dataset: list",
+                    lambda body=body, index=index: self._client.search(  # type: ignore[misc]
+                        index=index, body=body, params={"ignore_unavailable": "true"}
+                    ),
+                )
+                hits = response["hits"]["hits"]
+                fresh = [h for h in hits if h["_id"] not in deleted]
+                if not fresh:
+                    break
+                self._bulk(
+                    "delete dataset",
+                    [({"delete": {"_index": index, "_id": h["_id"]}}, None) for h in fresh],
+                )
+                deleted.update(h["_id"] for h in fresh)
+                last = max(int(h["_source"]["row_id"]) for h in hits)
 
     def count(self, key: DatasetKey, kind: Kind) -> int:
         index = self.index_name(kind)
