@@ -268,10 +268,11 @@ def dev_services(args: argparse.Namespace) -> int:
 
     from . import devservices
 
+    state = Path(args.state_dir)
     if args.action == "down":
-        return devservices.down()
+        return devservices.down(state)
     if args.action == "status":
-        return devservices.status()
+        return devservices.status(state)
     opts = devservices.Options(
         host=args.host or devservices.bridge_host(),
         dynamodb_port=args.dynamodb_port,
@@ -280,6 +281,7 @@ def dev_services(args: argparse.Namespace) -> int:
         table_prefix=args.table_prefix,
         dimension=args.embedding_dimension,
         env_file=Path(args.env_file),
+        state_dir=state,
     )
     return devservices.up(opts)
 
@@ -337,6 +339,9 @@ def main(argv: list[str] | None = None) -> int:
         default=int(os.environ.get("GB_EMBEDDING_DIMENSION") or 1536),
     )
     p_dev.add_argument("--env-file", default="infra/sam-local.env.json")
+    p_dev.add_argument(
+        "--state-dir", default=".gb-local/dev-services", help="pids, logs, the node's data"
+    )
     args = parser.parse_args(argv)
     if args.command == "dev-services":
         return dev_services(args)

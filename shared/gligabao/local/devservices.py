@@ -96,10 +96,10 @@ def _opensearch(state_dir: Path, *args: str) -> subprocess.CompletedProcess[str]
 
 
 def start_moto(opts: Options) -> str:
-    pid_file = opts.state_dir / "moto.pid"
+    pid_file, url_file = opts.state_dir / "moto.pid", opts.state_dir / "moto.url"
+    if _alive(pid_file) and url_file.exists():
+        return url_file.read_text().strip()  # already up (a second `up`)
     url = f"http://{opts.host}:{opts.dynamodb_port}"
-    if _alive(pid_file):
-        return url
     log = (opts.state_dir / "moto.log").open("wb")
     proc = subprocess.Popen(
         [sys.executable, "-m", "gligabao.local.embedded", opts.host, str(opts.dynamodb_port)],
@@ -110,6 +110,7 @@ def start_moto(opts: Options) -> str:
     )
     pid_file.write_text(str(proc.pid))
     _wait_port(opts.host, opts.dynamodb_port, 30, proc)
+    url_file.write_text(url)
     return url
 
 
@@ -198,6 +199,7 @@ def down(state_dir: Path = STATE_DIR) -> int:
         else:
             os.kill(pid, signal.SIGKILL)
     pid_file.unlink(missing_ok=True)
+    (state_dir / "moto.url").unlink(missing_ok=True)
     if OPENSEARCH_SCRIPT.exists() and (state_dir / "opensearch").exists():
         _opensearch(state_dir, "stop")
     print("dev-services stopped")
