@@ -88,8 +88,9 @@ cleanup() {
         local ids
         ids=$($DOCKER ps -aq --filter label=sam.cli.container.type=lambda)
         [[ -n $ids ]] && $DOCKER rm -f $ids >/dev/null
-        # The per-run images SAM CLI builds (its runtime emulator over the layer).
-        ids=$($DOCKER images -q samcli/lambda-python3.12 | sort -u)
+        # The images SAM CLI builds per layer version (its runtime emulator over the
+        # layer): rebuilt at each run anyway, removed to keep the disk use flat.
+        ids=$($DOCKER images --format '{{.Repository}} {{.ID}}' | awk '$1 ~ /^samcli\/lambda-/ {print $2}' | sort -u)
         [[ -n $ids ]] && $DOCKER rmi -f $ids >/dev/null 2>&1
     fi
     [[ -x $VENV/bin/gligabao ]] && "$VENV/bin/gligabao" dev-services down --state-dir "$RUN/dev-services" >/dev/null
@@ -129,10 +130,10 @@ docker_up() {
 # ---------------------------------------------------------------- 2. base image
 debian_mirror() {  # the Debian mirror apt already uses (deb822 or one-line sources)
     {
-        awk '/^URIs:/{for (i = 2; i <= NF; i++) print $i}' /etc/apt/sources.list.d/*.sources 2>/dev/null
-        awk '$1 == "deb" {for (i = 2; i <= NF; i++) if ($i ~ /^https?:/) {print $i; break}}' \
-            /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null
-    } | grep -i debian | grep -v -e security -e updates | head -n 1
+        cat /etc/apt/sources.list.d/*.sources 2>/dev/null | awk '/^URIs:/{for (i = 2; i <= NF; i++) print $i}'
+        cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
+            awk '$1 == "deb" {for (i = 2; i <= NF; i++) if ($i ~ /^https?:/) {print $i; break}}'
+    } | grep -i debian | grep -v -e security -e updates | head -n 1 || true
 }
 
 python312() {  # a CPython 3.12 install prefix to copy into the image
@@ -344,8 +345,8 @@ echo "step                                  time"
 printf '%s\n' "${REPORT[@]}"
 echo "first request (cold container)     ${FIRST_MS} ms"
 echo "warm requests (GET datasets)       ${WARM[*]} ms"
-echo "disk: $(du -sh "$CACHE" 2>/dev/null | cut -f1) cache, $(du -sh "$SAM_VENV" | cut -f1) .venv-sam," \
-    "$(du -sh "$BUILD_DIR" | cut -f1) build; docker images:"
+echo "disk: $(du -sh "$CACHE" 2>/dev/null | cut -f1) $CACHE, $(du -sh "$SAM_VENV" | cut -f1) .venv-sam," \
+    "$(du -sh "$BUILD_DIR" | cut -f1) build, $(du -sh "$($DOCKER info -f '{{.DockerRootDir}}')" | cut -f1) docker data; images:"
 $DOCKER images --format '  {{.Repository}}:{{.Tag}} {{.Size}}' | grep -e lambda -e gligabao-local || true
 echo "total $((SECONDS - T0)) s"
 ((FAILED == 0)) || die "unexpected statuses (above)"
