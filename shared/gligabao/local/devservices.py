@@ -54,7 +54,10 @@ def bridge_host() -> str:
     127.0.0.1 when there is no docker0."""
     try:
         out = subprocess.run(
-            ["ip", "-4", "-o", "addr", "show", "docker0"], capture_output=True, text=True, timeout=10
+            ["ip", "-4", "-o", "addr", "show", "docker0"],
+            capture_output=True,
+            text=True,
+            timeout=10,
         ).stdout.split()
     except (OSError, subprocess.TimeoutExpired):
         return "127.0.0.1"
@@ -100,6 +103,11 @@ def start_moto(opts: Options) -> str:
     if _alive(pid_file) and url_file.exists():
         return url_file.read_text().strip()  # already up (a second `up`)
     url = f"http://{opts.host}:{opts.dynamodb_port}"
+    with socket.socket() as probe:  # else the wait below could reach the other listener
+        try:
+            probe.bind((opts.host, opts.dynamodb_port))
+        except OSError as exc:
+            raise RuntimeError(f"{opts.host}:{opts.dynamodb_port} is not free: {exc}") from exc
     log = (opts.state_dir / "moto.log").open("wb")
     proc = subprocess.Popen(
         [sys.executable, "-m", "gligabao.local.embedded", opts.host, str(opts.dynamodb_port)],
@@ -116,7 +124,9 @@ def start_moto(opts: Options) -> str:
 
 def start_opensearch(opts: Options) -> str:
     if opts.opensearch_url:
-        return opts.opensearch_url.rstrip("/")
+        url = opts.opensearch_url.rstrip("/")
+        (opts.state_dir / "opensearch.url").write_text(url)
+        return url
     started = _opensearch(
         opts.state_dir, "start", "--port", str(opts.opensearch_port), "--bind-host", opts.host
     )
@@ -198,18 +208,34 @@ def down(state_dir: Path = STATE_DIR) -> int:
             time.sleep(0.1)
         else:
             os.kill(pid, signal.SIGKILL)
-    pid_file.unlink(missing_ok=True)
-    (state_dir / "moto.url").unlink(missing_ok=True)
+    for name in ("moto.pid", "moto.url", "opensearch.url"):
+        (state_dir / name).unlink(missing_ok=True)
     if OPENSEARCH_SCRIPT.exists() and (state_dir / "opensearch").exists():
         _opensearch(state_dir, "stop")
     print("dev-services stopped")
     return 0
 
 
+def _answers(url: str) -> bool:
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(url + "/", timeout=5) as resp:
+            return b"cluster_name" in resp.read()
+    except OSError:
+        return False
+
+
 def status(state_dir: Path = STATE_DIR) -> int:
     moto = _alive(state_dir / "moto.pid")
     print(f"  dynamodb:   {f'moto pid {moto}' if moto else 'not running'}")
-    node = _opensearch(state_dir, "status") if OPENSEARCH_SCRIPT.exists() else None
-    up_node = node is not None and node.returncode == 0
-    print(f"  opensearch: {node.stdout.strip() if node and up_node else 'not running'}")
-    return 0 if moto and up_node else 1
+    external = state_dir / "opensearch.url"
+    node_url = ""
+    if external.exists():
+        url = external.read_text().strip()
+        node_url = url if _answers(url) else ""
+    elif OPENSEARCH_SCRIPT.exists():
+        node = _opensearch(state_dir, "status")
+        node_url = node.stdout.strip() if node.returncode == 0 else ""
+    print(f"  opensearch: {node_url or 'not running'}")
+    return 0 if moto and node_url else 1
