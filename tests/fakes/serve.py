@@ -18,8 +18,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from fakes.anthropic_server import FakeAnthropic  # noqa: E402
-from fakes.openai_server import FakeOpenAI  # noqa: E402
+from fakes.anthropic_server import FakeAnthropic
+from fakes.openai_server import FakeOpenAI
 
 FACT = {
     "entities": [
