@@ -10,8 +10,8 @@
 #   4. `gligabao dev-services up` on the docker bridge + the fake LLM servers there
 #   5. `sam local start-api --warm-containers LAZY`, then a smoke run through every
 #      route, printing status and latency, failing on any unexpected status
-#   6. one request in JWT mode (SAM CLI does not emulate JWT authorizers: the
-#      functions get no claims and must refuse)
+#   6. one request per other auth mode (SAM CLI emulates neither JWT nor IAM
+#      authorizers: the functions get no claims / identity and must refuse)
 # Everything it started is stopped by PID on exit. Kept between runs: the image
 # (docker's data root) and $GB_SAM_LOCAL_CACHE (the bookworm rootfs tarball).
 # Needs: root (apt-get, dockerd), .venv (pip install -e '.[local,dev]'), pyenv's
@@ -317,13 +317,23 @@ smoke() {
     done
 }
 
-jwt_mode() {
-    # JWT mode: the JWT route set. SAM CLI skips JWT authorizers ("not found") and
-    # passes no claims, so the function itself must refuse the request.
-    local overrides=(JwtIssuer=https://issuer.invalid JwtAudience=local)
-    grep -q '^  AuthMode:' template.yaml && overrides+=(AuthMode=jwt)
+# The auth modes of the template: `AuthMode` (iam|jwt|none) where it has one, else JWT
+# on when JwtIssuer is set. SAM CLI emulates neither JWT nor IAM authorizers: it runs
+# the routes unauthorized, the functions get no claims and no IAM identity, and in
+# those modes they must refuse the request themselves (401).
+HAS_AUTH_MODE=0
+grep -q '^  AuthMode:' template.yaml && HAS_AUTH_MODE=1
+open_overrides() { ((HAS_AUTH_MODE)) && echo --parameter-overrides AuthMode=none; true; }
+auth_mode() {  # auth_mode PORT MODE: one request in MODE, refused
+    local overrides=()
+    case $2 in
+        jwt) overrides=(JwtIssuer=https://issuer.invalid JwtAudience=local)
+             ((HAS_AUTH_MODE)) && overrides+=(AuthMode=jwt) ;;
+        iam) overrides=(AuthMode=iam) ;;
+    esac
     start_api "$1" --parameter-overrides "${overrides[@]}"
     check 401 GET '/v1/gb/datasets?user_id=u1' -H 'authorization: Bearer not-checked-locally'
+    stop_pid sam
 }
 
 timed "apt + dockerd" docker_up
@@ -333,12 +343,17 @@ timed "sam build (x86_64 copy)" sam_build
 timed "dev-services up + fakes" services
 PORT=$(free_port 127.0.0.1)
 API="http://127.0.0.1:$PORT"
-timed "sam local start-api" start_api "$PORT"
+# shellcheck disable=SC2046
+timed "sam local start-api" start_api "$PORT" $(open_overrides)
 timed "smoke (auth mode: none)" smoke
 stop_pid sam
-PORT=$(free_port 127.0.0.1)
-API="http://127.0.0.1:$PORT"
-timed "auth mode jwt (1 request)" jwt_mode "$PORT"
+MODES=(jwt)
+((HAS_AUTH_MODE)) && MODES+=(iam)
+for mode in "${MODES[@]}"; do
+    PORT=$(free_port 127.0.0.1)
+    API="http://127.0.0.1:$PORT"
+    timed "auth mode $mode (1 request)" auth_mode "$PORT" "$mode"
+done
 
 echo
 echo "step                                  time"
