@@ -71,6 +71,10 @@ def test_up_status_down(tmp_path: Path, opensearch_url: str, aws_env: None) -> N
         assert values["GB_OPENSEARCH_URL"] == opensearch_url
         assert values["GB_TABLE_PREFIX"] == prefix
         assert values["GB_EMBEDDING_DIMENSION"] == "64"
+        # The template's default providers are Bedrock's: the file names this shell's.
+        assert values["GB_LLM_PROVIDER"] == "anthropic"
+        assert values["GB_EMBEDDING_PROVIDER"] == "openai"
+        assert values["GB_EMBEDDING_MODEL"] == "text-embedding-3-small"
         assert values["ANTHROPIC_API_KEY"] == "sk-ant-dev"
         assert values["OPENAI_BASE_URL"] == "http://172.17.0.1:9/v1"
         for unset in ("GB_ANTHROPIC_SECRET", "GB_OPENAI_SECRET", "GB_REMEMBER_QUEUE_URL"):

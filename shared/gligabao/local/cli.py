@@ -336,7 +336,8 @@ def main(argv: list[str] | None = None) -> int:
     p_dev.add_argument(
         "--embedding-dimension",
         type=int,
-        default=int(os.environ.get("GB_EMBEDDING_DIMENSION") or 1536),
+        default=0,
+        help="vector size of the indexes (default: the embedding model's, as configured)",
     )
     p_dev.add_argument("--env-file", default="infra/sam-local.env.json")
     p_dev.add_argument(

@@ -44,7 +44,7 @@ class Options:
     opensearch_port: int = 9200
     opensearch_url: str = ""  # an existing node the containers reach: none started
     table_prefix: str = DEFAULT_PREFIX
-    dimension: int = 1536
+    dimension: int = 0  # 0: the embedding model's (settings)
     env_file: Path = ENV_FILE
     state_dir: Path = STATE_DIR
 
@@ -145,11 +145,9 @@ def prepare(dynamodb_url: str, opensearch_url: str, opts: Options) -> None:
     os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "local")
     configure_tables(opts.table_prefix, dynamodb_url, "us-east-1")
     create_tables()
-    os.environ.update(
-        GB_OPENSEARCH_URL=opensearch_url,
-        GB_OPENSEARCH_SERVICE="es",
-        GB_EMBEDDING_DIMENSION=str(opts.dimension),
-    )
+    os.environ.update(GB_OPENSEARCH_URL=opensearch_url, GB_OPENSEARCH_SERVICE="es")
+    if opts.dimension:
+        os.environ["GB_EMBEDDING_DIMENSION"] = str(opts.dimension)
     wiring.reset()
     index = wiring.vector_index()
     if not isinstance(index, OpenSearchVectorIndex):
@@ -159,12 +157,23 @@ def prepare(dynamodb_url: str, opensearch_url: str, opts: Options) -> None:
 
 def env_vars(dynamodb_url: str, opensearch_url: str, opts: Options) -> dict[str, str]:
     """The `sam local --env-vars` values, for every function (Parameters)."""
+    from ..config import load_settings
+
+    # The providers and models this shell's environment selects (the template's
+    # defaults are Bedrock's), as `gligabao serve` would read them, less the local
+    # embedding model, which the Lambda layer does not ship.
+    cfg = load_settings()
     values = {
         "GB_TABLE_PREFIX": opts.table_prefix,
         "GB_DYNAMODB_ENDPOINT": dynamodb_url,
         "GB_OPENSEARCH_URL": opensearch_url,
         "GB_OPENSEARCH_SERVICE": "es",
-        "GB_EMBEDDING_DIMENSION": str(opts.dimension),
+        "GB_EMBEDDING_DIMENSION": str(cfg.embedding_dimension),  # as prepare() bootstrapped
+        "GB_LLM_PROVIDER": cfg.llm_provider,
+        "GB_DEFAULT_MODEL": cfg.llm_model,
+        "GB_LLM_BASE_URL": os.environ.get("GB_LLM_BASE_URL", ""),
+        "GB_EMBEDDING_PROVIDER": cfg.embedder,
+        "GB_EMBEDDING_MODEL": cfg.embedding_model,
         # Unset locally: the keys come from this file, async remembers run in
         # the function's own process (no queue), no place index.
         "GB_ANTHROPIC_SECRET": "",
