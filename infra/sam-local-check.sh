@@ -56,10 +56,10 @@ timed() {  # timed NAME CMD...: run, record its duration
 }
 die() { echo "sam-local-check: $*" >&2; exit 1; }
 pid_of() { [[ -f $RUN/$1.pid ]] && cat "$RUN/$1.pid"; }
-stop_pid() {  # stop_pid NAME: TERM, then KILL after 20 s
+stop_pid() {  # stop_pid NAME [SIGNAL]: SIGNAL (TERM), then KILL after 20 s
     local pid
     pid=$(pid_of "$1") || return 0
-    kill -TERM "$pid" 2>/dev/null || return 0
+    kill "-${2:-TERM}" "$pid" 2>/dev/null || return 0
     for _ in $(seq 40); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.5; done
     kill -KILL "$pid" 2>/dev/null || true
 }
@@ -83,7 +83,7 @@ wait_http() {  # wait_http URL SECONDS PID_NAME
 cleanup() {
     local rc=$?
     set +e
-    stop_pid sam
+    stop_pid sam INT  # as Ctrl-C: SAM CLI then stops its containers
     if $DOCKER info >/dev/null 2>&1; then
         local ids
         ids=$($DOCKER ps -aq --filter label=sam.cli.container.type=lambda)
@@ -333,7 +333,7 @@ auth_mode() {  # auth_mode PORT MODE: one request in MODE, refused
     esac
     start_api "$1" --parameter-overrides "${overrides[@]}"
     check 401 GET '/v1/gb/datasets?user_id=u1' -H 'authorization: Bearer not-checked-locally'
-    stop_pid sam
+    stop_pid sam INT  # as Ctrl-C: SAM CLI then stops its containers
 }
 
 timed "apt + dockerd" docker_up
@@ -346,7 +346,7 @@ API="http://127.0.0.1:$PORT"
 # shellcheck disable=SC2046
 timed "sam local start-api" start_api "$PORT" $(open_overrides)
 timed "smoke (auth mode: none)" smoke
-stop_pid sam
+stop_pid sam INT
 MODES=(jwt)
 ((HAS_AUTH_MODE)) && MODES+=(iam)
 for mode in "${MODES[@]}"; do
