@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A real single-node OpenSearch 2.19 with the k-NN plugin, for the tests and CI.
 #
-#   infra/opensearch.sh start [--port N]   build if needed, start, print the URL
+#   infra/opensearch.sh start [--port N] [--bind-host H]
+#                                          build if needed, start, print the URL
 #   infra/opensearch.sh stop               stop it and remove its data
 #   infra/opensearch.sh status             print the URL and exit 0 if it runs
 #   infra/opensearch.sh build              only build (mvn -o first, then online)
@@ -13,18 +14,23 @@
 #
 # The URL is also written to infra/opensearch-node/target/url; the node's log is
 # target/node.log; its data lives in a temporary directory removed by `stop`.
+# --bind-host: the address the node listens on (default 127.0.0.1), e.g. the
+# docker bridge's for `sam local` containers (gligabao dev-services).
 # Environment: GB_OPENSEARCH_HEAP (default 1g), GB_OPENSEARCH_JAVA (java binary),
-# GB_OPENSEARCH_START_TIMEOUT (seconds, default 180).
+# GB_OPENSEARCH_START_TIMEOUT (seconds, default 180), GB_OPENSEARCH_RUN_DIR (where
+# url, pid, log and lock live, default target/: a second node of the same checkout,
+# as dev-services runs beside the tests' node, uses its own).
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 PROJECT="$HERE/opensearch-node"
 TARGET="$PROJECT/target"
 JAR="$TARGET/opensearch-node.jar"
-URL_FILE="$TARGET/url"
-PID_FILE="$TARGET/pid"
-HOME_FILE="$TARGET/home"
-LOG_FILE="$TARGET/node.log"
+RUN_DIR="${GB_OPENSEARCH_RUN_DIR:-$TARGET}"
+URL_FILE="$RUN_DIR/url"
+PID_FILE="$RUN_DIR/pid"
+HOME_FILE="$RUN_DIR/home"
+LOG_FILE="$RUN_DIR/node.log"
 HEAP="${GB_OPENSEARCH_HEAP:-1g}"
 START_TIMEOUT="${GB_OPENSEARCH_START_TIMEOUT:-180}"
 
@@ -76,16 +82,18 @@ running() {
 }
 
 start() {
-    local port=0
+    local port=0 bind_host=127.0.0.1
     while [[ $# -gt 0 ]]; do
         case "$1" in
             --port) port="${2:?--port needs a value}"; shift 2 ;;
             --port=*) port="${1#--port=}"; shift ;;
+            --bind-host) bind_host="${2:?--bind-host needs a value}"; shift 2 ;;
+            --bind-host=*) bind_host="${1#--bind-host=}"; shift ;;
             *) die "unknown option $1" ;;
         esac
     done
-    mkdir -p "$TARGET"
-    exec 9>"$TARGET/.lock"  # one start at a time (parallel test sessions)
+    mkdir -p "$TARGET" "$RUN_DIR"
+    exec 9>"$RUN_DIR/.lock"  # one start at a time (parallel test sessions)
     flock 9
     if running; then cat "$URL_FILE"; return 0; fi
     stop_node quiet
@@ -100,7 +108,7 @@ start() {
         -Dfile.encoding=UTF-8 -Dlog4j2.disable.jmx=true \
         -Dlog4j.shutdownHookEnabled=false \
         -cp "$JAR:$TARGET/lib/*:$TARGET/knn/*" \
-        gligabao.node.Main "$home" "$port" "$URL_FILE" \
+        gligabao.node.Main "$home" "$port" "$URL_FILE" "$bind_host" \
         >"$LOG_FILE" 2>&1 </dev/null 9>&- &
     pid=$!
     echo "$pid" >"$PID_FILE"
@@ -147,5 +155,5 @@ case "${1:-}" in
     status)
         if running; then cat "$URL_FILE"; else echo "not running" >&2; exit 1; fi ;;
     build) mkdir -p "$TARGET"; build ;;
-    *) echo "usage: $0 start [--port N] | stop | status | build" >&2; exit 2 ;;
+    *) echo "usage: $0 start [--port N] [--bind-host H] | stop | status | build" >&2; exit 2 ;;
 esac

@@ -1,10 +1,16 @@
-"""Fixtures for the DynamoDB adapters: moto in-process (``mock_aws``), and a
-moto server on 127.0.0.1 for the tests that need real concurrency."""
+"""Fixtures for the DynamoDB adapters: moto in-process (``mock_aws``), a moto
+server on 127.0.0.1 for the tests that need real concurrency, and a moto server
+in a process of its own (as `sam local` and `gligabao dev-services` use it)."""
 
 from __future__ import annotations
 
 import itertools
+import socket
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -22,7 +28,31 @@ def aws_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
-def dynamo(aws_env: None) -> Iterator[str]:
+def dynamo(dynamo_mock: str) -> str:
+    """Every table, fresh; yields the prefix. The adapters' own suites override
+    it to run twice: on the mock and on the moto server of another process."""
+    return dynamo_mock
+
+
+@pytest.fixture(params=["moto-mock", "moto-process"])
+def dynamo_both(request: pytest.FixtureRequest) -> str:
+    """Every table, fresh, once in moto's mock and once on a moto server in
+    another process (where this process cannot tell that moto answers, as
+    under `sam local`)."""
+    return str(request.getfixturevalue("dynamo_mock" if request.param == "moto-mock" else "dynamo_process"))
+
+
+def dynamodb_client() -> Any:
+    """A boto3 client on the endpoint the tables are configured on."""
+    import boto3
+
+    from gligabao.graph import tables
+
+    return boto3.client("dynamodb", region_name="us-east-1", endpoint_url=tables.EntityRow.Meta.host)
+
+
+@pytest.fixture
+def dynamo_mock(aws_env: None) -> Iterator[str]:
     """Every table, fresh, in moto's in-process mock; yields the prefix."""
     from moto import mock_aws
 
@@ -45,13 +75,49 @@ def moto_server_url() -> Iterator[str]:
     server.stop()
 
 
+@pytest.fixture(scope="session")
+def moto_process_url() -> Iterator[str]:
+    """moto's server in a child process (`python -m gligabao.local.embedded`)."""
+    from gligabao.local.embedded import free_port
+
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gligabao.local.embedded", "127.0.0.1", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            break
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                proc.kill()
+                pytest.fail("the moto server process did not start")
+            time.sleep(0.1)
+    yield f"http://127.0.0.1:{port}"
+    proc.terminate()
+    proc.wait(timeout=10)
+
+
+@pytest.fixture
+def dynamo_process(aws_env: None, moto_process_url: str) -> Iterator[str]:
+    """Every table, fresh, on the moto server of another process."""
+    yield from _tables_on(moto_process_url)
+
+
 @pytest.fixture
 def dynamo_server(aws_env: None, moto_server_url: str) -> Iterator[str]:
     """Every table, fresh, on the moto server (real HTTP, real threads)."""
+    yield from _tables_on(moto_server_url)
+
+
+def _tables_on(url: str) -> Iterator[str]:
     from gligabao.graph import tables
 
     prefix = f"s{next(_prefixes)}_"
-    tables.configure_tables(prefix, moto_server_url, "us-east-1")
+    tables.configure_tables(prefix, url, "us-east-1")
     tables.create_tables()
     yield prefix
     tables.delete_tables()

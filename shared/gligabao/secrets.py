@@ -27,6 +27,10 @@ SECRET_ENV: dict[str, str] = {
     "GB_ANTHROPIC_SECRET": "ANTHROPIC_API_KEY",
     "GB_OPENAI_SECRET": "OPENAI_API_KEY",
 }
+# Read by the provider SDKs themselves. template.yaml declares them empty (so
+# that `sam local start-api --env-vars` may set them, docs: README "Develop with
+# SAM"), and the SDKs take an empty base URL literally: empty counts as unset.
+SDK_ENV = ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_API_KEY", "OPENAI_BASE_URL")
 PLACEHOLDER = "set-me"
 CACHE_SECONDS = 300
 
@@ -52,7 +56,10 @@ def _key_of(value: object) -> str:
 def load_secrets() -> dict[str, str]:
     """Export the API key of every secret named in the environment. Returns
     {env var: secret name} of the keys it set. Raises SecretError when a
-    named secret cannot be read."""
+    named secret cannot be read. Blank SDK variables (SDK_ENV) are removed."""
+    for var in SDK_ENV:
+        if var in os.environ and not os.environ[var].strip():
+            del os.environ[var]
     exported: dict[str, str] = {}
     for secret_var, key_var in SECRET_ENV.items():
         name = os.environ.get(secret_var, "").strip()

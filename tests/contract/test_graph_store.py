@@ -21,8 +21,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-import boto3
 import pytest
+from dynamo_fixtures import dynamodb_client
 
 from gligabao.errors import Busy, NotFound, UpstreamError
 from gligabao.graph import tables
@@ -58,14 +58,16 @@ def art(i: int, text: str = "some text") -> Artifact:
     return Artifact(i, text, "2024-01-01T00:00:00Z", "2024-01-01T00:00:00Z", session_id="s1")
 
 
-@pytest.fixture(params=["sqlite", "dynamodb"])
+@pytest.fixture(params=["sqlite", "dynamodb", "dynamodb-process"])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
     if request.param == "sqlite":
         db = Database(tmp_path / "gligabao.db")
         yield SqliteGraphStore(db)
         db.close()
         return
-    request.getfixturevalue("dynamo")
+    # "dynamodb-process": moto's server in another process, as under `sam local`
+    # (this process cannot tell that moto answers).
+    request.getfixturevalue("dynamo" if request.param == "dynamodb" else "dynamo_process")
     s = DynamoGraphStore()
     yield s
     s.close()
@@ -137,7 +139,7 @@ def scan_all(store: Any) -> dict[str, list[dict[str, Any]]]:
         finally:
             conn.close()
         return out
-    client = boto3.client("dynamodb", region_name="us-east-1")
+    client = dynamodb_client()
     for model in tables.ALL_MODELS:
         items: list[dict[str, Any]] = []
         for page in client.get_paginator("scan").paginate(TableName=model.Meta.table_name):

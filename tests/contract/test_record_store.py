@@ -11,8 +11,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import boto3
 import pytest
+from dynamo_fixtures import dynamodb_client
 
 from gligabao.errors import BadRequest, UpstreamError
 from gligabao.graph import tables
@@ -22,14 +22,16 @@ from gligabao.records.sqlite import SqliteRecordStore
 from gligabao.sqlite_db import Database
 
 
-@pytest.fixture(params=["dynamodb", "sqlite"])
+@pytest.fixture(params=["dynamodb", "dynamodb-process", "sqlite"])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
     if request.param == "sqlite":
         db = Database(tmp_path / "gligabao.db")
         yield SqliteRecordStore(db)
         db.close()
         return
-    request.getfixturevalue("dynamo")
+    # "dynamodb-process": moto's server in another process, as under `sam local`
+    # (this process cannot tell that moto answers).
+    request.getfixturevalue("dynamo" if request.param == "dynamodb" else "dynamo_process")
     yield DynamoRecordStore()
 
 
@@ -41,7 +43,7 @@ def raw_rows(store: Any, short: str) -> list[dict[str, Any]]:
             cols = [d[0] for d in cur.description]
             return [dict(zip(cols, r, strict=True)) for r in cur]
     name = tables.CallRow.Meta.table_name.removesuffix("calls") + short
-    items = boto3.client("dynamodb", region_name="us-east-1").scan(TableName=name)["Items"]
+    items = dynamodb_client().scan(TableName=name)["Items"]
     return [{k: next(iter(v.values())) for k, v in i.items()} for i in items]
 
 
@@ -253,7 +255,7 @@ def test_delete_dataset_only_touches_that_users_dataset(store: Any) -> None:
 def test_retention_sets_ttl(dynamo: str) -> None:
     store = DynamoRecordStore(retention_days=7)
     store.save_call(call("ttl", [inf(1)]))
-    client = boto3.client("dynamodb", region_name="us-east-1")
+    client = dynamodb_client()
     for short in ("calls", "inferences"):
         items = client.scan(TableName=dynamo + short)["Items"]
         assert items and all("expires_at" in i for i in items)

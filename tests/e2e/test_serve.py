@@ -203,3 +203,62 @@ def test_serve_runs_the_tour_on_an_openai_compatible_server() -> None:
             assert {r.stage for r in ollama.chat_requests()} >= {"extract", "query"}
         finally:
             s.stop()
+
+
+def test_serve_on_a_moto_server_in_another_process_deletes_a_dataset(
+    moto_process_url: str,
+    aws_env: None,
+    fake_anthropic: FakeAnthropic,
+    fake_openai: FakeOpenAI,
+) -> None:
+    """DynamoDB behind GB_DYNAMODB_ENDPOINT is moto in a third process (as under
+    `sam local`): the server cannot tell, and DELETE still removes every row."""
+    import boto3
+
+    prefix = f"gbe2e{uuid.uuid4().hex[:8]}-"
+    s = Served(
+        {
+            **fake_anthropic.env(),
+            **fake_openai.env(),
+            "GB_EMBEDDING_DIMENSION": "64",
+            "GB_DYNAMODB_ENDPOINT": moto_process_url,
+            "GB_TABLE_PREFIX": prefix,
+        }
+    )
+    try:
+        assert f"DynamoDB at {moto_process_url}" in "\n".join(s.banner)
+        for user in ("u1", "u2"):
+            fake_anthropic.script(
+                "extract",
+                {
+                    "entities": [
+                        {"name": "Alice", "type": "person"},
+                        {"name": "Acme", "type": "organization"},
+                    ],
+                    "edges": [
+                        {
+                            "source": "Alice",
+                            "target": "Acme",
+                            "relation": "works_at",
+                            "description": "Alice works at Acme.",
+                        }
+                    ],
+                },
+            )
+            r = s.client.post("/v1/gb/remember", {"user_id": user, "text": "Alice works at Acme."})
+            assert r.status == 200, r.body
+
+        r = s.client.delete("/v1/gb/datasets/main?user_id=u1")
+        assert r.status == 204, r.body
+
+        assert s.client.get("/v1/gb/datasets?user_id=u1").body == {"datasets": []}
+        assert [d["name"] for d in s.client.get("/v1/gb/datasets?user_id=u2").body["datasets"]] == [
+            "main"
+        ]
+        db = boto3.client("dynamodb", region_name="us-east-1", endpoint_url=moto_process_url)
+        for short in ("entities", "edges", "artifacts", "names", "links"):
+            items = db.scan(TableName=prefix + short)["Items"]
+            assert items, short  # u2's rows are still there ...
+            assert not [i for i in items if "u1" in i["pk"]["S"]], short  # ... u1's are gone
+    finally:
+        s.stop()

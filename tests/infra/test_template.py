@@ -17,7 +17,9 @@ import pytest
 
 cfn_yaml = pytest.importorskip("cfnlint.decode.cfn_yaml")
 
+from gligabao import secrets  # noqa: E402
 from gligabao.graph.tables import table_definitions  # noqa: E402
+from gligabao.local import devservices  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 HANDLERS = ["remember", "query", "datasets", "records", "mcp"]
@@ -340,3 +342,50 @@ def test_remember_queue_feeds_the_worker(template: dict[str, Any]) -> None:
     # the worker writes the graph as the remember function does
     tables = {st["Sid"]: st for st in _statements(remember)}["GraphReadWrite"]
     assert {st["Sid"]: st for st in _statements(worker)}["GraphReadWrite"] == tables
+
+
+# --------------------------------------------------------------------- sam local
+
+
+def test_sam_local_reads_the_api_resources(template: dict[str, Any]) -> None:
+    """SAM CLI takes its route reader from the first API-ish resource: with a function
+    first it reads only function Events and finds no routes."""
+    api_types = ("AWS::ApiGatewayV2::", "AWS::Serverless::Function", "AWS::Serverless::HttpApi")
+    first = next(v["Type"] for v in template["Resources"].values() if v["Type"].startswith(api_types))
+    assert first == "AWS::ApiGatewayV2::Api"
+
+
+def test_one_route_set_per_auth_mode_without_conditional_authorizer(
+    template: dict[str, Any],
+) -> None:
+    """SAM CLI cannot read `AuthorizerId: !If [.., !Ref AWS::NoValue]`: the JWT mode
+    has its own routes, whose AuthorizerId is a plain Ref."""
+    expected = sorted(route for name in HANDLERS for route in _handler_routes(name))
+    by_condition: dict[str, list[str]] = {}
+    for logical_id, res in _resources(template, "AWS::ApiGatewayV2::Route").items():
+        props = res["Properties"]
+        assert "AWS::NoValue" not in json.dumps(props), logical_id
+        assert res.get("Condition") in {"AuthJwt", "AuthNotJwt"}, logical_id
+        by_condition.setdefault(res["Condition"], []).append(props["RouteKey"])
+        if res["Condition"] == "AuthJwt":
+            assert props["AuthorizationType"] == "JWT", logical_id
+            assert props["AuthorizerId"] == {"Ref": "JwtAuthorizer"}, logical_id
+        else:
+            assert "AuthorizerId" not in props, logical_id
+    assert {c: sorted(keys) for c, keys in by_condition.items()} == {
+        "AuthJwt": expected,
+        "AuthNotJwt": expected,
+    }
+
+
+def test_local_run_variables_are_declared_empty(template: dict[str, Any]) -> None:
+    """`sam local --env-vars` only overrides declared variables; empty means unset."""
+    env = template["Globals"]["Function"]["Environment"]["Variables"]
+    for name in ("GB_DYNAMODB_ENDPOINT", *secrets.SDK_ENV):
+        assert env.get(name) == "", name
+    declared = set(env)
+    for res in _resources(template, "AWS::Serverless::Function").values():
+        declared |= set(res["Properties"].get("Environment", {}).get("Variables", {}))
+    opts = devservices.Options(host="172.17.0.1")
+    written = devservices.env_vars("http://172.17.0.1:8000", "http://172.17.0.1:9200", opts)
+    assert set(written) - declared == set()

@@ -78,3 +78,22 @@ def test_a_missing_secret_is_an_error(sm: Any, monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setenv("GB_OPENAI_SECRET", "no-such-secret")
     with pytest.raises(secrets.SecretError, match="no-such-secret"):
         secrets.load_secrets()
+
+
+def test_blank_sdk_variables_count_as_unset(sm: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """template.yaml declares the SDKs' variables empty (for `sam local --env-vars`): an empty
+    base URL must leave the SDK on its default endpoint, not on ""."""
+    import anthropic
+    import openai
+
+    for var in secrets.SDK_ENV:
+        monkeypatch.setenv(var, "")
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")  # a set one stays
+
+    assert secrets.load_secrets() == {}
+
+    assert "ANTHROPIC_BASE_URL" not in os.environ
+    assert "ANTHROPIC_API_KEY" not in os.environ
+    assert os.environ["OPENAI_BASE_URL"] == "http://127.0.0.1:9/v1"
+    assert str(anthropic.Anthropic(api_key="k").base_url).startswith("https://api.anthropic.com")
+    assert str(openai.OpenAI(api_key="k").base_url) == "http://127.0.0.1:9/v1/"

@@ -1,4 +1,5 @@
-"""The `gligabao` command: serve, bootstrap, reindex, calibrate, export, import."""
+"""The `gligabao` command: serve, bootstrap, reindex, calibrate, export, import,
+dev-services."""
 
 from __future__ import annotations
 
@@ -262,6 +263,29 @@ def import_(user: str, dataset: str, src: str | None, data: str | None, vectors:
     return 0
 
 
+def dev_services(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from . import devservices
+
+    state = Path(args.state_dir)
+    if args.action == "down":
+        return devservices.down(state)
+    if args.action == "status":
+        return devservices.status(state)
+    opts = devservices.Options(
+        host=args.host or devservices.bridge_host(),
+        dynamodb_port=args.dynamodb_port,
+        opensearch_port=args.opensearch_port,
+        opensearch_url=args.opensearch_url,
+        table_prefix=args.table_prefix,
+        dimension=args.embedding_dimension,
+        env_file=Path(args.env_file),
+        state_dir=state,
+    )
+    return devservices.up(opts)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="gligabao", description="gligabao memory service")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -297,7 +321,31 @@ def main(argv: list[str] | None = None) -> int:
     p_im.add_argument(
         "--no-vectors", action="store_true", help="skip embedding the rows (reindex later)"
     )
+    p_dev = sub.add_parser(
+        "dev-services",
+        help="DynamoDB (moto) and OpenSearch for `sam local start-api`, on the docker bridge",
+    )
+    p_dev.add_argument("action", choices=["up", "down", "status"])
+    p_dev.add_argument("--host", default="", help="address to listen on (default: docker0's)")
+    p_dev.add_argument("--dynamodb-port", type=int, default=8000)
+    p_dev.add_argument("--opensearch-port", type=int, default=9200)
+    p_dev.add_argument(
+        "--opensearch-url", default="", help="use this node (reachable from containers)"
+    )
+    p_dev.add_argument("--table-prefix", default="gblocal-")
+    p_dev.add_argument(
+        "--embedding-dimension",
+        type=int,
+        default=0,
+        help="vector size of the indexes (default: the embedding model's, as configured)",
+    )
+    p_dev.add_argument("--env-file", default="infra/sam-local.env.json")
+    p_dev.add_argument(
+        "--state-dir", default=".gb-local/dev-services", help="pids, logs, the node's data"
+    )
     args = parser.parse_args(argv)
+    if args.command == "dev-services":
+        return dev_services(args)
     if args.command == "serve":
         return serve(args.host, args.port, args.quiet, args.data)
     if args.command == "bootstrap":

@@ -1,5 +1,6 @@
 """moto's DynamoDB on a loopback port, in-process: for the tests of the DynamoDB
-adapter and the benchmarks. (`gligabao serve` keeps its data in a SQLite file.)"""
+adapter and the benchmarks; also run in a process of its own by `gligabao
+dev-services` (for `sam local`). (`gligabao serve` keeps its data in a SQLite file.)"""
 
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ class _Serialized:
 
 
 class MotoServer:
-    def __init__(self) -> None:
+    def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
         from moto.moto_server.werkzeug_app import (
             DomainDispatcherApplication,
             MotoRequestHandler,
@@ -48,10 +49,8 @@ class MotoServer:
         # moto's server logs every DynamoDB request; the API's own log is enough.
         logging.getLogger("werkzeug").setLevel(logging.ERROR)
         app = _Serialized(DomainDispatcherApplication(create_backend_app))
-        self._server = make_server(
-            "127.0.0.1", 0, app, threaded=True, request_handler=MotoRequestHandler
-        )
-        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
+        self._server = make_server(host, port, app, threaded=True, request_handler=MotoRequestHandler)
+        self.url = f"http://{host}:{self._server.server_address[1]}"
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
         self._thread.start()
 
@@ -72,3 +71,22 @@ def create_tables() -> None:
 
     wiring.tables_configured()
     create()
+
+
+def serve_moto(host: str, port: int) -> None:
+    """Run moto's server in this process until SIGTERM / SIGINT."""
+    import signal
+
+    server = MotoServer(host, port)
+    done = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: done.set())
+    print(f"moto DynamoDB listening on {server.url}", flush=True)
+    done.wait()
+    server.stop()
+
+
+if __name__ == "__main__":
+    import sys
+
+    serve_moto(sys.argv[1], int(sys.argv[2]))

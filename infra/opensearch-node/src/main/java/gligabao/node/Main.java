@@ -23,13 +23,16 @@ import org.opensearch.transport.Netty4Plugin;
 
 /**
  * A single OpenSearch node in this JVM, with the plugins given on the classpath
- * (netty4 for HTTP, k-NN, reindex). For tests only: no security, single-node discovery,
- * bound to 127.0.0.1.
+ * (netty4 for HTTP, k-NN, reindex). For tests and local runs only: no security,
+ * single-node discovery, bound to 127.0.0.1 unless told otherwise.
  *
- * Usage: Main HOME_DIR HTTP_PORT URL_FILE
+ * Usage: Main HOME_DIR HTTP_PORT URL_FILE [BIND_HOST]
  *   HOME_DIR  a fresh directory for data and logs
  *   HTTP_PORT 0 for an ephemeral port
- *   URL_FILE  written with http://127.0.0.1:PORT once the node answers
+ *   URL_FILE  written with http://BIND_HOST:PORT once the node answers
+ *   BIND_HOST the address to listen on (default 127.0.0.1); e.g. the docker bridge's
+ *             address, so that `sam local` containers reach the node
+ *             (gligabao dev-services)
  */
 public final class Main {
     /** Loaded by name: k-NN comes from the unpacked plugin zip, reindex gives _delete_by_query. */
@@ -47,13 +50,14 @@ public final class Main {
 
     @SuppressWarnings("unchecked")
     public static void main(String[] args) throws Exception {
-        if (args.length != 3) {
-            System.err.println("usage: Main HOME_DIR HTTP_PORT URL_FILE");
+        if (args.length != 3 && args.length != 4) {
+            System.err.println("usage: Main HOME_DIR HTTP_PORT URL_FILE [BIND_HOST]");
             System.exit(2);
         }
         Path home = Path.of(args[0]).toAbsolutePath();
         String port = args[1];
         Path urlFile = Path.of(args[2]).toAbsolutePath();
+        String bindHost = args.length == 4 ? args[3] : "127.0.0.1";
         Files.createDirectories(home.resolve("data"));
         Files.createDirectories(home.resolve("logs"));
         Files.createDirectories(home.resolve("config"));
@@ -64,7 +68,7 @@ public final class Main {
             .put("path.logs", home.resolve("logs").toString())
             .put("cluster.name", "gligabao-test")
             .put("node.name", "gligabao-test-node")
-            .put("network.host", "127.0.0.1")
+            .put("network.host", bindHost)
             .put("http.port", port)
             .put("transport.port", "0")
             .put("http.type", "netty4")
@@ -102,7 +106,9 @@ public final class Main {
 
         TransportAddress bound = node.injector().getInstance(HttpServerTransport.class)
             .boundAddress().publishAddress();
-        String url = "http://127.0.0.1:" + bound.getPort();
+        // A wildcard bind is reached through loopback from this machine.
+        String urlHost = bindHost.equals("0.0.0.0") ? "127.0.0.1" : bindHost;
+        String url = "http://" + urlHost + ":" + bound.getPort();
         Path tmp = urlFile.resolveSibling(urlFile.getFileName() + ".tmp");
         Files.writeString(tmp, url + "\n", StandardCharsets.UTF_8);
         Files.move(tmp, urlFile, java.nio.file.StandardCopyOption.REPLACE_EXISTING,
