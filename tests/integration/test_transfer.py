@@ -44,9 +44,12 @@ def use(monkeypatch: pytest.MonkeyPatch, data: Path | None = None, **extra: str)
 def build(graph: Any) -> None:
     graph.ensure_dataset(KEY)
     graph.allocate_ids(KEY, 3, 3, 3)
-    graph.apply(
+    graph.claim_names(KEY, "build", {"alice": 1, "paris": 2, "lyon": 3})
+    graph.claim_facts(KEY, "build", {"1#lives_in#3": 3})
+    graph.commit(
         KEY,
         GraphWrite(
+            txn="build",
             artifacts=[
                 Artifact(1, "Alice moved from Paris to Lyon.", T0, T0, session_id="s1"),
                 Artifact(2, "chunk one", T1, T0, parent_id=1, index=0, call_id="c1",
@@ -68,8 +71,6 @@ def build(graph: Any) -> None:
             edge_links=[(1, 1), (2, 1), (3, 1)],
         ),
     )
-    graph.claim_names(KEY, {"alice": 1, "paris": 2, "lyon": 3})
-    graph.claim_facts(KEY, {"1#lives_in#3": 3})
 
 
 def lines(path: Path) -> list[dict[str, Any]]:
@@ -106,8 +107,8 @@ def test_round_trip_sqlite_to_sqlite_and_dynamodb_and_back(
     assert (ds.entities, ds.edges, ds.artifacts) == (3, 3, 3)
     assert graph.allocate_ids(KEY, 1, 1, 1) == (4, 4, 4)  # new rows continue above
     assert graph.entity_ids_by_names(KEY, ["alice", "lyon"]) == {"alice": 1, "lyon": 3}
-    assert graph.claim_facts(KEY, {"1#lives_in#3": 9}) == {"1#lives_in#3": 3}
-    assert graph.claim_facts(KEY, {"1#lives_in#2": 9}) == {"1#lives_in#2": 9}  # ended: free
+    assert graph.claim_facts(KEY, "t", {"1#lives_in#3": 9}) == {"1#lives_in#3": 3}
+    assert graph.claim_facts(KEY, "t", {"1#lives_in#2": 9}) == {"1#lives_in#2": 9}  # ended: free
     vectors = wiring.vector_index()
     assert [vectors.count(KEY, k) for k in ("entities", "edges", "chunks", "summaries")] == [
         3, 3, 2, 1]

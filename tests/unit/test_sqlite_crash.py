@@ -33,7 +33,7 @@ CHILD = textwrap.dedent(
     store.ensure_dataset(key)
     store.allocate_ids(key, 4, 2, 2)
     t = "2024-01-01T00:00:00Z"
-    store.apply(key, GraphWrite(
+    store.commit(key, GraphWrite(
         artifacts=[Artifact(1, "Alice knows Bob.", t, t)],
         new_entities=[Entity(1, "Alice", "person", "", t, t), Entity(2, "Bob", "person", "", t, t)],
         new_edges=[Edge(1, 1, 2, "knows", created_at=t)],
@@ -47,7 +47,7 @@ CHILD = textwrap.dedent(
 
     with db.connect() as conn:  # the pool's one connection: apply takes it next
         conn.set_trace_callback(crash)
-    store.apply(key, GraphWrite(
+    store.commit(key, GraphWrite(
         artifacts=[Artifact(2, "Carol works at Acme.", t, t)],
         new_entities=[Entity(3, "Carol", "person", "", t, t), Entity(4, "Acme", "org", "", t, t)],
         new_edges=[Edge(2, 3, 4, "works_at", created_at=t)],
@@ -84,7 +84,7 @@ def test_a_kill_inside_apply_leaves_the_acknowledged_write_whole_and_nothing_els
         assert store.edge_artifacts(KEY, 1) == [1]
         # the file is not locked or damaged: the next remember goes through
         t = "2024-01-02T00:00:00Z"
-        store.apply(
+        store.commit(
             KEY,
             GraphWrite(
                 new_entities=[Entity(3, "Carol", "person", "", t, t)],
