@@ -8,7 +8,7 @@ edges.
 Setup. DynamoDB is moto's server on loopback in this process
 (``start_moto``), one set of tables per size (moto scans a whole table for
 every Query, so sizes must not share tables). Each graph is written directly
-through the store (``GraphStore.apply`` in slices of a few hundred rows, the
+through the store (``GraphStore.commit`` in slices of a few hundred rows, the
 names table with BatchWriteItem): entities ~ edges/3 with names from
 generated word lists (people, organizations, places), edges between them with
 a skew (a few hubs have hundreds of facts, so the cap of 100 edges around a
@@ -81,7 +81,7 @@ from gligabao.text import fact_text, normalize_name
 from gligabao.vectors.memory import MemoryVectorIndex
 from gligabao.vectors.port import GeoHit, Hit, Kind, SearchRequest, VectorItem
 
-SLICE_EDGES = 400  # edges per apply (plus their entities): bounded BatchWriteItem paging
+SLICE_EDGES = 400  # edges per commit (plus their entities): bounded BatchWriteItem paging
 
 FIRST = (
     "Alice Bob Carol David Emma Farid Grace Hugo Ines Jonas Kenji Lena Marco Nadia Omar "
@@ -521,11 +521,11 @@ def write_graph(store: DynamoGraphStore, vectors: MemoryVectorIndex, g: Graph, d
     # Rows, in slices: entities (with their terms), then edges, then artifacts.
     ent_slice = max(1, SLICE_EDGES // 3)
     for i in range(0, len(g.entities), ent_slice):
-        store.apply(g.key, GraphWrite(new_entities=g.entities[i : i + ent_slice]))
+        store.commit(g.key, GraphWrite(new_entities=g.entities[i : i + ent_slice]))
     for i in range(0, len(g.edges), SLICE_EDGES):
-        store.apply(g.key, GraphWrite(new_edges=g.edges[i : i + SLICE_EDGES]))
+        store.commit(g.key, GraphWrite(new_edges=g.edges[i : i + SLICE_EDGES]))
     for i in range(0, len(g.chunks), SLICE_EDGES):
-        store.apply(g.key, GraphWrite(artifacts=g.chunks[i : i + SLICE_EDGES]))
+        store.commit(g.key, GraphWrite(artifacts=g.chunks[i : i + SLICE_EDGES]))
 
 
 # --- the questions ------------------------------------------------------------------

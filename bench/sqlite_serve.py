@@ -74,20 +74,20 @@ def write_graph(path: Path, g: Graph, dim: int) -> float:
     store.allocate_ids(g.key, len(g.entities), len(g.edges), len(g.chunks))
     for i in range(0, len(g.entities), SLICE):
         part = g.entities[i : i + SLICE]
-        store.apply(g.key, GraphWrite(new_entities=part))
-        store.claim_names(g.key, {normalize_name(e.name): e.id for e in part})
+        store.claim_names(g.key, f"bench{i}", {normalize_name(e.name): e.id for e in part})
+        store.commit(g.key, GraphWrite(txn=f"bench{i}", new_entities=part))
         vectors.upsert(
             g.key, "entities", [VectorItem(e.id, vec_of(e.name, dim).tolist()) for e in part]
         )
     for i in range(0, len(g.edges), SLICE):
         part = g.edges[i : i + SLICE]
-        store.apply(g.key, GraphWrite(new_edges=part))
+        store.commit(g.key, GraphWrite(new_edges=part))
         items = [
             VectorItem(e.id, vec_of(fact_text(e.relation, e.description), dim).tolist())
             for e in part
         ]
         vectors.upsert(g.key, "edges", items)
-    store.apply(g.key, GraphWrite(artifacts=g.chunks))
+    store.commit(g.key, GraphWrite(artifacts=g.chunks))
     chunks = [a for a in g.chunks if a.parent_id is not None]
     vectors.upsert(g.key, "chunks", [VectorItem(a.id, vec_of(a.text, dim).tolist()) for a in chunks])
     vectors.upsert(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import re
+import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -182,9 +183,11 @@ class GraphBuilder:
             self.gb.vectors.upsert(self.key, kind, items)
         # Each new entity claims its normalized name, as remember does.
         claims = {normalize_name(e.name): e.id for e in self.write.new_entities}
-        owners = self.gb.graph.claim_names(self.key, claims)
+        txn = uuid.uuid4().hex
+        owners = self.gb.graph.claim_names(self.key, txn, claims)
         assert owners == claims, "two test entities with the same normalized name"
-        self.gb.graph.apply(self.key, self.write)
+        self.write.txn = txn
+        self.gb.graph.commit(self.key, self.write)
         self.write = GraphWrite()
         self.vectors = {}
         return self
