@@ -39,8 +39,8 @@ def test_aoss_delete_removes_more_than_a_thousand_vectors(opensearch_url: str) -
         doomed = DatasetKey("aoss-user", "doomed")
         kept = DatasetKey("aoss-user", "kept")
         n = 2600
-        for start in range(1, n + 1, 500):
-            items = [VectorItem(i, _vec(i)) for i in range(start, min(start + 500, n + 1))]
+        for start in range(1, n + 1, 200):
+            items = [VectorItem(i, _vec(i)) for i in range(start, min(start + 200, n + 1))]
             loader.upsert(doomed, "entities", items)
         loader.upsert(doomed, "edges", [VectorItem(i, _vec(i)) for i in range(1, 1201)])
         loader.upsert(kept, "entities", [VectorItem(i, _vec(i)) for i in range(1, 4)])

@@ -423,7 +423,7 @@ class OpenSearchVectorIndex:
             if not self.serverless:
                 meta["_id"] = self._doc_id(key, item.id)
             actions.append(({"index": meta}, source))
-        self._bulk(f"upsert {index}", actions)
+        self._bulk(f"upsert {kind}", actions)
 
     def _existing_ids(self, key: DatasetKey, kind: Kind, row_ids: list[int]) -> list[str]:
         """Serverless only: the auto IDs of the documents of these rows."""
