@@ -93,7 +93,12 @@ cleanup() {
         ids=$($DOCKER images --format '{{.Repository}} {{.ID}}' | awk '$1 ~ /^samcli\/lambda-/ {print $2}' | sort -u)
         [[ -n $ids ]] && $DOCKER rmi -f $ids >/dev/null 2>&1
     fi
-    [[ -x $VENV/bin/gligabao ]] && "$VENV/bin/gligabao" dev-services down --state-dir "$RUN/dev-services" >/dev/null
+    if ! "$VENV/bin/gligabao" dev-services down --state-dir "$RUN/dev-services" >/dev/null 2>&1; then
+        # The venv itself may be what failed: stop both by their pid files.
+        [[ -f $RUN/dev-services/moto.pid ]] && kill "$(cat "$RUN/dev-services/moto.pid")" 2>/dev/null
+        [[ -d $RUN/dev-services/opensearch ]] &&
+            GB_OPENSEARCH_RUN_DIR="$RUN/dev-services/opensearch" bash infra/opensearch.sh stop >/dev/null 2>&1
+    fi
     stop_pid fakes
     stop_pid dockerd
     rm -f "$X86_TEMPLATE"
