@@ -69,6 +69,7 @@ class Settings:
     embedding_model: str = OPENAI_EMBEDDING_MODEL
     resolve_threshold: float = 0.75
     query_threshold: float = 0.75
+    context_tokens: int = 2000  # the query context's token budget (GB_CONTEXT_TOKENS)
     table_prefix: str = "gb_"
     dynamodb_endpoint: str = ""
     region: str = "us-east-1"
@@ -123,6 +124,7 @@ def load_settings(*, local: bool = False) -> Settings:
         embedding_model=embedding_model,
         resolve_threshold=_float("GB_RESOLVE_THRESHOLD", calibrated.resolve),
         query_threshold=_float("GB_QUERY_THRESHOLD", calibrated.query),
+        context_tokens=_int("GB_CONTEXT_TOKENS", 2000),
         table_prefix=_env("GB_TABLE_PREFIX", "gb_"),
         dynamodb_endpoint=_env("GB_DYNAMODB_ENDPOINT"),
         region=_env("AWS_REGION") or _env("AWS_DEFAULT_REGION") or "us-east-1",

@@ -576,6 +576,13 @@ class DynamoGraphStore:
         rows = EntityRow.by_updated.query(key.pk, scan_index_forward=False, limit=limit)
         return [entity_from_row(r) for r in rows]
 
+    @upstream("graph store recent_artifacts")
+    def recent_artifacts(self, key: DatasetKey, limit: int) -> list[Artifact]:
+        if limit <= 0:
+            return []
+        rows = ArtifactRow.query(key.pk, scan_index_forward=False, limit=limit)
+        return [artifact_from_row(r) for r in rows]
+
     @upstream("graph store live_edges_around")
     def live_edges_around(self, key: DatasetKey, entity_ids: list[int], limit: int) -> list[Edge]:
         ids = _unique(int(i) for i in entity_ids)

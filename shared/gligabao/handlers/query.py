@@ -36,7 +36,15 @@ def query() -> Response[str]:
             radius = req.geo_radius_km or cfg.geo_radius_km
     if not cfg.llm_configured:
         raise NotConfigured("LLM not configured: ANTHROPIC_API_KEY is not set")
-    inp = QueryInput(req.user_id, req.dataset, req.query, req.session_id, options, radius)
+    inp = QueryInput(
+        req.user_id,
+        req.dataset,
+        req.query,
+        req.session_id,
+        options,
+        radius,
+        req.max_context_tokens,
+    )
     result = run_call(
         "query",
         req.user_id,
