@@ -238,7 +238,7 @@ class Retriever:
             candidates += [
                 Scored(W_SEED_LINE * strength[i], entity=entities[i])
                 for i in seeds
-                if i in entities and not fallback
+                if i in entities
             ]
             candidates += self._passages(rows, sum_hits, ranks, sources)
             c["candidates"] = len(candidates)

@@ -67,8 +67,9 @@ SPACE = "cosinesimil"
 PAGE = 1000  # documents per page when deleting on Serverless
 MAX_K = 10_000  # OpenSearch's max k and index.max_result_window
 # The passage text of the chunks index, for the lexical half of hybrid search
-# (BM25 with the English analyzer: stop words and stemming).
-TEXT_PROPERTY: dict[str, Any] = {"text": {"type": "text", "analyzer": "english"}}
+# (BM25, standard analyzer: the language analyzers live in a module that a
+# bare node, like the test node, does not load).
+TEXT_PROPERTY: dict[str, Any] = {"text": {"type": "text"}}
 
 
 def is_aws_endpoint(url: str) -> bool:
