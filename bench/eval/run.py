@@ -68,6 +68,7 @@ sys.path.insert(0, str(ROOT / "shared"))
 from fakes.anthropic_server import FakeAnthropic  # noqa: E402
 
 CORPUS = HERE / "corpus.json"
+CORPUS_LONG = HERE / "corpus_long.json"
 STDOUT = sys.stdout
 CATEGORIES = ("single", "multi_hop", "temporal", "changed", "alias", "unanswerable")
 PLACEHOLDER = {"answer": "(evaluation: not answered)", "entities": [], "edges": [], "passages": []}
@@ -435,6 +436,45 @@ def cosine_top(qv: list[float], mvs: list[list[float]], k: int) -> list[int]:
     return [int(i) for i in np.argsort(-sims, kind="stable")[:k]]
 
 
+class Bm25Messages:
+    """The messages of one conversation ranked by BM25 (bm25s, English stop
+    words, Snowball stemming: the settings of the in-process index)."""
+
+    def __init__(self, texts: list[str]) -> None:
+        import bm25s
+        import Stemmer
+
+        self._stemmer = Stemmer.Stemmer("english")
+        self._tok = lambda ts: bm25s.tokenize(ts, stopwords="en", stemmer=self._stemmer,
+                                              return_ids=False, show_progress=False)
+        self.n = len(texts)
+        self.bm25 = bm25s.BM25()
+        self.bm25.index(self._tok(texts), show_progress=False)
+
+    def top(self, question: str, k: int) -> list[int]:
+        query = self._tok([question])
+        if not query[0]:
+            return []
+        docs, scores = self.bm25.retrieve(query, k=min(k, self.n), show_progress=False,
+                                          n_threads=1)
+        return [int(d) for d, sc in zip(docs[0], scores[0], strict=True) if float(sc) > 0]
+
+
+def within(conv: Conv, ranked: list[int], budget: int) -> list[int]:
+    """The best-ranked messages whose rendered lines fit in ``budget`` tokens
+    (the baseline at the same context size as ours)."""
+    out: list[int] = []
+    used = 0
+    for i in ranked:
+        m = conv.messages[i]
+        cost = tokens(f"[{m['reference_time']}] {m['text']}") + 1
+        if used + cost > budget:
+            break
+        out.append(i)
+        used += cost
+    return out
+
+
 def score_text(conv: Conv, q: dict[str, Any], picked: list[int]) -> dict[str, Any]:
     gold = [conv.facts[g["fact"]] for g in q["gold"]]
     chosen = set(picked)
@@ -469,11 +509,11 @@ def table(rows: list[dict[str, Any]]) -> str:
     ]
     groups.append(("overall", rows))
     out = [
-        "                    |------------- gligabao query context -------------|"
-        " full history |---------- top-10 messages ----------|",
-        f"{'category':<13}{'n':>5} |{'recall':>8}{'precis.':>8}{'tokens':>8}{'edges':>7}"
-        f"{'empty':>7}{'leak':>7} |{'tokens':>13} |{'recall':>8}{'precis.':>8}{'tokens':>8}"
-        f"{'stale':>7}  |",
+        "                    |----------------- gligabao query context -----------------|"
+        " full history |---------- top-10 messages ----------| same tokens as ours  |",
+        f"{'category':<13}{'n':>5} |{'recall':>8}{'precis.':>8}{'tokens':>8}{'share':>7}"
+        f"{'edges':>7}{'empty':>7}{'leak':>7} |{'tokens':>13} |{'recall':>8}{'precis.':>8}"
+        f"{'tokens':>8}{'stale':>7}  |{'cosine':>9}{'bm25':>9}   |",
     ]
     for name, rs in groups:
         if not rs:
@@ -485,6 +525,7 @@ def table(rows: list[dict[str, Any]]) -> str:
             f"{fmt(mean([x['recall'] for x in g if x['recall'] is not None]))}"
             f"{fmt(mean([x['precision'] for x in g if x['precision'] is not None]))}"
             f"{mean([x['tokens'] for x in g]) or 0:>8.0f}"
+            f"{fmt(mean([x['tokens'] / r['full_history_tokens'] for x, r in zip(g, rs, strict=True)]), True, 7)}"
             f"{mean([x['edges'] for x in g]) or 0:>7.1f}"
             f"{fmt(mean([float(x['empty']) for x in g]), True, 7)}"
             f"{fmt(mean([float(bool(x['leaked'])) for x in g]), True, 7)} |"
@@ -493,6 +534,8 @@ def table(rows: list[dict[str, Any]]) -> str:
             f"{fmt(mean([x['precision'] for x in t if x['precision'] is not None]))}"
             f"{mean([x['tokens'] for x in t]) or 0:>8.0f}"
             f"{fmt(mean([float(x['leaked']) for x in t]), True, 7)}  |"
+            f"{fmt(mean([r['cos_eq']['recall'] for r in rs if r['cos_eq']['recall'] is not None]), width=9)}"
+            f"{fmt(mean([r['bm25_eq']['recall'] for r in rs if r['bm25_eq']['recall'] is not None]), width=9)}   |"
         )
     return "\n".join(out)
 
@@ -573,11 +616,17 @@ def evaluate(raws: list[dict[str, Any]], k: int, supersede: bool = True) -> dict
             for conv in convs.values():
                 history = "\n".join(f"[{m['reference_time']}] {m['text']}" for m in conv.messages)
                 mvecs = rec.get([m["text"] for m in conv.messages], "document")
+                bm25 = Bm25Messages([m["text"] for m in conv.messages])
+                n = len(conv.messages)
                 for q in conv.raw["questions"]:
                     row = next(rows)
                     qv = rec.get([q["question"]], "query")[0]
                     row["full_history_tokens"] = tokens(history + "\n" + q["question"])
                     row["topk"] = score_text(conv, q, cosine_top(qv, mvecs, k))
+                    # Question and time lines of ours are not message text.
+                    ours = max(0, row["graph"]["tokens"] - tokens(q["question"]))
+                    row["cos_eq"] = score_text(conv, q, within(conv, cosine_top(qv, mvecs, n), ours))
+                    row["bm25_eq"] = score_text(conv, q, within(conv, bm25.top(q["question"], n), ours))
                 _, body, _ = http(base, "GET", f"/v1/gb/datasets?user_id={conv.user}")
                 out["datasets"][conv.id] = next(d for d in body["datasets"] if d["name"] == "main")
             out["embedded"], out["embed_s"] = rec.inputs, rec.seconds
@@ -611,12 +660,15 @@ def main() -> int:
     parser.add_argument("--no-invalidate", action="store_true",
                         help="the fake never supersedes: a check that the leak column sees "
                              "stale facts")
+    parser.add_argument("--corpus", choices=("short", "long"), default="short",
+                        help="corpus.json (31-35 messages a conversation) or corpus_long.json "
+                             "(317-359, about ten months)")
     parser.add_argument("--out", type=Path, default=HERE / "out" / "results.json",
                         help="per-question results (JSON)")
     args = parser.parse_args()
     started = time.perf_counter()
 
-    corpus = json.loads(CORPUS.read_text())
+    corpus = json.loads((CORPUS if args.corpus == "short" else CORPUS_LONG).read_text())
     raws = corpus["conversations"][: args.conversations or None]
     convs = {c["id"]: Conv.load(c) for c in raws}
     say(f"{len(raws)} conversations, {sum(len(c['messages']) for c in raws)} messages, "
