@@ -99,14 +99,15 @@ class Retriever:
         self.settings = settings
         self.nearby = nearby  # geo: the nearby search, when the server has geo on
 
-    def _session_text(self, key: DatasetKey, inp: QueryInput) -> str:
-        """The question, after the session's last messages when there are."""
+    def _session_said(self, key: DatasetKey, inp: QueryInput) -> list[str]:
+        """The session's last messages, oldest first (their ends): what "what
+        about her?" refers to. The newest artifacts of the dataset are read,
+        so a session quiet for a while behind others has none."""
         if inp.session_id is None:
-            return inp.query
+            return []
         recent = self.graph.recent_artifacts(key, SESSION_LOOKBACK)
         last = [a for a in recent if a.session_id == inp.session_id and a.parent_id is None]
-        said = [a.text[-SESSION_CHARS:] for a in reversed(last[:SESSION_MESSAGES])]
-        return "\n".join([*said, inp.query])
+        return [a.text[-SESSION_CHARS:] for a in reversed(last[:SESSION_MESSAGES])]
 
     def retrieve(self, key: DatasetKey, inp: QueryInput, meter: Meter) -> Context:
         call = meter.call
@@ -117,8 +118,8 @@ class Retriever:
             c["seeds"] = len(kw)
 
         with call.step("search_vectors") as c:
-            text = self._session_text(key, inp)
-            qvec = meter.embed([text], "query").vectors[0]
+            said = self._session_said(key, inp)
+            qvec = meter.embed(["\n".join([*said, inp.query])], "query").vectors[0]
             t = self.settings.query_threshold
             ent_hits, edge_hits, chunk_hits, sum_hits = self.vectors.search(
                 key,
@@ -129,7 +130,7 @@ class Retriever:
                     SearchRequest("summaries", qvec, SIMILAR_SUMMARIES, t),
                 ],
             )
-            c["session_messages"] = text.count("\n")
+            c["session_messages"] = len(said)
             c["entities"] = len(ent_hits)
             c["edges"] = len(edge_hits)
             c["chunks"] = len(chunk_hits)
