@@ -30,11 +30,25 @@ from ..config import Settings
 from ..graph.port import GraphStore
 from ..models import Artifact, DatasetKey, Edge
 from ..records.meter import Meter
-from ..text import estimate_tokens, index_terms, query_terms
+from ..text import estimate_tokens, query_terms
 from ..vectors.port import Hit, SearchRequest, VectorIndex
 from .context import Context, Passage, Scored, fill
 from .keywords import keyword_scores
 from .options import StageOptions
+from .scoring import (
+    HOP1,
+    HOP2,
+    PASSAGE_DECAY,
+    W_ENTITY_SIM,
+    W_KEYWORD,
+    W_PASSAGE,
+    W_PROVENANCE,
+    W_RECENCY,
+    W_SEED_LINE,
+    W_SOURCE,
+    fact_score,
+    stem,
+)
 
 __all__ = ["Context", "Passage", "QueryInput", "Retriever"]
 
@@ -52,20 +66,6 @@ PROVENANCE_FROM = 10  # best facts whose source text may join as a passage
 SESSION_MESSAGES = 2  # the session's last messages embedded with the question
 SESSION_LOOKBACK = 20  # newest artifacts read to find them
 SESSION_CHARS = 1000  # of each message, its end
-
-# Weights of the score (see the README for the figures behind them).
-W_KEYWORD = 0.1  # per keyword point (+5 whole name, +3 a name term, +1 description)
-W_ENTITY_SIM = 1.0  # times the entity's cosine to the question
-HOP1 = 1.0  # a fact touching a seed: times the seed's strength
-HOP2 = 0.4  # a fact two hops away
-W_EDGE_SIM = 1.5  # times the fact's cosine to the question
-W_LEXICAL = 1.0  # times the share of the question's terms the fact holds
-W_RECENCY = 0.2  # newest fact of the pool; oldest 0
-W_PROVENANCE = 0.5  # a fact stated in a matched passage
-W_PASSAGE = 1.5  # best passage; decays with its rank
-PASSAGE_DECAY = 0.25
-W_SOURCE = 0.5  # the source text of a fact: times the fact's score
-W_SEED_LINE = 0.5  # a seed's own line: times its strength
 
 
 @dataclass
@@ -158,12 +158,26 @@ class Retriever:
             seeds = sorted(strength, key=lambda i: (-strength[i], i))
             around = self.graph.live_edges_around(key, seeds, EDGE_CAP) if seeds else []
             hop1 = {e.id: e for e in around}
-            # Two hops: the edges of the neighbours the best one-hop facts lead to.
+            # Two hops: the other ends of the best one-hop facts (scored on
+            # their own words; names are not read yet) lead on.
+            question = {stem(t) for t in terms}
+            one_hop = {
+                e.id: fact_score(
+                    e,
+                    HOP1 * self._via(e, strength),
+                    edge_sim.get(e.id, 0.0),
+                    question,
+                    f"{e.relation} {e.description}",
+                )
+                for e in around
+            }
             neighbours: dict[int, float] = {}
-            for e in sorted(around, key=lambda e: -self._via(e, strength)):
+            for eid in sorted(one_hop, key=lambda i: (-one_hop[i], -i)):
+                e = hop1[eid]
                 for end in (e.source_id, e.target_id):
-                    if end not in strength and len(neighbours) < HOP2_FROM:
-                        neighbours.setdefault(end, self._via(e, strength))
+                    fresh = end not in strength and end not in neighbours
+                    if fresh and len(neighbours) < HOP2_FROM:
+                        neighbours[end] = one_hop[eid]
             hop2 = [
                 e
                 for e in self.graph.live_edges_around(key, list(neighbours), HOP2_CAP)
@@ -206,7 +220,6 @@ class Retriever:
             c["matched"] = len(rows)
 
         with call.step("score") as c:
-            words = set(terms)
             age = {eid: n for n, eid in enumerate(sorted(pool), start=1)}
             near = {e.id for e in near_edges}
             two_hops = {e.id for e in hop2}
@@ -219,10 +232,9 @@ class Retriever:
                     graph_score = HOP2 * via
                 else:
                     graph_score = 0.0
-                line = f"{entities[e.source_id].name} {e.relation} {e.description} "
-                line += entities[e.target_id].name
-                shared = len(index_terms(line) & words) / len(words) if words else 0.0
-                s = graph_score + W_EDGE_SIM * edge_sim.get(e.id, 0.0) + W_LEXICAL * shared
+                src, dst = entities[e.source_id].name, entities[e.target_id].name
+                line = f"{src} {e.relation} {e.description} {dst}"
+                s = fact_score(e, graph_score, edge_sim.get(e.id, 0.0), question, line)
                 s += W_RECENCY * age[e.id] / len(age)
                 if e.artifact_id in matched_texts:
                     s += W_PROVENANCE
