@@ -22,15 +22,17 @@ of the passages.
 
 from __future__ import annotations
 
+import math
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
 from .. import clock
 from ..config import Settings
 from ..graph.port import GraphStore
-from ..models import Artifact, DatasetKey, Edge
+from ..models import Artifact, DatasetKey, Edge, Entity
 from ..records.meter import Meter
-from ..text import estimate_tokens, query_terms
+from ..text import estimate_tokens, index_terms, query_terms
 from ..vectors.port import Hit, SearchRequest, VectorIndex
 from .context import Context, Passage, Scored, fill
 from .keywords import keyword_scores
@@ -62,6 +64,7 @@ FALLBACK_SEEDS = 25
 EDGE_CAP = 100  # one hop
 HOP2_FROM = 5  # one-hop neighbours whose edges are read (two hops)
 HOP2_CAP = 50
+HUB_DEGREE = 5  # a seed with more facts than this passes less to each
 PROVENANCE_FROM = 10  # best facts whose source text may join as a passage
 SESSION_MESSAGES = 2  # the session's last messages embedded with the question
 SESSION_LOOKBACK = 20  # newest artifacts read to find them
@@ -88,6 +91,23 @@ def _passage_rank(chunk_hits: list[Hit], summary_hits: list[Hit]) -> dict[int, t
         best, by_text = out.get(h.id, (rank, False))
         out[h.id] = (min(best, rank), by_text)
     return out
+
+
+def reach(e: Edge, strength: dict[int, float], degree: Counter[int]) -> float:
+    """What a fact gets from its ends: the stronger end's strength, damped
+    for a hub (a seed with many facts passes less to each, as in a random
+    walk from the seeds)."""
+    best = 0.0
+    for end in (e.source_id, e.target_id):
+        d = degree.get(end, 0)
+        damp = min(1.0, math.sqrt(HUB_DEGREE / d)) if d else 1.0
+        best = max(best, strength.get(end, 0.0) * damp)
+    return best
+
+
+def name_terms(entities: dict[int, Entity], i: int) -> set[str]:
+    e = entities.get(i)
+    return index_terms(e.name) if e is not None else set()
 
 
 class Retriever:
@@ -158,31 +178,40 @@ class Retriever:
             seeds = sorted(strength, key=lambda i: (-strength[i], i))
             around = self.graph.live_edges_around(key, seeds, EDGE_CAP) if seeds else []
             hop1 = {e.id: e for e in around}
-            # Two hops: the other ends of the best one-hop facts (scored on
-            # their own words; names are not read yet) lead on.
-            question = {stem(t) for t in terms}
+            # The question's words that say more than a seed's name: "Dana"
+            # is in every fact around Dana, "brother" picks one of them.
+            named = {stem(t) for i in kw if kw[i] >= 3 for t in name_terms(seed_entities, i)}
+            question = {stem(t) for t in terms} - named
+            degree = Counter(end for e in around for end in {e.source_id, e.target_id})
+            # Two hops: the best one-hop facts (scored on their own words, the
+            # names are not read yet) lend the entity they lead to a share of
+            # their score; the best five such entities that are not seeds
+            # have their edges read.
             one_hop = {
                 e.id: fact_score(
                     e,
-                    HOP1 * self._via(e, strength),
+                    HOP1 * reach(e, strength, degree),
                     edge_sim.get(e.id, 0.0),
                     question,
                     f"{e.relation} {e.description}",
                 )
                 for e in around
             }
-            neighbours: dict[int, float] = {}
-            for eid in sorted(one_hop, key=lambda i: (-one_hop[i], -i)):
-                e = hop1[eid]
-                for end in (e.source_id, e.target_id):
-                    fresh = end not in strength and end not in neighbours
-                    if fresh and len(neighbours) < HOP2_FROM:
-                        neighbours[end] = one_hop[eid]
+            led: dict[int, float] = {}
+            for e in around:
+                a, b = e.source_id, e.target_id
+                far = b if strength.get(a, 0.0) >= strength.get(b, 0.0) else a
+                led[far] = max(led.get(far, 0.0), HOP2 * one_hop[e.id])
+            ahead = sorted((n for n in led if n not in strength), key=lambda n: (-led[n], -n))
+            neighbours = ahead[:HOP2_FROM]
             hop2 = [
                 e
-                for e in self.graph.live_edges_around(key, list(neighbours), HOP2_CAP)
+                for e in self.graph.live_edges_around(key, neighbours, HOP2_CAP)
                 if e.id not in hop1
             ]
+            # What an entity passes to its facts: its own strength as a seed,
+            # or what the facts leading to it lent it, whichever is more.
+            led = {n: max(strength.get(n, 0.0), led.get(n, 0.0)) for n in {*strength, *led}}
             c["seeds"] = len(seeds)
             c["fallback"] = int(fallback)
             c["edges"] = len(hop1)
@@ -221,17 +250,9 @@ class Retriever:
 
         with call.step("score") as c:
             age = {eid: n for n, eid in enumerate(sorted(pool), start=1)}
-            near = {e.id for e in near_edges}
-            two_hops = {e.id for e in hop2}
             scored_edges: dict[int, float] = {}
             for e in pool.values():
-                if e.id in hop1 or e.id in near:
-                    graph_score = HOP1 * self._via(e, strength)
-                elif e.id in two_hops:
-                    via = max(neighbours.get(e.source_id, 0.0), neighbours.get(e.target_id, 0.0))
-                    graph_score = HOP2 * via
-                else:
-                    graph_score = 0.0
+                graph_score = HOP1 * reach(e, led, degree)
                 src, dst = entities[e.source_id].name, entities[e.target_id].name
                 line = f"{src} {e.relation} {e.description} {dst}"
                 s = fact_score(e, graph_score, edge_sim.get(e.id, 0.0), question, line)
@@ -242,9 +263,9 @@ class Retriever:
             best_facts = sorted(scored_edges, key=lambda i: -scored_edges[i])[:PROVENANCE_FROM]
             sources: dict[int, float] = {}
             for i in best_facts:
-                a = pool[i].artifact_id
-                if a is not None and a not in rows:
-                    sources[a] = max(sources.get(a, 0.0), W_SOURCE * scored_edges[i])
+                aid = pool[i].artifact_id
+                if aid is not None and aid not in rows:
+                    sources[aid] = max(sources.get(aid, 0.0), W_SOURCE * scored_edges[i])
             if sources:
                 rows.update(self.graph.get_artifacts(key, list(sources)))
             candidates = [Scored(s, edge=pool[i]) for i, s in scored_edges.items()]
@@ -266,10 +287,6 @@ class Retriever:
             c["passages"] = len(ctx.passages)
             c["left_out"] = ctx.left_out
         return ctx
-
-    @staticmethod
-    def _via(e: Edge, strength: dict[int, float]) -> float:
-        return max(strength.get(e.source_id, 0.0), strength.get(e.target_id, 0.0))
 
     def _is_passage(self, a: Artifact) -> bool:
         # A chunk, or a text short enough not to have been chunked.
