@@ -540,10 +540,33 @@ def table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(out)
 
 
+def budget_table(rows: list[dict[str, Any]], budget: int) -> str:
+    """Ours under one more budget, next to the baselines at the same tokens."""
+    out = [f"{'category':<13}{'n':>5} |{'recall':>8}{'tokens':>8}{'share':>7}{'leak':>7} |"
+           f"{'cosine':>9}{'bm25':>9}   (same tokens)"]
+    groups = [(c, [r for r in rows if r["category"] == c]) for c in CATEGORIES]
+    for name, rs in [*groups, ("overall", rows)]:
+        if not rs:
+            continue
+        subs = [r["budgets"][budget] for r in rs]
+        g = [x["graph"] for x in subs]
+        out.append(
+            f"{name:<13}{len(rs):>5} |"
+            f"{fmt(mean([x['recall'] for x in g if x['recall'] is not None]))}"
+            f"{mean([x['tokens'] for x in g]) or 0:>8.0f}"
+            f"{fmt(mean([x['tokens'] / r['full_history_tokens'] for x, r in zip(g, rs, strict=True)]), True, 7)}"
+            f"{fmt(mean([float(bool(x['leaked'])) for x in g]), True, 7)} |"
+            f"{fmt(mean([x['cos_eq']['recall'] for x in subs if x['cos_eq']['recall'] is not None]), width=9)}"
+            f"{fmt(mean([x['bm25_eq']['recall'] for x in subs if x['bm25_eq']['recall'] is not None]), width=9)}"
+        )
+    return "\n".join(out)
+
+
 # ------------------------------------------------------------------- main
 
 
-def evaluate(raws: list[dict[str, Any]], k: int, supersede: bool = True) -> dict[str, Any]:
+def evaluate(raws: list[dict[str, Any]], k: int, supersede: bool = True,
+             budgets: tuple[int, ...] = ()) -> dict[str, Any]:
     """Remember and ask the given conversations on a fresh local stack (one
     per process); returns the scored rows and the counters."""
     convs = {c["id"]: Conv.load(c) for c in raws}
@@ -607,7 +630,18 @@ def evaluate(raws: list[dict[str, Any]], k: int, supersede: bool = True) -> dict
                         "seeds": steps.get("expand", {}).get("seeds"),
                         "similar": {k: steps.get("search_vectors", {}).get(k)
                                     for k in ("entities", "edges")},
+                        "budgets": {},
                     })
+                    # The same question under smaller budgets (max_context_tokens).
+                    for b in budgets:
+                        h.last_context = None
+                        status, body, _ = http(base, "POST", "/v1/gb/query", {
+                            "user_id": conv.user, "query": q["question"],
+                            "max_context_tokens": b})
+                        if status != 200:
+                            raise SystemExit(f"query {q['id']} at {b}: {status} {body}")
+                        out["rows"][-1]["budgets"][b] = {
+                            "graph": score_graph(conv, q, parse_context(h.last_context))}
                 say(f"  asked {conv.id} ({len(conv.raw['questions'])} questions)")
             out["query_s"] = time.perf_counter() - t1
 
@@ -627,6 +661,10 @@ def evaluate(raws: list[dict[str, Any]], k: int, supersede: bool = True) -> dict
                     ours = max(0, row["graph"]["tokens"] - tokens(q["question"]))
                     row["cos_eq"] = score_text(conv, q, within(conv, cosine_top(qv, mvecs, n), ours))
                     row["bm25_eq"] = score_text(conv, q, within(conv, bm25.top(q["question"], n), ours))
+                    for sub in row["budgets"].values():
+                        ours = max(0, sub["graph"]["tokens"] - tokens(q["question"]))
+                        sub["cos_eq"] = score_text(conv, q, within(conv, cosine_top(qv, mvecs, n), ours))
+                        sub["bm25_eq"] = score_text(conv, q, within(conv, bm25.top(q["question"], n), ours))
                 _, body, _ = http(base, "GET", f"/v1/gb/datasets?user_id={conv.user}")
                 out["datasets"][conv.id] = next(d for d in body["datasets"] if d["name"] == "main")
             out["embedded"], out["embed_s"] = rec.inputs, rec.seconds
@@ -660,6 +698,9 @@ def main() -> int:
     parser.add_argument("--no-invalidate", action="store_true",
                         help="the fake never supersedes: a check that the leak column sees "
                              "stale facts")
+    parser.add_argument("--max-context-tokens", default="",
+                        help="comma-separated budgets: each question is also asked with "
+                             "max_context_tokens set to each (one more table each)")
     parser.add_argument("--corpus", choices=("short", "long"), default="short",
                         help="corpus.json (31-35 messages a conversation) or corpus_long.json "
                              "(317-359, about ten months)")
@@ -667,6 +708,7 @@ def main() -> int:
                         help="per-question results (JSON)")
     args = parser.parse_args()
     started = time.perf_counter()
+    budgets = tuple(int(b) for b in args.max_context_tokens.split(",") if b)
 
     corpus = json.loads((CORPUS if args.corpus == "short" else CORPUS_LONG).read_text())
     raws = corpus["conversations"][: args.conversations or None]
@@ -676,7 +718,7 @@ def main() -> int:
     jobs = max(1, min(args.jobs, len(raws)))
     shares = [raws[i::jobs] for i in range(jobs)]
     if jobs == 1:
-        parts = [evaluate(raws, args.k, not args.no_invalidate)]
+        parts = [evaluate(raws, args.k, not args.no_invalidate, budgets)]
     else:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
@@ -684,7 +726,7 @@ def main() -> int:
         ctx = multiprocessing.get_context("spawn")  # a clean interpreter per stack
         with ProcessPoolExecutor(jobs, mp_context=ctx) as pool:
             parts = list(pool.map(evaluate, shares, [args.k] * jobs,
-                                  [not args.no_invalidate] * jobs))
+                                  [not args.no_invalidate] * jobs, [budgets] * jobs))
     res = merge(parts)
     order = {q["id"]: i for i, q in enumerate(q for c in raws for q in c["questions"])}
     rows = sorted(res["rows"], key=lambda r: order[r["id"]])
@@ -693,6 +735,9 @@ def main() -> int:
     print()
     print(res["config"])
     print(table(rows))
+    for b in budgets:
+        print(f"\nwith max_context_tokens={b}:")
+        print(budget_table(rows, b))
     gold_ents = sum(len({e["key"] for m in c.messages for e in m["extraction"]["entities"]})
                     for c in convs.values())
     gold_facts = sum(len(c.facts) for c in convs.values())
