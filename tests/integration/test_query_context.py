@@ -107,24 +107,24 @@ def test_one_hop_before_two_hops(gb: Harness) -> None:
 
 
 def test_two_hops_are_bounded(gb: Harness) -> None:
-    """The edges of at most 5 one-hop neighbours are read."""
+    """The edges of at most 8 one-hop neighbours are read."""
     g = GraphBuilder(gb)
     hub = g.entity("Zorro", "person")  # 1
-    firsts = [g.entity(f"First {i}") for i in range(8)]  # 2..9
+    firsts = [g.entity(f"First {i}") for i in range(10)]  # 2..11
     for f in firsts:
-        g.edge(hub, f, "knows")  # 501..508
+        g.edge(hub, f, "knows")  # 501..510
     for i, f in enumerate(firsts):
-        g.edge(f, g.entity(f"Second {i}"), "knows")  # 509..516 (entities 10..17)
+        g.edge(f, g.entity(f"Second {i}"), "knows")  # 511..520 (entities 12..21)
     g.save()
     r = gb.client.post("/v1/gb/query", {"user_id": "u1", "query": ask(gb, "Zorro?")})
     assert r.status == 200
-    two_hop = [i for i in edge_ids(prompt(gb)) if i >= 509]
-    assert len(two_hop) == 5
+    two_hop = [i for i in edge_ids(prompt(gb)) if i >= 511]
+    assert len(two_hop) == 8
     steps = {
         s["name"]: s.get("counts", s)
         for s in gb.client.get(f"/v1/gb/calls/{r.call_id}?user_id=u1").body["steps"]
     }
-    assert steps["expand"]["two_hop_edges"] == 5
+    assert steps["expand"]["two_hop_edges"] == 8
 
 
 def test_a_fact_brings_the_text_it_was_stated_in(gb: Harness) -> None:

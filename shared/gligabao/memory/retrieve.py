@@ -16,8 +16,8 @@ last messages, one keyword query per term (at most 12), one batch read of the
 names the question holds whole (and one of their entities), one embeddings
 request, one vector search round trip, one batch read of the similar facts and
 of the seeds, one or two edge queries per seed (at most 35 seeds) and per
-two-hop neighbour (at most ``HOP2_FROM``), one batch read of the entities, one
-of the passages.
+two-hop neighbour (at most ``HOP2_FROM``), one batch read of the entities, two
+of the passages (the matched ones, then the texts the best facts came from).
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ SIMILAR_PASSAGES = 10
 SIMILAR_SUMMARIES = 5
 FALLBACK_SEEDS = 25
 EDGE_CAP = 100  # one hop
-HOP2_FROM = 5  # one-hop neighbours whose edges are read (two hops)
+HOP2_FROM = 8  # one-hop neighbours whose edges are read (two hops)
 HOP2_CAP = 50
 HUB_DEGREE = 5  # a seed with more facts than this passes less to each
 PROVENANCE_FROM = 10  # best facts whose source text may join as a passage
@@ -185,8 +185,8 @@ class Retriever:
             degree = Counter(end for e in around for end in {e.source_id, e.target_id})
             # Two hops: the best one-hop facts (scored on their own words, the
             # names are not read yet) lend the entity they lead to a share of
-            # their score; the best five such entities that are not seeds
-            # have their edges read.
+            # their score; the best such entities that are not seeds
+            # have their edges read (at most HOP2_FROM).
             one_hop = {
                 e.id: fact_score(
                     e,
