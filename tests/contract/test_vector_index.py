@@ -222,6 +222,12 @@ def test_hybrid_search_fuses_lexical_and_vector_ranks(index: VectorIndex) -> Non
     # A vector of another dimension matches nothing, the words still do.
     [words] = index.search(key, [SearchRequest("chunks", [1.0], 3, 0.5, text="beagle")])
     assert ids(words) == [2]
+    # Texts without a single searchable term (stop words, one letter): the
+    # vector ranking alone.
+    bare = new_key()
+    index.upsert(bare, "chunks", [VectorItem(1, e(0), text="the a"), VectorItem(2, e(1), text="")])
+    [only] = index.search(bare, [SearchRequest("chunks", e(0), 3, 0.5, text="the thing")])
+    assert ids(only) == [1]
 
 
 def test_tenants_never_see_each_other(index: VectorIndex) -> None:

@@ -47,10 +47,15 @@ class _Table:
             return []
         if self._bm25 is None:
             ids = list(self.texts)
-            retriever = bm25s.BM25()
-            retriever.index(_tokens([self.texts[i] for i in ids]), show_progress=False)
+            corpus = _tokens([self.texts[i] for i in ids])
+            retriever = None
+            if any(corpus):  # bm25s cannot index a corpus without a single term
+                retriever = bm25s.BM25()
+                retriever.index(corpus, show_progress=False)
             self._bm25 = (ids, retriever)
         ids, retriever = self._bm25
+        if retriever is None:
+            return []
         query = _tokens([text])
         if not query[0]:
             return []
