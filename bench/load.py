@@ -132,6 +132,8 @@ def start() -> Env:
         "GB_REQUIRE_AUTH",
         "GB_GEO",
         "GB_EMBEDDER",
+        "GB_EMBEDDING_PROVIDER",
+        "GB_LLM_PROVIDER",
         "GB_EMBEDDING_MODEL",
     ):
         os.environ.pop(name, None)

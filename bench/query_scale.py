@@ -53,7 +53,6 @@ from __future__ import annotations
 
 import argparse
 import bisect
-import hashlib
 import logging
 import random
 import re
@@ -66,6 +65,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from query_scale_vectors import near, vec_of
 
 from gligabao.ai.port import Embeddings, EmbedKind, LLMReply, LLMRequest
 from gligabao.config import Settings
@@ -112,21 +112,6 @@ PLACE_B = (
 ).split()
 TOPICS = "chess sailing jazz painting robotics cycling poetry gardening climbing astronomy".split()
 ROLES = "engineer designer doctor teacher lawyer chef analyst nurse writer manager".split()
-
-
-def vec_of(text: str, dim: int) -> np.ndarray:
-    seed = int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big")
-    v = np.random.default_rng(seed).standard_normal(dim).astype(np.float32)
-    return v / np.linalg.norm(v)
-
-
-def near(target: np.ndarray, label: str, sim: float) -> np.ndarray:
-    """A unit vector at cosine ``sim`` from the unit vector ``target``."""
-    u = vec_of("noise:" + label, target.shape[0])
-    u = u - float(u @ target) * target
-    u /= np.linalg.norm(u)
-    out: np.ndarray = sim * target + np.sqrt(1 - sim * sim) * u
-    return out
 
 
 # --- in-process fakes of the ports --------------------------------------------------

@@ -53,7 +53,8 @@ step "sam validate --lint" "$SAM" validate --lint --template-file template.yaml
 if [[ $BUILD == 1 ]]; then
     step "sam build" "$SAM" build --template-file template.yaml
 fi
-step "pytest tests/infra" "$VENV_PY" -m pytest -q tests/infra
+# The checkout's code, not whatever gligabao the venv has installed.
+step "pytest tests/infra" env PYTHONPATH="$ROOT/shared" "$VENV_PY" -m pytest -q tests/infra
 
 echo
 echo "step                          time"

@@ -39,7 +39,7 @@ OUT = Path(__file__).with_name("corpus.json")
 OUT_LONG = Path(__file__).with_name("corpus_long.json")
 NOISE_PER_MESSAGE = (6, 12)  # --long: messages without a fact before each message
 GAP_FACTOR_LONG = 5  # --long: sessions this many times further apart
-CATEGORIES = ("single", "multi_hop", "temporal", "changed", "alias", "unanswerable")
+CATEGORIES = ("single", "multi_hop", "temporal", "changed", "past", "alias", "unanswerable")
 
 # ------------------------------------------------------------------ pools
 PROTAGONISTS = [
@@ -348,12 +348,33 @@ class Conversation:
 
     # -- questions
     def ask(self, category: str, question: str, needs: list[str], *,
-            superseded: list[str] | None = None, tags: list[str] | None = None) -> None:
+            superseded: list[str] | None = None, tags: list[str] | None = None,
+            as_of: datetime | None = None) -> None:
+        """``as_of``: the question is asked about that instant (query's
+        ``as_of``); its needs held then, superseded since or not, and
+        ``superseded`` lists the facts that did not hold then."""
         assert category in CATEGORIES
         for fid in needs:
-            assert self.facts[fid].superseded_by is None, (question, fid)
-        self.questions.append({"category": category, "question": question, "needs": needs,
-                               "superseded": superseded or [], "tags": tags or []})
+            f = self.facts[fid]
+            if as_of is None:
+                assert f.superseded_by is None, (question, fid)
+            else:
+                assert f.valid_at <= iso(as_of) < (f.invalid_at or "~"), (question, fid)
+        q: dict[str, Any] = {"category": category, "question": question, "needs": needs,
+                             "superseded": superseded or [], "tags": tags or []}
+        if as_of is not None:
+            q["as_of"] = iso(as_of)
+        self.questions.append(q)
+
+    def between(self, old: str, new: str) -> datetime:
+        """Noon of the day halfway between the starts of two facts."""
+        a = datetime.fromisoformat(self.facts[old].valid_at.replace("Z", "+00:00"))
+        b = datetime.fromisoformat(self.facts[new].valid_at.replace("Z", "+00:00"))
+        return day(a + (b - a) / 2) + timedelta(hours=12)
+
+    def after(self, fid: str, days: int = 3) -> datetime:
+        start = datetime.fromisoformat(self.facts[fid].valid_at.replace("Z", "+00:00"))
+        return day(start) + timedelta(days=days, hours=12)
 
     def name(self, key: str) -> str:
         return self.entities[key].name
@@ -876,6 +897,29 @@ def build(n: int, rng: random.Random, long: bool = False) -> Conversation:
         assert f_engaged
         c.ask("changed", f"What is the current relationship status of {P} and {Pa}?",
               [f_engaged], superseded=[f_partner])
+
+    # the past: questions about a date (query's as_of), before and after a change
+    def on(t: datetime) -> str:
+        return f"{t:%B} {t.day}, {t.year}"
+
+    t = c.between(f_works, f_new_works)
+    c.ask("past", f"Where did {P} work on {on(t)}?", [f_works], superseded=[f_new_works],
+          as_of=t, tags=[f"job_{job_style}"])
+    t = c.after(f_new_works)
+    c.ask("past", f"Who was {P}'s employer on {on(t)}?", [f_new_works], superseded=[f_works],
+          as_of=t, tags=[f"job_{job_style}"])
+    t = c.between(f_friend_work, f_friend_work2)
+    c.ask("past", f"Where was {F} working on {on(t)}?", [f_friend_work],
+          superseded=[f_friend_work2], as_of=t, tags=["nickname"])
+    if move_style == "supersede":
+        t = c.between(f_home, f_new_home)
+        c.ask("past", f"Which city did {P} live in on {on(t)}?", [f_home],
+              superseded=[f_new_home], as_of=t)
+    if engaged:
+        assert f_engaged
+        t = c.between(f_partner, f_engaged)
+        c.ask("past", f"What was the relationship of {P} and {Pa} on {on(t)}?", [f_partner],
+              superseded=[f_engaged], as_of=t)
 
     # aliases and paraphrase
     c.ask("alias", f"Where does {F} live?", [f_friend_city], tags=["nickname"])

@@ -70,7 +70,7 @@ from fakes.anthropic_server import FakeAnthropic  # noqa: E402
 CORPUS = HERE / "corpus.json"
 CORPUS_LONG = HERE / "corpus_long.json"
 STDOUT = sys.stdout
-CATEGORIES = ("single", "multi_hop", "temporal", "changed", "alias", "unanswerable")
+CATEGORIES = ("single", "multi_hop", "temporal", "changed", "past", "alias", "unanswerable")
 PLACEHOLDER = {"answer": "(evaluation: not answered)", "entities": [], "edges": [], "passages": []}
 
 EDGE_LINE = re.compile(
@@ -288,6 +288,7 @@ def local_stack(fake: FakeAnthropic) -> Iterator[str]:
         "POWERTOOLS_LOG_LEVEL": "WARNING",
     })
     for name in ("OPENAI_API_KEY", "openai_api_key", "OPENAI_BASE_URL", "GB_EMBEDDER",
+                 "GB_EMBEDDING_PROVIDER", "GB_LLM_PROVIDER",
                  "GB_EMBEDDING_MODEL", "GB_EMBEDDING_DIMENSION", "GB_OPENSEARCH_URL",
                  "GB_DYNAMODB_ENDPOINT", "GB_GEO"):
         os.environ.pop(name, None)
@@ -390,6 +391,9 @@ def parse_context(text: str | None) -> Ctx:
 
 def score_graph(conv: Conv, q: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
     gold = {g["fact"] for g in q["gold"]}
+    # A question about a date (as_of): what did not hold then is stale, and a
+    # superseded fact that held then is what it needs.
+    stale = {s["fact"] for s in q["superseded"]} if q.get("as_of") else None
     hit: set[str] = set()
     wrong_time: list[str] = []
     leaked: list[str] = []
@@ -398,7 +402,7 @@ def score_graph(conv: Conv, q: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
         f = conv.fact_for(e["src"], e["rel"], e["tgt"], e["valid_at"])
         if f is None:
             continue
-        if f.superseded_by:
+        if (f.id in stale) if stale is not None else bool(f.superseded_by):
             leaked.append(f.id)
         if f.id not in gold:
             continue
@@ -478,7 +482,11 @@ def within(conv: Conv, ranked: list[int], budget: int) -> list[int]:
 def score_text(conv: Conv, q: dict[str, Any], picked: list[int]) -> dict[str, Any]:
     gold = [conv.facts[g["fact"]] for g in q["gold"]]
     chosen = set(picked)
-    stale = {i for f in conv.facts.values() if f.superseded_by for i in f.stated_in}
+    stale = (
+        {i for f in q["superseded"] for i in conv.facts[f["fact"]].stated_in}
+        if q.get("as_of")
+        else {i for f in conv.facts.values() if f.superseded_by for i in f.stated_in}
+    )
     useful = {i for f in gold for i in f.stated_in}
     text = "\n".join(f"[{conv.messages[i]['reference_time']}] {conv.messages[i]['text']}"
                      for i in sorted(chosen))
@@ -565,8 +573,10 @@ def budget_table(rows: list[dict[str, Any]], budget: int) -> str:
 # ------------------------------------------------------------------- main
 
 
-def evaluate(raws: list[dict[str, Any]], k: int, supersede: bool = True,
-             budgets: tuple[int, ...] = ()) -> dict[str, Any]:
+def evaluate(
+    raws: list[dict[str, Any]], k: int, supersede: bool = True, as_of: bool = True,
+    budgets: tuple[int, ...] = (),
+) -> dict[str, Any]:
     """Remember and ask the given conversations on a fresh local stack (one
     per process); returns the scored rows and the counters."""
     convs = {c["id"]: Conv.load(c) for c in raws}
@@ -612,8 +622,10 @@ def evaluate(raws: list[dict[str, Any]], k: int, supersede: bool = True,
             for conv in convs.values():
                 for q in conv.raw["questions"]:
                     h.last_context = None
-                    status, body, headers = http(base, "POST", "/v1/gb/query",
-                                                 {"user_id": conv.user, "query": q["question"]})
+                    ask = {"user_id": conv.user, "query": q["question"]}
+                    if as_of and q.get("as_of"):
+                        ask["as_of"] = q["as_of"]
+                    status, body, headers = http(base, "POST", "/v1/gb/query", ask)
                     if status != 200:
                         raise SystemExit(f"query {q['id']}: {status} {body}")
                     call_id = headers.get("X-Gb-Call-Id") or headers.get("x-gb-call-id", "")
@@ -635,9 +647,8 @@ def evaluate(raws: list[dict[str, Any]], k: int, supersede: bool = True,
                     # The same question under smaller budgets (max_context_tokens).
                     for b in budgets:
                         h.last_context = None
-                        status, body, _ = http(base, "POST", "/v1/gb/query", {
-                            "user_id": conv.user, "query": q["question"],
-                            "max_context_tokens": b})
+                        status, body, _ = http(base, "POST", "/v1/gb/query",
+                                               {**ask, "max_context_tokens": b})
                         if status != 200:
                             raise SystemExit(f"query {q['id']} at {b}: {status} {body}")
                         out["rows"][-1]["budgets"][b] = {
@@ -704,6 +715,9 @@ def main() -> int:
     parser.add_argument("--corpus", choices=("short", "long"), default="short",
                         help="corpus.json (31-35 messages a conversation) or corpus_long.json "
                              "(317-359, about ten months)")
+    parser.add_argument("--no-as-of", action="store_true",
+                        help="ask the questions about a date without as_of (a server "
+                             "without it: the before of the past category)")
     parser.add_argument("--out", type=Path, default=HERE / "out" / "results.json",
                         help="per-question results (JSON)")
     args = parser.parse_args()
@@ -718,7 +732,7 @@ def main() -> int:
     jobs = max(1, min(args.jobs, len(raws)))
     shares = [raws[i::jobs] for i in range(jobs)]
     if jobs == 1:
-        parts = [evaluate(raws, args.k, not args.no_invalidate, budgets)]
+        parts = [evaluate(raws, args.k, not args.no_invalidate, not args.no_as_of, budgets)]
     else:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
@@ -726,7 +740,8 @@ def main() -> int:
         ctx = multiprocessing.get_context("spawn")  # a clean interpreter per stack
         with ProcessPoolExecutor(jobs, mp_context=ctx) as pool:
             parts = list(pool.map(evaluate, shares, [args.k] * jobs,
-                                  [not args.no_invalidate] * jobs, [budgets] * jobs))
+                                  [not args.no_invalidate] * jobs, [not args.no_as_of] * jobs,
+                                  [budgets] * jobs))
     res = merge(parts)
     order = {q["id"]: i for i, q in enumerate(q for c in raws for q in c["questions"])}
     rows = sorted(res["rows"], key=lambda r: order[r["id"]])

@@ -3,6 +3,34 @@ use cases can say *what* went wrong without knowing anything about HTTP."""
 
 from __future__ import annotations
 
+# HTTP statuses worth another try later: throttling, overload (Anthropic's
+# 529), server errors.
+TRANSIENT_STATUSES = frozenset({408, 429, 500, 502, 503, 504, 529})
+_TRANSIENT_NAMES = ("Timeout", "ConnectionError", "APIConnectionError", "Throttling")
+
+
+def is_transient(exc: BaseException) -> bool:
+    """True when a failure may pass on its own (a 429, 529 or 5xx from the
+    LLM or embeddings provider, a timeout, a dropped connection): found on
+    the exception or the SDK error it was raised from. A bad request, a
+    refused key or an unusable reply is not."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        status = getattr(seen, "status_code", None)
+        if isinstance(status, int):
+            return status in TRANSIENT_STATUSES
+        response = getattr(seen, "response", None)
+        if isinstance(response, dict):  # botocore ClientError
+            code = str(response.get("Error", {}).get("Code", ""))
+            http = response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+            return "Throttl" in code or (isinstance(http, int) and http in TRANSIENT_STATUSES)
+        if isinstance(seen, TimeoutError | ConnectionError) or any(
+            n in type(seen).__name__ for n in _TRANSIENT_NAMES
+        ):
+            return True
+        seen = seen.__cause__
+    return False
+
 
 class GbError(Exception):
     status = 500
@@ -51,3 +79,16 @@ class NotConfigured(GbError):
     """The LLM a call needs has no credentials."""
 
     status = 503
+
+
+class VectorIndexMissing(GbError):
+    """A vector index a write needs does not exist (the deploy or
+    `gligabao bootstrap` creates it; a write never does)."""
+
+    status = 503
+
+
+class DeadlineExceeded(GbError):
+    """The request's time budget (the Lambda's remaining time) ran out."""
+
+    status = 504

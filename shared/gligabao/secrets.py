@@ -3,7 +3,7 @@ settings read.
 
 On Lambda the keys never sit in the function's environment: template.yaml
 gives the functions the secrets' ARNs in ``GB_ANTHROPIC_SECRET`` and
-``GB_OPENAI_SECRET``. ``load_secrets()`` fetches each named secret once
+``GB_OPENAI_SECRET`` (empty for a provider not in use: Bedrock needs none). ``load_secrets()`` fetches each named secret once
 (Powertools Parameters, cached) and sets ``ANTHROPIC_API_KEY`` /
 ``OPENAI_API_KEY``, before ``config.load_settings()`` reads them. An API key
 already in the environment wins (local runs, tests), so it costs nothing when

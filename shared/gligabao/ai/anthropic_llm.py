@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from ..errors import NotConfigured, UpstreamError
@@ -11,23 +12,36 @@ from .port import LLMReply, LLMRequest
 # the budget so that thinking never eats the room the JSON reply needs.
 THINKING_BUDGETS = {"none": 0, "low": 1024, "medium": 4096, "high": 16384}
 
+# The one tool a structured request offers and forces: its input is the reply.
+REPLY_TOOL = "reply"
+
 
 class AnthropicLLM:
+    """Claude through the Messages API. Subclasses change only the client
+    (BedrockLLM: the same Messages calls, signed with SigV4)."""
+
+    provider = "anthropic"
+
     def __init__(self, api_key: str, *, timeout_s: float = 60.0, max_retries: int = 2) -> None:
         self._api_key = api_key
         self._timeout_s = timeout_s
         self._max_retries = max_retries
         self._client: Any = None
 
-    def _sdk(self) -> Any:
+    def _new_client(self) -> Any:
         if not self._api_key:
-            raise NotConfigured("LLM not configured: ANTHROPIC_API_KEY is not set")
-        if self._client is None:
-            import anthropic  # lazy: keeps the SDK out of the handlers' cold start
-
-            self._client = anthropic.Anthropic(
-                api_key=self._api_key, timeout=self._timeout_s, max_retries=self._max_retries
+            raise NotConfigured(
+                "LLM not configured: provider anthropic needs ANTHROPIC_API_KEY, which is not set"
             )
+        import anthropic  # lazy: keeps the SDK out of the handlers' cold start
+
+        return anthropic.Anthropic(
+            api_key=self._api_key, timeout=self._timeout_s, max_retries=self._max_retries
+        )
+
+    def _sdk(self) -> Any:
+        if self._client is None:
+            self._client = self._new_client()
         return self._client
 
     def complete(self, request: LLMRequest) -> LLMReply:
@@ -43,6 +57,18 @@ class AnthropicLLM:
         }
         if budget:
             kwargs["thinking"] = {"type": "enabled", "budget_tokens": budget}
+        elif request.json_schema is not None:
+            # Structured output through tool use. The API refuses a forced
+            # tool with extended thinking: a thinking request asks for JSON
+            # text (the system prompt states the shape) instead.
+            kwargs["tools"] = [
+                {
+                    "name": REPLY_TOOL,
+                    "description": f"Give the {request.stage} reply.",
+                    "input_schema": request.json_schema,
+                }
+            ]
+            kwargs["tool_choice"] = {"type": "tool", "name": REPLY_TOOL}
         try:
             msg = client.messages.create(**kwargs)
         except anthropic.APIStatusError as exc:
@@ -50,7 +76,12 @@ class AnthropicLLM:
         except anthropic.APIError as exc:
             raise UpstreamError(f"LLM call failed: {type(exc).__name__}") from exc
         usage = msg.usage
-        text = "".join(getattr(b, "text", "") for b in msg.content if b.type == "text")
+        # A tool-use block's input is the JSON reply; else the text blocks are.
+        tool_inputs = [b.input for b in msg.content if b.type == "tool_use"]
+        if tool_inputs and isinstance(tool_inputs[0], dict):
+            text = json.dumps(tool_inputs[0])
+        else:
+            text = "".join(getattr(b, "text", "") for b in msg.content if b.type == "text")
         thinking = "".join(getattr(b, "thinking", "") for b in msg.content if b.type == "thinking")
         reply = LLMReply(
             text=text,

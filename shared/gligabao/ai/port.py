@@ -34,6 +34,8 @@ class LLMReply:
 
 
 class LLM(Protocol):
+    provider: str  # "anthropic", "bedrock", "openai": recorded with each inference
+
     def complete(self, request: LLMRequest) -> LLMReply:
         """One Messages call. Raises UpstreamError on an API error, an empty
         reply or a reply cut at the token limit; NotConfigured without a key."""
@@ -49,6 +51,7 @@ class Embeddings:
 
 class Embedder(Protocol):
     model: str
+    provider: str  # "openai", "bedrock", "local"
 
     def embed(self, texts: list[str], kind: EmbedKind) -> Embeddings:
         """One request for all texts (or a few, for very large batches).

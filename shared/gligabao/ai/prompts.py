@@ -7,37 +7,63 @@ and a test double can tell the stages apart.
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..models import Edge, Entity
 
 EXTRACT_SYSTEM = """[stage: extract]
 You extract a knowledge graph from a text for a memory service.
-Return only a JSON object, no prose:
-{"entities": [{"name": "...", "type": "...", "description": "...", "id": 12}],
- "edges": [{"source": "...", "target": "...", "relation": "...", "description": "...",
-            "valid_at": "2025-01-31T09:00:00Z", "invalid_at": null}]}
+Return only a JSON object, no prose, of this shape:
+{"entities": [{"name": "<name>", "type": "<one word>", "description": "<phrase>"}],
+ "edges": [{"source": "<entity name>", "target": "<entity name>", "relation": "<snake_case>",
+            "description": "<one sentence>", "valid_at": "<RFC 3339 UTC or null>",
+            "invalid_at": "<RFC 3339 UTC or null>"}]}
 Rules:
-- entities: the people, organizations, locations, things and concepts the text states facts about.
+- entities: the people, organizations, places, things and concepts the text states facts about.
   "type" is one lowercase word (person, organization, place, event, object, concept, ...).
   "description" is a short phrase about the entity from this text.
-- If an entity is one of the known entities listed, give its "id" and reuse its exact name.
-  Give "id" only for a listed entity; never invent one.
-- edges: the facts the text states between two entities. "source" and "target" are entity
-  names from your "entities" list. "relation" is a snake_case verb phrase (works_at, lives_in).
-  "description" is one sentence stating the fact.
-- "valid_at": when the fact started to hold, as an RFC 3339 UTC timestamp, resolving relative
-  dates against the reference time; null when the text states it as current without a date.
-  "invalid_at": when it stopped holding, if the text says it ended; else null.
+- Speaker: the text is said by the speaker named in <speaker>. "I", "me", "my" are the speaker:
+  use the speaker's name as the entity (a person). Without a <speaker>, "I" is the entity "user".
+- Pronouns and references ("she", "he", "they", "my sister", "the company") are resolved to the
+  entity they refer to, using <previous_messages> when the text alone does not say who; an edge
+  never has a pronoun as source or target.
+- Known entities: if an entity is one of the listed known entities, add "id" with the number
+  shown in its [entity N] line and reuse its exact name. Add "id" only for a listed entity.
+- edges: the facts the text states between two different entities. "source" and "target" are
+  names from your "entities" list. Never an edge from an entity to itself.
+- "relation": a snake_case verb phrase in the present tense for a state (works_at, lives_in,
+  married_to), even when the text speaks of the past: the time goes in valid_at and invalid_at,
+  never in the relation (not worked_at, not used_to_live_in, not left, not former_employee_of).
+  Reuse a relation from <known_relations> when it means the same thing.
+- "description" is one sentence stating the fact, with its time if the text gives one.
+- "valid_at": when the fact started to hold, as an RFC 3339 UTC timestamp; "invalid_at": when it
+  stopped holding. Resolve relative dates ("last year", "two weeks ago") against
+  <reference_time>. A bare year is its first instant ("in 2020" -> "2020-01-01T00:00:00Z"); a
+  month is its first day. "For a year" from a start gives the end a year later.
+- A fact stated as current with no date: valid_at null and invalid_at null. A fact that ended
+  ("left", "used to", "no longer", "until 2020"): invalid_at is the end, valid_at its start if the
+  text gives one, else null.
+- Dates come only from what the text says about that fact: never take a date from another event
+  in the text, and never use <reference_time> as a start the text does not state.
+- <previous_messages> are context only: extract the facts that the <text> states.
 - Extract only what the text states. Empty lists when it states nothing."""
 
 INVALIDATE_SYSTEM = """[stage: invalidate]
 You keep a knowledge graph consistent over time. You get new facts, numbered from 0, and
-existing facts, each with its edge ID. An existing fact is invalidated when a new fact
-contradicts it or replaces it (for example a new employer, a new home, a changed status).
-Facts that can both hold (two friends, two hobbies) do not invalidate each other.
+existing facts, each with its edge ID and its time (valid_at: since when it holds; invalid_at:
+when it stopped).
+- Invalidated: an existing fact is invalidated by a new fact that contradicts it or replaces it
+  (a new employer, a new home, a changed status, "left Acme" for "works at Acme"). Facts that can
+  both hold (two friends, two hobbies, two past employers at different times) do not invalidate
+  each other. Judge the meaning: the relation names may differ.
+- Duplicate: a new fact that states the same thing as an existing fact (a restatement, in other
+  words or with another relation name, possibly saying when it ended) is a duplicate of it.
+- A new fact is either a duplicate of one existing fact, or new (and may invalidate some).
+- Time is judged by the code, not by you: do not leave out a contradiction because of its dates.
 Return only a JSON object, no prose:
-{"invalidated": [{"edge_id": 3, "by": 0}]}
-with "by" the number of the new fact that invalidates the edge. Use an empty list when
-nothing is contradicted."""
+{"invalidated": [{"edge_id": <edge ID>, "by": <new fact number>}],
+ "duplicates": [{"edge_id": <edge ID>, "of": <new fact number>}]}
+Use empty lists when nothing is contradicted or restated."""
 
 SUMMARIZE_SYSTEM = """[stage: summarize]
 You summarize one chunk of a longer text for a memory service, in two to four sentences that
@@ -51,6 +77,9 @@ passages of long texts inside <passages> tags.
   memory does not have the information.
 - An edge with no invalid_at is still true. An edge with an invalid_at stopped being true at
   that time: use it only for questions about the past. <current_time> is now.
+- When <as_of> is given, the question is asked about the world as it stood at that instant:
+  the graph holds the facts valid then, including some that have ended or been replaced
+  since. Answer as of that time, not as of now.
 - Cite the IDs of the entities, edges and passages you used.
 Return only a JSON object, no prose:
 {"answer": "...", "entities": [1, 2], "edges": [1], "passages": [14]}"""
@@ -60,6 +89,97 @@ You list the geographic places (cities, regions, countries, addresses, landmarks
 question mentions, with their names as written.
 Return only a JSON object, no prose: {"places": ["Paris", "Lyon"]}
 Use an empty list when the question mentions no place."""
+
+
+_NULLABLE_TIME: dict[str, Any] = {"type": ["string", "null"], "description": "RFC 3339 UTC"}
+_IDS: dict[str, Any] = {"type": "array", "items": {"type": "integer"}}
+
+# The JSON Schemas of the replies, asked for through the provider's
+# structured-output feature where it has one (every stage still accepts JSON
+# text). Kept loose where a model's slip is handled in code (a missing "id").
+EXTRACT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "entities": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string"},
+                    "type": {"type": "string"},
+                    "description": {"type": "string"},
+                    "id": {"type": "integer", "description": "only for a listed known entity"},
+                },
+                "required": ["name", "type"],
+            },
+        },
+        "edges": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "source": {"type": "string"},
+                    "target": {"type": "string"},
+                    "relation": {"type": "string", "description": "present-tense snake_case"},
+                    "description": {"type": "string"},
+                    "valid_at": _NULLABLE_TIME,
+                    "invalid_at": _NULLABLE_TIME,
+                },
+                "required": ["source", "target", "relation", "description"],
+            },
+        },
+    },
+    "required": ["entities", "edges"],
+}
+
+
+def _pairs(second: str) -> dict[str, Any]:
+    return {
+        "type": "array",
+        "items": {
+            "type": "object",
+            "properties": {"edge_id": {"type": "integer"}, second: {"type": "integer"}},
+            "required": ["edge_id", second],
+        },
+    }
+
+
+INVALIDATE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"invalidated": _pairs("by"), "duplicates": _pairs("of")},
+    "required": ["invalidated", "duplicates"],
+}
+
+SUMMARIZE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"summary": {"type": "string"}},
+    "required": ["summary"],
+}
+
+QUERY_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "answer": {"type": "string"},
+        "entities": _IDS,
+        "edges": _IDS,
+        "passages": _IDS,
+    },
+    "required": ["answer", "entities", "edges", "passages"],
+}
+
+DETECT_GEO_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"places": {"type": "array", "items": {"type": "string"}}},
+    "required": ["places"],
+}
+
+SCHEMAS: dict[str, dict[str, Any]] = {
+    "extract": EXTRACT_SCHEMA,
+    "invalidate": INVALIDATE_SCHEMA,
+    "summarize": SUMMARIZE_SCHEMA,
+    "query": QUERY_SCHEMA,
+    "detect_geo": DETECT_GEO_SCHEMA,
+}
 
 
 def entity_line(e: Entity) -> str:
@@ -87,13 +207,28 @@ def edge_line(edge: Edge, names: dict[int, str]) -> str:
     return line
 
 
-def extract_user(text: str, reference_time: str, known: list[Entity]) -> str:
+def extract_user(
+    text: str,
+    reference_time: str,
+    known: list[Entity],
+    *,
+    speaker: str | None = None,
+    previous: list[str] | None = None,
+    relations: list[str] | None = None,
+) -> str:
     parts = [f"<reference_time>{reference_time}</reference_time>"]
+    if speaker:
+        parts.append(f"<speaker>{speaker}</speaker>")
+    if previous:
+        lines = "\n".join(f"<message>{m}</message>" for m in previous)
+        parts.append(f"<previous_messages>\n{lines}\n</previous_messages>")
     if known:
         lines = "\n".join(entity_line(e) for e in known)
         parts.append(f"<known_entities>\n{lines}\n</known_entities>")
     else:
         parts.append("<known_entities>\n(none)\n</known_entities>")
+    if relations:
+        parts.append(f"<known_relations>{', '.join(relations)}</known_relations>")
     parts.append(f"<text>\n{text}\n</text>")
     return "\n".join(parts)
 

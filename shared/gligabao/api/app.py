@@ -15,12 +15,16 @@ from typing import Any
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response, content_types
 
-from ..errors import BadRequest, GbError, PayloadTooLarge
+from .. import deadline
+from ..errors import BadRequest, DeadlineExceeded, GbError, PayloadTooLarge
 from ..records.meter import Meter
 from ..records.model import CallRecord, Step, new_call
-from ..records.monitor import emit, logger
+from ..records.monitor import emit, lambda_stack, logger
 
 MAX_BODY_BYTES = 64 * 1024
+# The status of a queued call that failed for a reason that may pass and
+# will run again (the queue redelivers it).
+RETRYING = "retrying: "
 CALL_ID_HEADER = "X-Gb-Call-Id"
 
 _call_id: contextvars.ContextVar[str] = contextvars.ContextVar("gb_call_id", default="")
@@ -112,7 +116,8 @@ def lambda_entry(app: APIGatewayHttpResolver) -> Callable[[dict[str, Any], Any],
                 result = _plain(exc.status, exc.message)
             else:
                 try:
-                    result = app.resolve(event, context)
+                    with deadline.budget(deadline.from_lambda_context(context)):
+                        result = app.resolve(event, context)
                 except Exception:
                     logger.exception("unhandled error")
                     result = _plain(500, "internal error")
@@ -124,7 +129,7 @@ def lambda_entry(app: APIGatewayHttpResolver) -> Callable[[dict[str, Any], Any],
         result["headers"] = headers
         return result
 
-    return handler
+    return lambda_stack(handler)
 
 
 def _plain(status: int, message: str) -> dict[str, Any]:
@@ -144,12 +149,14 @@ def run_call(
     work: Callable[[Meter], dict[str, Any]],
     *,
     background: bool = False,
+    retry_if: Callable[[GbError], bool] | None = None,
 ) -> dict[str, Any]:
     """Run a use case inside a recorded call: its steps and inferences are
     saved whatever the outcome, and one monitoring event is emitted.
 
     ``background`` (a queued job): the record is saved as ``running`` first,
-    and the final record also keeps the response under ``result``."""
+    and the final record also keeps the response under ``result``. An error
+    for which ``retry_if`` is true is saved as ``retrying: <error>``."""
     from .. import wiring
     from ..config import settings
 
@@ -168,17 +175,29 @@ def run_call(
         if background:
             call.result = result
         return result
-    except GbError as exc:
-        http_status = exc.status
-        call.finish(exc.message)
-        raise
     except Exception as exc:
-        http_status = 500
-        call.finish(f"internal error: {type(exc).__name__}")
+        if deadline.expired() and not isinstance(exc, DeadlineExceeded):
+            # a call that failed because the budget ran out (an LLM or
+            # database timeout at the end of it) is a timeout: 504
+            late = DeadlineExceeded(f"the time budget ran out ({_reason(exc)})")
+            http_status = late.status
+            call.finish(late.message)
+            raise late from exc
+        if isinstance(exc, GbError):
+            http_status = exc.status
+            retrying = retry_if is not None and retry_if(exc)
+            call.finish(f"{RETRYING}{exc.message}" if retrying else exc.message)
+        else:
+            http_status = 500
+            call.finish(f"internal error: {type(exc).__name__}")
         raise
     finally:
         _save(call)
         emit(call, type_, http_status)
+
+
+def _reason(exc: Exception) -> str:
+    return exc.message if isinstance(exc, GbError) else type(exc).__name__
 
 
 def _save(call: CallRecord) -> None:

@@ -1,13 +1,22 @@
-"""Who may act for which user.
+"""Who may act for which user, by the stack's auth mode (``GB_AUTH_MODE``,
+the template's ``AuthMode`` parameter).
 
-On AWS the HTTP API's JWT authorizer (Cognito or any OIDC issuer) has checked
-the token before the handler runs; the handler binds its principal (the
-`GB_USER_CLAIM` claim, `sub` by default) to the request's `user_id`: another
-user is 403. Members of the operator group (`cognito:groups` or `groups`
-claim, or a `scope` naming it) may read records across users.
+``iam`` (the deployed default): API Gateway has checked the request's SigV4
+signature against IAM before the handler runs. The caller is a trusted
+service and may name any ``user_id``; which routes it may call at all is its
+IAM policy (the stack outputs a client policy and a separate operator policy
+for the records routes). A request without an IAM identity is 401.
 
-The local server has no authorizer: it is open on loopback, or, with
-`GB_DEV_API_KEY`, wants that key as `x-api-key` or a bearer token.
+``jwt``: API Gateway's JWT authorizer has checked the token; the handler binds
+its principal (the ``GB_USER_CLAIM`` claim, ``sub`` by default) to the
+request's ``user_id``: another user is 403. Members of the operator group
+(the ``cognito:groups`` or ``groups`` claim, never an OAuth ``scope``: a scope
+is granted to a client app, not to a person) may read records across users.
+A request without claims is 401.
+
+``none``: nobody is checked (only when asked for by name; the stack's outputs
+say it is open). The local server runs this way, open on loopback, or, with
+``GB_DEV_API_KEY``, wanting that key as ``x-api-key`` or a bearer token.
 """
 
 from __future__ import annotations
@@ -20,20 +29,31 @@ from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEventV2
 from ..config import settings
 from ..errors import Forbidden, Unauthorized
 
+AUTH_MODES = ("iam", "jwt", "none")
+GROUP_CLAIMS = ("cognito:groups", "groups")
+
 
 def _claims(event: APIGatewayProxyEventV2) -> dict[str, Any]:
     authorizer = event.request_context.authorizer
     return authorizer.jwt_claim if authorizer is not None else {}
 
 
+def _iam_caller(event: APIGatewayProxyEventV2) -> str:
+    authorizer = event.request_context.authorizer
+    if authorizer is None:
+        return ""
+    iam = authorizer.iam
+    return iam.user_arn or iam.caller_id
+
+
 def _groups(claims: dict[str, Any]) -> set[str]:
     out: set[str] = set()
-    for name in ("cognito:groups", "groups", "scope"):
+    for name in GROUP_CLAIMS:
         raw = claims.get(name)
         if isinstance(raw, list):
             out.update(str(g) for g in raw)
         elif isinstance(raw, str):
-            # API Gateway flattens array claims to "[a b]"; scopes are space separated.
+            # API Gateway flattens array claims to "[a b]".
             out.update(raw.strip("[]").replace(",", " ").split())
     return out
 
@@ -51,16 +71,29 @@ def _check_dev_key(event: APIGatewayProxyEventV2) -> None:
         raise Unauthorized("a valid API key is required (x-api-key or Authorization: Bearer)")
 
 
-def authorize(event: APIGatewayProxyEventV2, user_id: str, *, operator_ok: bool = False) -> None:
-    claims = _claims(event)
+def _bind_claims(claims: dict[str, Any], user_id: str, operator_ok: bool) -> None:
     cfg = settings()
-    if not claims:
-        if cfg.require_auth:
-            raise Unauthorized("authentication required")
-        _check_dev_key(event)
-        return
     if str(claims.get(cfg.user_claim, "")) == user_id:
         return
     if operator_ok and cfg.operator_group in _groups(claims):
         return
     raise Forbidden("this principal may not act for that user_id")
+
+
+def authorize(event: APIGatewayProxyEventV2, user_id: str, *, operator_ok: bool = False) -> None:
+    mode = settings().auth_mode
+    if mode == "iam":
+        if not _iam_caller(event):
+            raise Unauthorized("a SigV4-signed request is required")
+        return
+    claims = _claims(event)
+    if mode == "jwt":
+        if not claims:
+            raise Unauthorized("authentication required")
+        _bind_claims(claims, user_id, operator_ok)
+        return
+    # none: open (or the local dev key); claims, if any, still bind.
+    if claims:
+        _bind_claims(claims, user_id, operator_ok)
+        return
+    _check_dev_key(event)

@@ -25,19 +25,25 @@ def _config() -> Any:
 
 @lru_cache(maxsize=1)
 def _runner() -> Callable[..., dict[str, Any]]:
-    import boto3
-    from aws_lambda_powertools.utilities.idempotency import (
-        DynamoDBPersistenceLayer,
-        idempotent_function,
-    )
+    from aws_lambda_powertools.utilities.idempotency import idempotent_function
 
     from ..config import settings
 
     cfg = settings()
-    client = boto3.client(
-        "dynamodb", endpoint_url=cfg.dynamodb_endpoint or None, region_name=cfg.region
-    )
-    store = DynamoDBPersistenceLayer(table_name=cfg.table("idempotency"), boto3_client=client)
+    store: Any
+    if cfg.store == "sqlite":
+        from ..sqlite_db import Database
+        from .idempotency_sqlite import SqlitePersistenceLayer
+
+        store = SqlitePersistenceLayer(Database(cfg.data_path))
+    else:
+        import boto3
+        from aws_lambda_powertools.utilities.idempotency import DynamoDBPersistenceLayer
+
+        client = boto3.client(
+            "dynamodb", endpoint_url=cfg.dynamodb_endpoint or None, region_name=cfg.region
+        )
+        store = DynamoDBPersistenceLayer(table_name=cfg.table("idempotency"), boto3_client=client)
 
     @idempotent_function(
         data_keyword_argument="request_key", persistence_store=store, config=_config()

@@ -65,6 +65,33 @@ def check_session_id(value: Any) -> str | None:
     return value
 
 
+MAX_SPEAKER_CHARS = 200
+# RFC 3339: a date, "T", a time, and a zone ("Z" or an offset); no bare dates.
+_RFC3339 = re.compile(r"^\d{4}-\d\d-\d\d[Tt]\d\d:\d\d:\d\d(\.\d+)?([Zz]|[+-]\d\d:\d\d)$")
+
+
+def check_speaker(value: Any) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError("speaker must be a non-empty string")
+    if len(value) > MAX_SPEAKER_CHARS:
+        raise ValueError("speaker must be at most 200 characters")
+    if _CONTROL.search(value):
+        raise ValueError("speaker must not contain control characters")
+    return value.strip()
+
+
+def check_as_of(value: Any) -> str | None:
+    """An RFC 3339 timestamp, as UTC with a trailing Z."""
+    if value is None:
+        return None
+    ts = clock.normalize(value) if isinstance(value, str) and _RFC3339.match(value) else None
+    if ts is None:
+        raise ValueError("as_of must be an RFC 3339 timestamp (2024-05-01T00:00:00Z)")
+    return ts
+
+
 _NO_CONTROL = "^[^\\u0000-\\u001f\\u007f-\\u009f]*$"
 UserId = Annotated[
     str,
@@ -185,6 +212,19 @@ class RememberRequest(_Common):
     reasoning: Annotated[Any, WithJsonSchema(_reasoning_schema(REMEMBER_STAGES))] = None
     models: Annotated[Any, WithJsonSchema(_models_schema(REMEMBER_STAGES))] = None
     reference_time: str | None = None
+    speaker: Annotated[
+        str | None,
+        BeforeValidator(check_speaker),
+        WithJsonSchema(
+            {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": MAX_SPEAKER_CHARS,
+                "description": 'who is talking (e.g. the user\'s name): "I" and "my" in the '
+                "text are this person",
+            }
+        ),
+    ] = None
     idempotency_key: str | None = Field(default=None, min_length=1, max_length=256)
 
     @field_validator("text")
@@ -213,6 +253,18 @@ class QueryRequest(_Common):
     geo_radius_km: Annotated[
         float | None,
         WithJsonSchema({"type": "number", "exclusiveMinimum": 0, "maximum": MAX_RADIUS_KM}),
+    ] = None
+    as_of: Annotated[
+        str | None,
+        BeforeValidator(check_as_of),
+        WithJsonSchema(
+            {
+                "type": "string",
+                "format": "date-time",
+                "description": "RFC 3339: answer from the world as it stood at that instant "
+                "(the facts valid then, superseded since or not)",
+            }
+        ),
     ] = None
     # The token budget of this question's context (else the server's GB_CONTEXT_TOKENS).
     max_context_tokens: StrictInt | None = Field(

@@ -124,6 +124,7 @@ class InferenceOut(_Out):
     call_id: str
     type: str
     stage: str
+    provider: str
     model: str
     reasoning: str
     input_tokens: int

@@ -75,6 +75,7 @@ class NearbySearch:
                 opts.model(DETECT_GEO_STAGE),
                 opts.level(DETECT_GEO_STAGE),
                 DETECT_GEO_MAX_TOKENS,
+                prompts.DETECT_GEO_SCHEMA,
             )
         )
         try:

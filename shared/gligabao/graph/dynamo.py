@@ -362,6 +362,8 @@ def edge_row(pk: str, e: Edge) -> EdgeRow:
         expired_at=e.expired_at,
         live_src=f"{pk}#{e.source_id}" if live else None,
         live_dst=f"{pk}#{e.target_id}" if live else None,
+        gone_src=None if live else f"{pk}#{e.source_id}",
+        gone_dst=None if live else f"{pk}#{e.target_id}",
     )
 
 
@@ -392,6 +394,9 @@ def artifact_row(pk: str, a: Artifact) -> ArtifactRow:
         index=a.index,
         call_id=a.call_id,
         summary=a.summary,
+        session_key=(
+            f"{pk}#{a.session_id}" if a.session_id is not None and a.parent_id is None else None
+        ),
     )
 
 
@@ -585,11 +590,33 @@ class DynamoGraphStore:
 
     @upstream("graph store live_edges_around")
     def live_edges_around(self, key: DatasetKey, entity_ids: list[int], limit: int) -> list[Edge]:
+        return self._edges_around(
+            key, entity_ids, limit, EdgeRow.live_by_source, EdgeRow.live_by_target, live=True
+        )
+
+    @upstream("graph store expired_edges_around")
+    def expired_edges_around(
+        self, key: DatasetKey, entity_ids: list[int], limit: int
+    ) -> list[Edge]:
+        return self._edges_around(
+            key, entity_ids, limit, EdgeRow.expired_by_source, EdgeRow.expired_by_target, live=False
+        )
+
+    def _edges_around(
+        self,
+        key: DatasetKey,
+        entity_ids: list[int],
+        limit: int,
+        by_source: Any,
+        by_target: Any,
+        *,
+        live: bool,
+    ) -> list[Edge]:
         ids = _unique(int(i) for i in entity_ids)
         if not ids or limit <= 0:
             return []
-        jobs: list[tuple[Any, int]] = [(EdgeRow.live_by_source, i) for i in ids]
-        jobs += [(EdgeRow.live_by_target, i) for i in ids]
+        jobs: list[tuple[Any, int]] = [(by_source, i) for i in ids]
+        jobs += [(by_target, i) for i in ids]
 
         def one(job: tuple[Any, int]) -> list[EdgeRow]:
             index, entity_id = job
@@ -599,9 +626,21 @@ class DynamoGraphStore:
         for rows in self._map(one, jobs):
             for r in rows:
                 edge = edge_from_row(r)
-                if edge.live:  # the GSIs are sparse, but eventually consistent
+                if edge.live == live:  # the GSIs are sparse, but eventually consistent
                     found[edge.id] = edge
         return sorted(found.values(), key=lambda e: e.id, reverse=True)[:limit]
+
+    @upstream("graph store session_texts")
+    def session_texts(
+        self, key: DatasetKey, session_id: str, limit: int, before: int | None = None
+    ) -> list[Artifact]:
+        if limit <= 0:
+            return []
+        cond = ArtifactRow.id < before if before is not None else None
+        rows = ArtifactRow.by_session.query(
+            f"{key.pk}#{session_id}", cond, scan_index_forward=False, limit=limit
+        )
+        return [artifact_from_row(r) for r in rows]
 
     @upstream("graph store entity_ids_by_names")
     def entity_ids_by_names(self, key: DatasetKey, norm_names: list[str]) -> dict[str, int]:

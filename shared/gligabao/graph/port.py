@@ -67,6 +67,20 @@ class GraphStore(Protocol):
         target, newest (highest ID) first, at most ``limit``. Bounded by a
         constant number of queries per entity."""
 
+    def session_texts(
+        self, key: DatasetKey, session_id: str, limit: int, before: int | None = None
+    ) -> list[Artifact]:
+        """The last ``limit`` texts remembered with ``session_id`` (not their
+        chunks), newest first, with an ID below ``before`` when given. One
+        query (an eventually consistent index)."""
+
+    def expired_edges_around(
+        self, key: DatasetKey, entity_ids: list[int], limit: int
+    ) -> list[Edge]:
+        """Superseded edges with any of the entities as source or target,
+        newest first, at most ``limit`` (questions about the past). Same cost
+        as ``live_edges_around``."""
+
     def entity_ids_by_names(self, key: DatasetKey, norm_names: list[str]) -> dict[str, int]:
         """Normalized name -> entity ID, for the names that exist (batch get)."""
 

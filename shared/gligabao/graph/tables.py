@@ -208,6 +208,22 @@ class EdgeLiveByTarget(GlobalSecondaryIndex["EdgeRow"]):
     id = NumberAttribute(range_key=True)
 
 
+class EdgeExpiredBySource(GlobalSecondaryIndex["EdgeRow"]):
+    """Sparse: only superseded edges carry gone_src (questions about the past)."""
+
+    Meta = _gsi_meta("expired_by_source")
+    gone_src = UnicodeAttribute(hash_key=True)
+    id = NumberAttribute(range_key=True)
+
+
+class EdgeExpiredByTarget(GlobalSecondaryIndex["EdgeRow"]):
+    """Sparse: only superseded edges carry gone_dst."""
+
+    Meta = _gsi_meta("expired_by_target")
+    gone_dst = UnicodeAttribute(hash_key=True)
+    id = NumberAttribute(range_key=True)
+
+
 class EdgeRow(_Base):
     Meta = _meta("edges")
     short_name = "edges"
@@ -225,9 +241,22 @@ class EdgeRow(_Base):
     expired_at = UnicodeAttribute(null=True)
     live_src = UnicodeAttribute(null=True)  # f"{pk}#{source_id}" while live
     live_dst = UnicodeAttribute(null=True)  # f"{pk}#{target_id}" while live
+    gone_src = UnicodeAttribute(null=True)  # f"{pk}#{source_id}" once superseded
+    gone_dst = UnicodeAttribute(null=True)  # f"{pk}#{target_id}" once superseded
 
     live_by_source = EdgeLiveBySource()
     live_by_target = EdgeLiveByTarget()
+    expired_by_source = EdgeExpiredBySource()
+    expired_by_target = EdgeExpiredByTarget()
+
+
+class ArtifactBySession(GlobalSecondaryIndex["ArtifactRow"]):
+    """Sparse: only the texts of a session (not their chunks) carry
+    session_key, so a descending Query gives a session's last texts."""
+
+    Meta = _gsi_meta("by_session")
+    session_key = UnicodeAttribute(hash_key=True)
+    id = NumberAttribute(range_key=True)
 
 
 class ArtifactRow(_Base):
@@ -244,6 +273,9 @@ class ArtifactRow(_Base):
     index = NumberAttribute(null=True)
     call_id = UnicodeAttribute(null=True)
     summary = UnicodeAttribute(null=True)
+    session_key = UnicodeAttribute(null=True)  # f"{pk}#{session_id}" on a session's texts
+
+    by_session = ArtifactBySession()
 
 
 class LinkRow(_Base):
@@ -292,6 +324,7 @@ class InferenceRow(_Base):
     call_id = UnicodeAttribute(default="")
     type = UnicodeAttribute(default="")
     stage = UnicodeAttribute(default="")
+    provider = UnicodeAttribute(default="")
     model = UnicodeAttribute(default="")
     reasoning = UnicodeAttribute(default="")
     input_tokens = NumberAttribute(default=0)

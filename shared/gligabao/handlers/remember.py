@@ -4,7 +4,6 @@ and the remember worker does the work (handlers/remember_worker.py)."""
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from aws_lambda_powertools.event_handler import Response
@@ -18,16 +17,10 @@ from ..config import settings
 from ..errors import BadRequest, NotConfigured
 from ..memory.options import StageOptions
 from ..memory.remember import RememberInput
-from ..records.model import new_call
+from .jobs import ACCEPTED, accepted_response, enqueue, wants_async
 
 app = make_app()
-ACCEPTED = "accepted"
-_RESPOND_ASYNC = re.compile(r"^\s*respond-async\s*(;.*)?$", re.I)
-
-
-def wants_async(prefer: str | None) -> bool:
-    """True when a Prefer header (comma-separated preferences) asks respond-async."""
-    return any(_RESPOND_ASYNC.match(p) for p in (prefer or "").split(","))
+__all__ = ["ACCEPTED", "lambda_handler", "remember_input", "wants_async"]
 
 
 def remember_input(req: RememberRequest, call_id: str, reference_time: str) -> RememberInput:
@@ -45,13 +38,8 @@ def remember_input(req: RememberRequest, call_id: str, reference_time: str) -> R
         reference_time=reference_time,
         options=options,
         call_id=call_id,
+        speaker=req.speaker,
     )
-
-
-def accepted_response(payload: dict[str, Any]) -> Response[str]:
-    resp = json_response(202, payload)
-    resp.headers["Location"] = f"/v1/gb/calls/{payload['call_id']}"
-    return resp
 
 
 @app.post("/v1/gb/remember")
@@ -66,7 +54,7 @@ def remember() -> Response[str]:
     call_id = current_call_id()
     inp = remember_input(req, call_id, req.reference_time or clock.now_str())
     if not settings().llm_configured:
-        raise NotConfigured("LLM not configured: ANTHROPIC_API_KEY is not set")
+        raise NotConfigured(settings().llm_missing)
 
     def work() -> dict[str, object]:
         return run_call(
@@ -90,25 +78,8 @@ def remember() -> Response[str]:
 def queue_remember(
     body: dict[str, Any], req: RememberRequest, call_id: str, reference_time: str
 ) -> dict[str, object]:
-    """Save the call as accepted, then queue the job; if it cannot be queued
-    the call record says so and the client gets the error."""
-    from ..errors import GbError
-
-    records = wiring.record_store()
-    call = new_call(call_id, "remember", req.user_id, req.dataset, req.session_id)
-    call.status = ACCEPTED
-    records.save_call(call)
-    job = {"call_id": call_id, "reference_time": reference_time, "request": body}
-    try:
-        wiring.remember_queue().send(job)
-    except GbError as exc:
-        call.status = exc.message
-        records.save_call(call)
-        raise
-    out: dict[str, object] = {"call_id": call_id, "status": ACCEPTED}
-    if req.session_id is not None:
-        out["session_id"] = req.session_id
-    return out
+    job = {"reference_time": reference_time, "request": body}
+    return enqueue("remember", req.user_id, req.dataset, req.session_id, call_id, job)
 
 
 lambda_handler = lambda_entry(app)

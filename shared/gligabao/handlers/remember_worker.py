@@ -1,76 +1,127 @@
-"""The remember worker: runs queued remembers (``Prefer: respond-async``).
+"""The worker: runs queued remembers and queries (``Prefer: respond-async``).
 
 Deployed, an SQS event source feeds ``lambda_handler`` (partial batch
 responses through Powertools' BatchProcessor); locally the in-process queue
-calls ``process_job``. A job runs the remember use case through ``run_call``
-under the call id its request was answered with, so the call record goes
-accepted -> running -> ok (with the response under ``result``) or the error.
+is given ``process_job`` as its consumer. A job runs the remember use case
+through ``run_call`` under the call id its request was answered with, so the
+call record goes accepted -> running -> ok (with the response under
+``result``) or the error.
 
-SQS delivers at least once: a job whose call record is already final (``ok``
-or an error of the use case) is skipped, so a redelivered message does not
-remember twice. An unexpected failure (``internal error: ...``, a crash)
-raises, and the message is retried and then dead-lettered."""
+Failures that may pass (an LLM or embeddings 429, 529, 5xx or timeout) leave
+the job on the queue: the call record says ``retrying: <error>``, the
+message is reported as a batch item failure and made visible again after a
+backoff, and the next receive runs it again. On the last receive
+(``GB_REMEMBER_MAX_RECEIVES``, the queue's maxReceiveCount) such a failure
+is final. Other failures of the use case (bad input, a 4xx) end the call at
+once: retrying the same input would fail the same way.
+
+SQS delivers at least once: a job whose call record is already final is
+skipped, so a redelivered message does not remember twice. An unexpected
+failure (``internal error: ...``, a crash) raises, and the message is
+retried and then dead-lettered."""
 
 from __future__ import annotations
 
 import json
+import os
+import random
 from typing import Any
 
-from .. import wiring
-from ..api.app import call_id_set, run_call
-from ..api.requests import RememberRequest, validate
-from ..errors import GbError
-from ..records.monitor import logger
+from aws_lambda_powertools.utilities.batch import (
+    BatchProcessor,
+    EventType,
+    process_partial_response,
+)
+from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
-RETRYABLE = ("accepted", "running")
+from .. import deadline, wiring
+from ..api.app import RETRYING, call_id_set, run_call
+from ..api.requests import QueryRequest, RememberRequest, validate
+from ..errors import GbError, is_transient
+from ..queue.port import RetryLater
+from ..queue.sqs import SqsJobQueue
+from ..records.monitor import lambda_stack, logger
+from .query import run_query
+from .remember import remember_input
+
+NOT_DONE = ("accepted", "running")
+MAX_RECEIVES_ENV = "GB_REMEMBER_MAX_RECEIVES"
+# Visibility backoff of a job to retry: 30 s, 60 s, 120 s ... at most 15 min.
+BACKOFF_S = 30
+MAX_BACKOFF_S = 900
 
 
 def _final(status: str) -> bool:
-    return status not in RETRYABLE and not status.startswith("internal error")
+    return status not in NOT_DONE and not status.startswith(("internal error", RETRYING))
 
 
-def process_job(job: dict[str, Any]) -> bool:
-    """Run one queued remember; False when it had already been done."""
-    from .remember import remember_input
-
+def process_job(job: dict[str, Any], *, final_attempt: bool = True) -> bool:
+    """Run one queued remember; False when it had already been done. Raises
+    RetryLater on a transient failure unless this is the final attempt."""
     call_id = str(job["call_id"])
-    req = validate(RememberRequest, job["request"])
+    kind = str(job.get("kind", "remember"))
+    req: QueryRequest | RememberRequest = (
+        validate(QueryRequest, job["request"])
+        if kind == "query"
+        else validate(RememberRequest, job["request"])
+    )
     existing = wiring.record_store().get_call(req.user_id, call_id)
     if existing is not None and _final(existing.status):
-        logger.info("remember job already done", extra={"call_id": call_id})
+        logger.info("queued job already done", extra={"call_id": call_id, "kind": kind})
         return False
+    retry_if = None if final_attempt else is_transient
     with call_id_set(call_id):
-        inp = remember_input(req, call_id, str(job["reference_time"]))
         try:
-            run_call(
-                "remember",
-                req.user_id,
-                req.dataset,
-                req.session_id,
-                lambda meter: wiring.remember_service().run(inp, meter),
-                background=True,
-            )
-        except GbError:
-            # Final: the call record holds the error for the client to read;
-            # retrying the same input would fail the same way.
-            logger.warning("queued remember failed", extra={"call_id": call_id})
+            if isinstance(req, QueryRequest):
+                run_query(req, background=True, retry_if=retry_if)
+            else:
+                inp = remember_input(req, call_id, str(job["reference_time"]))
+                run_call(
+                    "remember",
+                    req.user_id,
+                    req.dataset,
+                    req.session_id,
+                    lambda meter: wiring.remember_service().run(inp, meter),
+                    background=True,
+                    retry_if=retry_if,
+                )
+        except GbError as exc:
+            if retry_if is not None and retry_if(exc):
+                raise RetryLater(exc.message) from exc
+            # Final: the call record holds the error for the client to read.
+            logger.warning("queued job failed", extra={"call_id": call_id, "kind": kind})
     return True
 
 
-def _record_handler(record: Any) -> None:
-    process_job(json.loads(record.body))
+def _max_receives() -> int:
+    return int(os.environ.get(MAX_RECEIVES_ENV) or 3)
 
 
+def _record_handler(record: SQSRecord) -> None:
+    receives = int(record.attributes.get("ApproximateReceiveCount") or 1)
+    try:
+        process_job(json.loads(record.body), final_attempt=receives >= _max_receives())
+    except RetryLater:
+        delay = min(MAX_BACKOFF_S, BACKOFF_S * 2 ** (receives - 1))
+        delay += random.randint(0, delay // 4)  # jitter: a burst does not return as one
+        queue = wiring.remember_queue()
+        if isinstance(queue, SqsJobQueue):
+            try:
+                queue.retry_later(record.receipt_handle, delay)
+            except Exception:  # then the queue's own visibility timeout applies
+                logger.exception("could not set the retry backoff")
+        raise
+
+
+@lambda_stack
 def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    from aws_lambda_powertools.utilities.batch import (
-        BatchProcessor,
-        EventType,
-        process_partial_response,
-    )
-
-    processor = BatchProcessor(event_type=EventType.SQS)
-    return dict(
-        process_partial_response(
-            event=event, record_handler=_record_handler, processor=processor, context=context
+    # A batch whose every record failed is still a partial response: SQS
+    # redelivers the failed ones (after their backoff), the invocation is
+    # not an error.
+    processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
+    with deadline.budget(deadline.from_lambda_context(context)):
+        return dict(
+            process_partial_response(
+                event=event, record_handler=_record_handler, processor=processor, context=context
+            )
         )
-    )

@@ -1,39 +1,39 @@
-"""The `gligabao` command: serve, bootstrap, reindex."""
+"""The `gligabao` command: serve, bootstrap, reindex, calibrate, export, import."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import signal
 import sys
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from ..config import DEFAULT_DATA_PATH
+
+if TYPE_CHECKING:
+    from ..config import Settings
+
+# The LLM stages, in the order a call runs them (the banner lists them).
+STAGES = ("extract", "invalidate", "summarize", "query", "detect_geo")
 
 
-def _describe(moto_url: str | None) -> list[str]:
+def _describe() -> list[str]:
     from ..config import settings
 
     cfg = settings()
     db = (
-        f"embedded moto DynamoDB at {moto_url}"
-        if moto_url
+        f"SQLite file {os.path.abspath(cfg.data_path)} (graph, vectors, records)"
+        if cfg.store == "sqlite"
         else f"DynamoDB at {cfg.dynamodb_endpoint or 'AWS'}"
     )
-    vectors = (
-        f"OpenSearch at {cfg.opensearch_url}"
-        if cfg.opensearch_url
-        else "in-process vector index (exact cosine)"
-    )
-    emb = (
-        f"local model {cfg.embedding_model}"
-        if cfg.embedder == "local"
-        else f"OpenAI {cfg.embedding_model} at {os.environ.get('OPENAI_BASE_URL') or 'api.openai.com'}"
-    )
-    llm = (
-        f"Anthropic {cfg.llm_model} at {os.environ.get('ANTHROPIC_BASE_URL') or 'api.anthropic.com'}"
-        if cfg.llm_configured
-        else "not configured (ANTHROPIC_API_KEY unset): LLM calls answer 503"
-    )
+    if cfg.opensearch_url:
+        vectors = f"OpenSearch at {cfg.opensearch_url}"
+    elif cfg.store == "sqlite":
+        vectors = "in the SQLite file (exact cosine)"
+    else:
+        vectors = "in-process vector index (exact cosine, not persisted)"
     queue = (
         f"SQS queue {cfg.remember_queue_url}"
         if cfg.remember_queue_url
@@ -42,17 +42,50 @@ def _describe(moto_url: str | None) -> list[str]:
     return [
         f"  storage:    {db}",
         f"  vectors:    {vectors}",
-        f"  embeddings: {emb}",
-        f"  llm:        {llm}",
+        *describe_models(cfg),
         f"  geo:        {'on' if cfg.geo else 'off'}",
         f"  async:      {queue}",
+    ]
+
+
+def describe_models(cfg: Settings) -> list[str]:
+    """Which provider and model answer each stage, and the thresholds in use."""
+    bedrock_at = cfg.bedrock_endpoint_url or f"bedrock-runtime.{cfg.region}.amazonaws.com"
+    llm_at = {
+        "anthropic": os.environ.get("ANTHROPIC_BASE_URL") or "api.anthropic.com",
+        "bedrock": bedrock_at,
+        "openai": cfg.llm_base_url or "api.openai.com",
+    }[cfg.llm_provider]
+    emb_at = {
+        "local": "in process",
+        "bedrock": bedrock_at,
+        "openai": os.environ.get("OPENAI_BASE_URL") or "api.openai.com",
+    }[cfg.embedder]
+    stages = ", ".join(STAGES if cfg.geo else [s for s in STAGES if s != "detect_geo"])
+    llm = (
+        f"{cfg.llm_provider} {cfg.llm_model} at {llm_at} answers {stages} "
+        "(a call may name other models)"
+        if cfg.llm_configured
+        else f"{cfg.llm_missing}; LLM calls answer 503"
+    )
+    if cfg.resolve_threshold > 1.0:
+        resolve = "by ID or name only"
+    else:
+        resolve = f"from cosine {cfg.resolve_threshold:g}"
+    query = "by rank" if cfg.query_threshold <= -1.0 else f"from cosine {cfg.query_threshold:g}"
+    return [
+        f"  llm:        {llm}",
+        f"  embeddings: {cfg.embedder} {cfg.embedding_model} ({cfg.embedding_dimension} dims) "
+        f"at {emb_at} embeds stored texts, names and questions",
+        f"  thresholds: entities merge {resolve}, query matches cut {query}: "
+        f"{cfg.thresholds_source}",
     ]
 
 
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 
 
-def serve(host: str, port: int, quiet: bool) -> int:
+def serve(host: str, port: int, quiet: bool, data: str | None = None) -> int:
     if host not in LOOPBACK and not os.environ.get("GB_DEV_API_KEY"):
         print(
             f"refusing to listen on {host} without GB_DEV_API_KEY: the local server has no other "
@@ -61,20 +94,20 @@ def serve(host: str, port: int, quiet: bool) -> int:
         )
         return 2
     os.environ["GB_LOCAL"] = "1"
+    if data:
+        os.environ["GB_DATA"] = data
     # One sentence at a time gains nothing from BLAS threads and loses much to
     # them on a busy machine (0.39 s against 0.04 s a question, measured).
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     from .. import wiring
-    from .embedded import create_tables, start_moto
 
     wiring.reset()
-    moto = None
-    moto_url: str | None = None
-    if not os.environ.get("GB_DYNAMODB_ENDPOINT"):
-        moto, moto_url = start_moto()
-        os.environ["GB_DYNAMODB_ENDPOINT"] = moto_url
-        wiring.reset()
-    create_tables()
+    if wiring.settings().store == "sqlite":
+        wiring.database()  # opens (creates) the file now: a bad path fails at start
+    else:
+        from .embedded import create_tables
+
+        create_tables()
     if os.environ.get("GB_OPENSEARCH_URL"):
         from ..vectors.opensearch import OpenSearchVectorIndex
 
@@ -86,7 +119,7 @@ def serve(host: str, port: int, quiet: bool) -> int:
     server = make_server(host, port, quiet=quiet)
     bound = server.server_address[1]
     print(f"gligabao listening on http://{host}:{bound}", flush=True)
-    for line in _describe(moto_url):
+    for line in _describe():
         print(line, flush=True)
 
     def stop(signum: int, frame: Any) -> None:
@@ -98,31 +131,126 @@ def serve(host: str, port: int, quiet: bool) -> int:
         server.serve_forever(poll_interval=0.2)
     finally:
         server.server_close()
-        if moto is not None:
-            moto.stop()
+        if wiring.remember_queue.cache_info().currsize:
+            queue: Any = wiring.remember_queue()
+            if hasattr(queue, "shutdown"):
+                queue.shutdown(wait=True)  # running remembers finish before the file closes
+        wiring.reset()  # closes the SQLite file
         print("gligabao stopped", flush=True)
     return 0
 
 
-def bootstrap() -> int:
+def bootstrap(dry_run: bool = False) -> int:
     from .. import wiring
     from ..config import settings
 
-    if not settings().opensearch_url:
+    cfg = settings()
+    if dry_run:
+        # No request: the bodies follow from the settings alone
+        # (GB_OPENSEARCH_SERVICE picks the engine), so anyone can read them.
+        from ..vectors.opensearch import default_engine, index_bodies
+
+        engine = default_engine(cfg.opensearch_service)
+        bodies = index_bodies(cfg.opensearch_index_prefix, cfg.embedding_dimension, engine)
+        print(json.dumps(bodies, indent=2, sort_keys=True))
+        return 0
+    if not cfg.opensearch_url:
         print("GB_OPENSEARCH_URL is not set: nothing to bootstrap", file=sys.stderr)
         return 2
     index: Any = wiring.vector_index()
-    index.bootstrap()
-    print("vector indexes ready")
+    created = index.bootstrap()
+    print(f"vector indexes ready (engine {index.engine}; created: {', '.join(created) or 'none'})")
     return 0
 
 
-def reindex(user: str, dataset: str) -> int:
+def reindex(user: str, dataset: str, data: str | None = None) -> int:
     from .. import wiring
     from ..memory.reindex import reindex as run
 
+    if data:  # the local server's file; without it, DynamoDB as deployed
+        _use_data(data)
+
     counts = run(wiring.graph_store(), wiring.vector_index(), wiring.embedder(), user, dataset)
     print(" ".join(f"{k}={v}" for k, v in counts.items()))
+    return 0
+
+
+def calibrate() -> int:
+    """Measure the configured embedding model (one run: three embedding
+    requests) and propose its thresholds."""
+    os.environ["GB_LOCAL"] = "1"  # the same embedder `serve` would use
+    from .. import wiring
+    from ..config import settings
+    from ..errors import GbError
+    from .calibrate import measure, report
+
+    wiring.reset()
+    cfg = settings()
+    try:
+        cal = measure(wiring.embedder())
+    except GbError as exc:
+        print(f"calibration failed: {exc.message}", file=sys.stderr)
+        return 1
+    for line in report(f"{cfg.embedder} {cfg.embedding_model}", cal):
+        print(line)
+    return 0
+
+
+def _use_data(data: str | None) -> None:
+    """The commands that work on a dataset default to the local server's
+    SQLite file, like `gligabao serve`; GB_DYNAMODB_ENDPOINT points them at
+    DynamoDB instead."""
+    os.environ["GB_LOCAL"] = "1"
+    if data:
+        os.environ["GB_DATA"] = data
+    from .. import wiring
+
+    wiring.reset()
+
+
+def export(user: str, dataset: str, out: str | None, data: str | None) -> int:
+    from .. import wiring
+    from ..memory.transfer import export_dataset, write_lines
+    from ..models import DatasetKey
+
+    _use_data(data)
+    key = DatasetKey(user, dataset)
+    graph = wiring.graph_store()
+    if graph.get_dataset(key) is None:
+        print(f"no dataset {dataset!r} for user {user!r}", file=sys.stderr)
+        return 1
+    if out:
+        with open(out, "w", encoding="utf-8") as fh:
+            n = write_lines(export_dataset(graph, key), fh)
+    else:
+        n = write_lines(export_dataset(graph, key), sys.stdout)
+    print(f"exported {n} lines", file=sys.stderr)
+    return 0
+
+
+def import_(user: str, dataset: str, src: str | None, data: str | None, vectors: bool) -> int:
+    from .. import wiring
+    from ..errors import GbError
+    from ..memory.reindex import reindex as rebuild
+    from ..memory.transfer import import_dataset, read_lines
+    from ..models import DatasetKey
+
+    _use_data(data)
+    key = DatasetKey(user, dataset)
+    try:
+        if src:
+            with open(src, encoding="utf-8") as fh:
+                write = read_lines(fh)
+        else:
+            write = read_lines(sys.stdin)
+        counts = import_dataset(wiring.graph_store(), key, write)
+    except GbError as exc:
+        print(f"import failed: {exc.message}", file=sys.stderr)
+        return 1
+    print(" ".join(f"{k}={v}" for k, v in counts.items()))
+    if vectors:
+        done = rebuild(wiring.graph_store(), wiring.vector_index(), wiring.embedder(), user, dataset)
+        print("vectors " + " ".join(f"{k}={v}" for k, v in done.items()))
     return 0
 
 
@@ -133,16 +261,46 @@ def main(argv: list[str] | None = None) -> int:
     p_serve.add_argument("--host", default="127.0.0.1")
     p_serve.add_argument("--port", type=int, default=7878)
     p_serve.add_argument("--quiet", action="store_true", help="no access log")
-    sub.add_parser("bootstrap", help="create the OpenSearch vector indexes (idempotent)")
+    data_help = f"the SQLite file (default: GB_DATA or {DEFAULT_DATA_PATH})"
+    p_serve.add_argument("--data", help=data_help)
+    p_boot = sub.add_parser("bootstrap", help="create the OpenSearch vector indexes (idempotent)")
+    p_boot.add_argument(
+        "--dry-run", action="store_true", help="print the exact index bodies, create nothing"
+    )
     p_re = sub.add_parser("reindex", help="rebuild a dataset's vectors from DynamoDB")
     p_re.add_argument("--user", required=True)
     p_re.add_argument("--dataset", default="main")
+    p_re.add_argument("--data", help="rebuild in this SQLite file (default: DynamoDB)")
+    sub.add_parser(
+        "calibrate",
+        help="measure the configured embedding model and propose GB_RESOLVE_THRESHOLD "
+        "and GB_QUERY_THRESHOLD",
+    )
+    p_ex = sub.add_parser("export", help="write a dataset as JSON lines")
+    p_ex.add_argument("--user", required=True)
+    p_ex.add_argument("--dataset", default="main")
+    p_ex.add_argument("--out", help="file to write (default: stdout)")
+    p_ex.add_argument("--data", help=data_help)
+    p_im = sub.add_parser("import", help="read a dataset from JSON lines into a new dataset")
+    p_im.add_argument("--user", required=True)
+    p_im.add_argument("--dataset", default="main")
+    p_im.add_argument("--in", dest="src", help="file to read (default: stdin)")
+    p_im.add_argument("--data", help=data_help)
+    p_im.add_argument(
+        "--no-vectors", action="store_true", help="skip embedding the rows (reindex later)"
+    )
     args = parser.parse_args(argv)
     if args.command == "serve":
-        return serve(args.host, args.port, args.quiet)
+        return serve(args.host, args.port, args.quiet, args.data)
     if args.command == "bootstrap":
-        return bootstrap()
-    return reindex(args.user, args.dataset)
+        return bootstrap(args.dry_run)
+    if args.command == "export":
+        return export(args.user, args.dataset, args.out, args.data)
+    if args.command == "import":
+        return import_(args.user, args.dataset, args.src, args.data, not args.no_vectors)
+    if args.command == "calibrate":
+        return calibrate()
+    return reindex(args.user, args.dataset, args.data)
 
 
 if __name__ == "__main__":

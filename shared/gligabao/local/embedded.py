@@ -1,4 +1,5 @@
-"""The embedded default: moto's DynamoDB on a loopback port, in-process."""
+"""moto's DynamoDB on a loopback port, in-process: for the tests of the DynamoDB
+adapter and the benchmarks. (`gligabao serve` keeps its data in a SQLite file.)"""
 
 from __future__ import annotations
 

@@ -141,8 +141,13 @@ def make_server(
     quiet: bool = False,
     extra: dict[str, Callable[[], tuple[int, str, bytes]]] | None = None,
 ) -> ThreadingHTTPServer:
+    from .. import wiring
+    from ..handlers.remember_worker import process_job
+    from ..queue.local import LocalJobQueue
     from .openapi import openapi_route
 
+    # The composition root of the local process: the queue gets its consumer.
+    wiring.use_local_queue(LocalJobQueue(process_job))
     extra = {"/openapi.json": openapi_route, **(extra or {})}
     handler = type(
         "GbRequestHandler",

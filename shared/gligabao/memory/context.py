@@ -59,6 +59,7 @@ class Context:
     nearby: dict[str, Any] | None = None
     budget: int | None = None  # the token budget it was filled under
     left_out: int = 0  # candidates that did not fit
+    as_of: str | None = None  # the instant the question is about (query's as_of)
 
     @property
     def empty(self) -> bool:
@@ -70,7 +71,10 @@ class Context:
         names = {i: e.name for i, e in self.entities.items()}
         graph_lines = [prompts.entity_line(self.entities[i]) for i in sorted(self.entities)]
         graph_lines += [prompts.edge_line(self.edges[i], names) for i in sorted(self.edges)]
-        parts = [f"<current_time>{now}</current_time>", "<graph>", *graph_lines, "</graph>"]
+        parts = [f"<current_time>{now}</current_time>"]
+        if self.as_of is not None:
+            parts.append(f"<as_of>{self.as_of}</as_of>")
+        parts += ["<graph>", *graph_lines, "</graph>"]
         if self.passages:
             parts += [
                 "<passages>",
@@ -107,12 +111,13 @@ def fill(
     now: str,
     budget: int,
     nearby: dict[str, Any] | None = None,
+    as_of: str | None = None,
 ) -> Context:
     """Take the candidates best first while they fit in ``budget`` tokens; a
     fact brings its two ends (``entities`` holds every end). A candidate
     that does not fit is skipped, and smaller ones after it may still fit."""
-    ctx = Context({}, {}, {}, nearby, budget)
-    skeleton = Context({}, {}, {})
+    ctx = Context({}, {}, {}, nearby, budget, as_of=as_of)
+    skeleton = Context({}, {}, {}, as_of=as_of)
     used = estimate_tokens(skeleton.render(question, now))
     passage_tags = _cost("<passages>") + _cost("</passages>")
     order = sorted(range(len(candidates)), key=lambda i: (-candidates[i].score, i))

@@ -3,20 +3,26 @@ facts, by normalized name), and the chunk summaries. Reads only."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 from typing import Any
 
-from .. import clock
 from ..ai import prompts
 from ..ai.jsonreply import as_id, parse_json_object
 from ..ai.port import LLMRequest
 from ..errors import UpstreamError
-from ..models import Entity
+from ..graph.port import GraphStore
+from ..models import DatasetKey, Entity
 from ..records.meter import Meter
 from ..text import normalize_name
 from .options import StageOptions
+from .temporal import fact_interval
 
 MAX_DESCRIPTION = 600
+AROUND_CAP = 100  # live facts read around the known entities for their relations
+KNOWN_RELATIONS = 40  # relation names shown to extraction, most used first
+PREVIOUS_TEXTS = 4  # the session's last texts given to extraction as context
+PREVIOUS_CHARS = 1500  # of each
 
 
 @dataclass
@@ -35,9 +41,39 @@ class Fact:
     target: str
     relation: str
     description: str
-    valid_at: str
+    valid_at: str | None  # None: an ended fact whose start the text does not give
     invalid_at: str | None
     chunk: int | None
+
+
+@dataclass
+class Context:
+    """What extraction is told besides the text: who speaks, the session's
+    previous texts (oldest first) and the relation names in use."""
+
+    speaker: str | None = None
+    previous: list[str] = field(default_factory=list)
+    relations: list[str] = field(default_factory=list)
+
+
+def context(
+    graph: GraphStore,
+    key: DatasetKey,
+    speaker: str | None,
+    session_id: str | None,
+    known: list[Entity],
+) -> Context:
+    """The session's last texts (so that "she" and "my sister" resolve) and
+    the relation names of the live facts around the known entities, most used
+    first (so that a restatement reuses them). Two reads at most."""
+    previous = graph.session_texts(key, session_id, PREVIOUS_TEXTS) if session_id else []
+    relations: list[str] = []
+    if known:
+        around = graph.live_edges_around(key, [e.id for e in known], AROUND_CAP)
+        counts = Counter(e.relation for e in around)
+        relations = [r for r, _ in counts.most_common(KNOWN_RELATIONS)]
+    texts = [a.text[:PREVIOUS_CHARS] for a in reversed(previous)]
+    return Context(speaker, texts, relations)
 
 
 def merge_description(old: str, new: str) -> str:
@@ -69,7 +105,15 @@ def llm_json(
     """One LLM call whose reply must be a JSON object (a rejected reply is
     metered as such, then UpstreamError)."""
     reply = meter.complete(
-        LLMRequest(stage, system, user, opts.model(stage), opts.level(stage), max_tokens)
+        LLMRequest(
+            stage,
+            system,
+            user,
+            opts.model(stage),
+            opts.level(stage),
+            max_tokens,
+            prompts.SCHEMAS.get(stage),
+        )
     )
     try:
         return parse_json_object(reply.text)
@@ -105,6 +149,7 @@ def extract(
     chunked: bool,
     reference_time: str,
     known: list[Entity],
+    ctx: Context | None = None,
 ) -> tuple[list[Extracted], list[Fact]]:
     """One extraction call per piece (the text, or each of its chunks)."""
     extracted: list[Extracted] = []
@@ -115,7 +160,14 @@ def extract(
             opts,
             "extract",
             prompts.EXTRACT_SYSTEM,
-            prompts.extract_user(piece, reference_time, known),
+            prompts.extract_user(
+                piece,
+                reference_time,
+                known,
+                speaker=ctx.speaker if ctx else None,
+                previous=ctx.previous if ctx else None,
+                relations=ctx.relations if ctx else None,
+            ),
         )
         ents, fs = parse_extraction(data, reference_time, i if chunked else None)
         extracted.extend(ents)
@@ -162,8 +214,9 @@ def parse_extraction(
         src, dst = as_str(item.get("source")), as_str(item.get("target"))
         if not normalize_name(src) or not normalize_name(dst):
             continue
-        valid_at = clock.normalize(as_str(item.get("valid_at"))) or reference_time
-        invalid_at = clock.normalize(as_str(item.get("invalid_at")))
+        interval = fact_interval(
+            as_str(item.get("valid_at")), as_str(item.get("invalid_at")), reference_time
+        )
         s_norm, t_norm = normalize_name(src), normalize_name(dst)
         # Keep the display name as the model wrote it in the entities list.
         facts.append(
@@ -172,8 +225,8 @@ def parse_extraction(
                 seen[t_norm].norm if t_norm in seen else t_norm,
                 _snake(as_str(item.get("relation"))),
                 as_str(item.get("description")),
-                valid_at,
-                invalid_at,
+                interval.valid_at,
+                interval.invalid_at,
                 chunk,
             )
         )

@@ -130,9 +130,10 @@ def build(
         edges_out.append(winner)
     invalidated: list[dict[str, Any]] = []
     by_id = {e.id: e for e in facts.around}
-    for eid, by in sorted(facts.superseded.items()):
+    for eid, at in sorted(facts.superseded.items()):
         old = by_id[eid]
-        new = replace(old, expired_at=now, invalid_at=old.invalid_at or facts.new[by].fact.valid_at)
+        # (the interval rules set ``at``: never before the old valid_at)
+        new = replace(old, expired_at=now, invalid_at=at or old.invalid_at)
         write.updated_edges.append((old, new))
         invalidated.append({"id": eid, "invalid_at": new.invalid_at, "expired_at": now})
     for eid, new in sorted(facts.ended.items()):

@@ -65,6 +65,7 @@ class Query:
                     opts.model("query"),
                     opts.level("query"),
                     QUERY_MAX_TOKENS,
+                    prompts.QUERY_SCHEMA,
                 )
             )
             try:

@@ -56,6 +56,7 @@ class RememberInput:
     reference_time: str
     options: StageOptions
     call_id: str | None = None
+    speaker: str | None = None
 
 
 class Remember:
@@ -116,6 +117,15 @@ class Remember:
             c["entities"] = len(known)
         known_by_id = {e.id: e for e in known}
 
+        # Context for extraction: the speaker, the session's previous texts,
+        # the relation names in use around the known entities.
+        with call.step("context") as c:
+            ctx = extract.context(
+                self.graph, key, inp.speaker, inp.session_id if exists else None, known
+            )
+            c["previous"] = len(ctx.previous)
+            c["relations"] = len(ctx.relations)
+
         # Summaries, one call per chunk.
         with call.step("summarize") as c:
             summaries = extract.summarize(meter, opts, chunks)
@@ -124,7 +134,7 @@ class Remember:
         # 3. Extraction: one call per text, or per chunk.
         with call.step("extract") as c:
             extracted, stated = extract.extract(
-                meter, opts, pieces, bool(chunks), inp.reference_time, known
+                meter, opts, pieces, bool(chunks), inp.reference_time, known, ctx
             )
             c["entities"] = len(extracted)
             c["edges"] = len(stated)
@@ -161,7 +171,16 @@ class Remember:
 
         # 5. Invalidation: one call for all new facts, none without candidates.
         with call.step("invalidate") as c:
-            c["candidates"] = facts.invalidate(self.graph, key, meter, opts, fplan, by_norm)
+            c["candidates"] = facts.invalidate(
+                self.graph,
+                self.vectors,
+                self.settings.query_threshold,
+                key,
+                meter,
+                opts,
+                fplan,
+                by_norm,
+            )
             c["invalidated"] = len(fplan.superseded)
 
         # Geo: places get coordinates.

@@ -87,13 +87,15 @@ def resolve_similar(
     """The names ``resolve_exact`` left pending: the most similar stored
     name above ``threshold``, or a new entity. Fills ``resolved``."""
     names = list(pending)
+    # A threshold above any cosine (an uncalibrated model): no search at all,
+    # so that similarity alone never merges two entities.
     hits = (
         vectors.search(
             key,
             [SearchRequest("entities", vecs[n], RESOLVE_CANDIDATES, threshold) for n in names],
         )
-        if names
-        else []
+        if names and threshold <= 1.0
+        else [[] for _ in names]
     )
     by_id = {r.entity.id: r for r in resolved.values()}
     wanted = {h.id for found in hits for h in found} - set(by_id)

@@ -51,6 +51,7 @@ from .scoring import (
     fact_score,
     stem,
 )
+from .temporal import Interval, contains
 
 __all__ = ["Context", "Passage", "QueryInput", "Retriever"]
 
@@ -79,6 +80,7 @@ class QueryInput:
     session_id: str | None
     options: StageOptions
     geo_radius_km: float | None = None  # set when the caller asked for nearby search
+    as_of: str | None = None  # the world as it stood then (RFC 3339 UTC), else now
     max_context_tokens: int | None = None  # the request's budget; else the server's
 
 
@@ -91,6 +93,11 @@ def _passage_rank(chunk_hits: list[Hit], summary_hits: list[Hit]) -> dict[int, t
         best, by_text = out.get(h.id, (rank, False))
         out[h.id] = (min(best, rank), by_text)
     return out
+
+
+def _held(edge: Edge, instant: str) -> bool:
+    """The edge's fact held at ``instant`` (its validity interval contains it)."""
+    return contains(Interval(edge.valid_at, edge.invalid_at), instant)
 
 
 def reach(e: Edge, strength: dict[int, float], degree: Counter[int]) -> float:
@@ -161,9 +168,10 @@ class Retriever:
             for h in ent_hits:
                 strength[h.id] = strength.get(h.id, 0.0) + W_ENTITY_SIM * h.score
             edge_sim = {h.id: h.score for h in edge_hits}
-            # Superseded facts never enter the context, whichever way they came.
+            # Superseded facts never enter the context, whichever way they
+            # came; with as_of, the facts valid then do, superseded or not.
             similar_edges = [
-                e for e in self.graph.get_edges(key, list(edge_sim)).values() if e.live
+                e for e in self.graph.get_edges(key, list(edge_sim)).values() if self._kept(e, inp)
             ]
             matched = list(strength)
             seed_entities = self.graph.get_entities(key, matched) if matched else {}
@@ -176,7 +184,7 @@ class Retriever:
                 strength = {e.id: W_KEYWORD for e in recent}
                 fallback = True
             seeds = sorted(strength, key=lambda i: (-strength[i], i))
-            around = self.graph.live_edges_around(key, seeds, EDGE_CAP) if seeds else []
+            around = self._around(key, seeds, EDGE_CAP, inp)
             hop1 = {e.id: e for e in around}
             # The question's words that say more than a seed's name: "Dana"
             # is in every fact around Dana, "brother" picks one of them.
@@ -204,11 +212,7 @@ class Retriever:
                 led[far] = max(led.get(far, 0.0), HOP2 * one_hop[e.id])
             ahead = sorted((n for n in led if n not in strength), key=lambda n: (-led[n], -n))
             neighbours = ahead[:HOP2_FROM]
-            hop2 = [
-                e
-                for e in self.graph.live_edges_around(key, neighbours, HOP2_CAP)
-                if e.id not in hop1
-            ]
+            hop2 = [e for e in self._around(key, neighbours, HOP2_CAP, inp) if e.id not in hop1]
             # What an entity passes to its facts: its own strength as a seed,
             # or what the facts leading to it lent it, whichever is more.
             led = {n: max(strength.get(n, 0.0), led.get(n, 0.0)) for n in {*strength, *led}}
@@ -222,6 +226,7 @@ class Retriever:
         if self.nearby is not None:
             with call.step("nearby") as c:
                 nearby, near_edges = self.nearby.search(key, inp, meter, matched_entities)
+                near_edges = [e for e in near_edges if self._kept(e, inp)]
                 c["entities"] = len(nearby["nearby"]) if nearby else 0
 
         with call.step("entities") as c:
@@ -280,13 +285,28 @@ class Retriever:
 
         with call.step("fill") as c:
             budget = inp.max_context_tokens or self.settings.context_tokens
-            ctx = fill(candidates, entities, inp.query, clock.now_str(), budget, nearby)
+            ctx = fill(candidates, entities, inp.query, clock.now_str(), budget, nearby, inp.as_of)
             c["budget"] = budget
             c["entities"] = len(ctx.entities)
             c["edges"] = len(ctx.edges)
             c["passages"] = len(ctx.passages)
             c["left_out"] = ctx.left_out
         return ctx
+
+    @staticmethod
+    def _kept(e: Edge, inp: QueryInput) -> bool:
+        return e.live if inp.as_of is None else _held(e, inp.as_of)
+
+    def _around(self, key: DatasetKey, ids: list[int], limit: int, inp: QueryInput) -> list[Edge]:
+        """The live edges around the entities; with as_of, the superseded ones
+        too, and of both only the facts that held then."""
+        if not ids:
+            return []
+        edges = self.graph.live_edges_around(key, ids, limit)
+        if inp.as_of is None:
+            return edges
+        edges += self.graph.expired_edges_around(key, ids, limit)
+        return [e for e in edges if _held(e, inp.as_of)]
 
     def _is_passage(self, a: Artifact) -> bool:
         # A chunk, or a text short enough not to have been chunked.

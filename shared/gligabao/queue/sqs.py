@@ -1,4 +1,7 @@
-"""JobQueue on Amazon SQS: the remember worker function consumes the queue."""
+"""JobQueue on Amazon SQS: the remember worker function consumes the queue
+(Lambda's event source mapping); ``retry_later`` sets a failed message's
+visibility, so that SQS delivers it again after a backoff rather than after
+the queue's long visibility timeout."""
 
 from __future__ import annotations
 
@@ -20,3 +23,8 @@ class SqsJobQueue:
             self._client.send_message(QueueUrl=self._url, MessageBody=json.dumps(job))
         except Exception as exc:
             raise UpstreamError("the remember queue failed") from exc
+
+    def retry_later(self, receipt_handle: str, delay_s: int) -> None:
+        self._client.change_message_visibility(
+            QueueUrl=self._url, ReceiptHandle=receipt_handle, VisibilityTimeout=delay_s
+        )

@@ -10,8 +10,6 @@ ever addresses the calling user's partition.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import json
 from datetime import timedelta
 from typing import Any
@@ -19,44 +17,21 @@ from typing import Any
 from pynamodb.expressions.condition import Condition
 from pynamodb.models import Model
 
-from ..errors import BadRequest
 from ..graph.dynamo import batch_write, upstream
 from ..graph.tables import REQUESTS, CallRow, InferenceRow
-from .model import CallRecord, Inference, Step
+from .codec import (  # noqa: F401  (re-exported: the tests and callers use them from here)
+    MAX_KEY_BYTES,
+    MAX_RESULT_BYTES,
+    decode_cursor,
+    encode_cursor,
+    inference_sk,
+    result_json,
+    steps_from_json,
+    steps_json,
+)
+from .model import CallRecord, Inference
 
 FILTERED_PAGE_SIZE = 200  # rows read per request when filters may drop most
-MAX_KEY_BYTES = 1024  # DynamoDB's limit for a sort key: a longer one is a ValidationException
-# An item holds at most 400 KB: a larger result is left out of the call row
-# (the call's status still says it succeeded; the graph holds what it wrote).
-MAX_RESULT_BYTES = 300 * 1024
-
-
-def _result_json(result: dict[str, Any] | None) -> str | None:
-    if result is None:
-        return None
-    raw = json.dumps(result, separators=(",", ":"))
-    return raw if len(raw.encode()) <= MAX_RESULT_BYTES else None
-
-
-def inference_sk(inf: Inference) -> str:
-    return f"{inf.created_at}#{inf.id}"
-
-
-def encode_cursor(sk: str) -> str:
-    raw = json.dumps({"sk": sk}, separators=(",", ":")).encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
-
-
-def decode_cursor(cursor: str) -> str:
-    try:
-        padded = cursor + "=" * (-len(cursor) % 4)
-        data = json.loads(base64.urlsafe_b64decode(padded.encode()))
-        sk = data["sk"]
-    except (ValueError, TypeError, KeyError, binascii.Error) as exc:
-        raise BadRequest("invalid cursor") from exc
-    if not isinstance(sk, str) or not sk or len(sk.encode()) > MAX_KEY_BYTES:
-        raise BadRequest("invalid cursor")
-    return sk
 
 
 def inference_row(inf: Inference, expires: timedelta | None = None) -> InferenceRow:
@@ -69,6 +44,7 @@ def inference_row(inf: Inference, expires: timedelta | None = None) -> Inference
         call_id=inf.call_id,
         type=inf.type,
         stage=inf.stage,
+        provider=inf.provider,
         model=inf.model,
         reasoning=inf.reasoning,
         input_tokens=inf.input_tokens,
@@ -100,19 +76,8 @@ def inference_from_row(row: InferenceRow) -> Inference:
         latency_ms=int(row.latency_ms or 0),
         status=row.status or "",
         created_at=row.created_at or "",
+        provider=row.provider or "",
     )
-
-
-def _steps_json(steps: list[Step]) -> str:
-    return json.dumps([{"name": s.name, "ms": s.ms, "counts": s.counts} for s in steps])
-
-
-def _steps_from_json(raw: str | None) -> list[Step]:
-    out: list[Step] = []
-    for s in json.loads(raw or "[]"):
-        counts = {str(k): int(v) for k, v in (s.get("counts") or {}).items()}
-        out.append(Step(str(s.get("name", "")), float(s.get("ms", 0.0)), counts))
-    return out
 
 
 class DynamoRecordStore:
@@ -140,9 +105,9 @@ class DynamoRecordStore:
             session_id=call.session_id,
             started_at=call.started_at,
             duration_ms=round(call.duration_ms, 3),
-            steps=_steps_json(call.steps),
+            steps=steps_json(call.steps),
             inference_sks={r.sk for r in infs} or None,
-            result=_result_json(call.result),
+            result=result_json(call.result),
             expires_at=self._expires,
         )
         rows: list[Model] = [row, *infs]
@@ -170,7 +135,7 @@ class DynamoRecordStore:
             started_at=row.started_at or "",
             status=row.status or "",
             duration_ms=float(row.duration_ms or 0),
-            steps=_steps_from_json(row.steps),
+            steps=steps_from_json(row.steps),
             inferences=infs,
             result=json.loads(row.result) if row.result else None,
         )

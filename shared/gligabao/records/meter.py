@@ -7,9 +7,10 @@ from __future__ import annotations
 import time
 import uuid
 
-from .. import clock
+from .. import clock, deadline
 from ..ai import embedders
 from ..ai.port import LLM, Embedder, Embeddings, EmbedKind, LLMReply, LLMRequest
+from ..config import price_of
 from ..errors import GbError, UpstreamError
 from .model import CallRecord, Inference
 
@@ -31,11 +32,12 @@ class Meter:
         self._prices = prices
 
     def _cost(self, model: str, input_tokens: int, output_tokens: int) -> float:
-        price_in, price_out = self._prices.get(model, (0.0, 0.0))
+        price_in, price_out = price_of(self._prices, model)
         return round((input_tokens * price_in + output_tokens * price_out) / 1_000_000, 8)
 
     def _record(
         self,
+        provider: str,
         stage: str,
         model: str,
         reasoning: str,
@@ -55,6 +57,7 @@ class Meter:
                 call_id=c.call_id,
                 type=c.type,
                 stage=stage,
+                provider=provider,
                 model=model,
                 reasoning=reasoning,
                 input_tokens=input_tokens,
@@ -69,37 +72,33 @@ class Meter:
 
     def complete(self, request: LLMRequest) -> LLMReply:
         t0 = time.perf_counter()
+
+        def record(status: str, usage: LLMReply | None = None) -> None:
+            tokens = (
+                (usage.input_tokens, usage.output_tokens, usage.thinking_tokens) if usage else ()
+            )
+            self._record(
+                self._llm.provider,
+                request.stage,
+                request.model,
+                request.reasoning,
+                t0,
+                status,
+                *tokens,
+            )
+
         try:
-            reply = self._llm.complete(request)
+            reply = deadline.within(
+                f"the {request.stage} LLM call", lambda: self._llm.complete(request)
+            )
         except GbError as exc:
             usage = exc.usage if isinstance(exc, UpstreamError) else None
-            if isinstance(usage, LLMReply):
-                self._record(
-                    request.stage,
-                    request.model,
-                    request.reasoning,
-                    t0,
-                    exc.message,
-                    usage.input_tokens,
-                    usage.output_tokens,
-                    usage.thinking_tokens,
-                )
-            else:
-                self._record(request.stage, request.model, request.reasoning, t0, exc.message)
+            record(exc.message, usage if isinstance(usage, LLMReply) else None)
             raise
         except Exception as exc:  # not mapped by the adapter: still one row
-            self._record(request.stage, request.model, request.reasoning, t0, _internal(exc))
+            record(_internal(exc))
             raise
-        self._record(
-            request.stage,
-            request.model,
-            request.reasoning,
-            t0,
-            "ok",
-            reply.input_tokens,
-            reply.output_tokens,
-            reply.thinking_tokens,
-        )
+        record("ok", reply)
         return reply
 
     def reject(self, stage: str, reason: str) -> None:
@@ -126,14 +125,20 @@ class Meter:
     def _embed_one(self, texts: list[str], kind: EmbedKind) -> Embeddings:
         t0 = time.perf_counter()
         try:
-            result = self._embedder.embed(texts, kind)
+            result = deadline.within("an embeddings call", lambda: self._embedder.embed(texts, kind))
         except GbError as exc:
-            self._record("embed", self._embedder.model, "none", t0, exc.message)
+            self._record(
+                self._embedder.provider, "embed", self._embedder.model, "none", t0, exc.message
+            )
             raise
         except Exception as exc:
-            self._record("embed", self._embedder.model, "none", t0, _internal(exc))
+            self._record(
+                self._embedder.provider, "embed", self._embedder.model, "none", t0, _internal(exc)
+            )
             raise
-        self._record("embed", result.model, "none", t0, "ok", result.input_tokens, 0)
+        self._record(
+            self._embedder.provider, "embed", result.model, "none", t0, "ok", result.input_tokens, 0
+        )
         return result
 
 

@@ -29,6 +29,9 @@ class Inference:
     latency_ms: int
     status: str  # "ok" or the error
     created_at: str
+    # Who answered: "anthropic", "bedrock", "openai" or "local" ("" on rows
+    # written before providers were recorded).
+    provider: str = ""
 
     def public(self) -> dict[str, Any]:
         return asdict(self)

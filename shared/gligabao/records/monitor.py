@@ -9,10 +9,13 @@ by every ``Metrics`` instance: the lock keeps the calls of a threaded server
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
+from collections.abc import Callable
+from typing import Any, TypeVar
 
-from aws_lambda_powertools import Logger, Metrics
+from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.metrics import MetricUnit
 
 from .model import CallRecord
@@ -21,11 +24,34 @@ DEFAULT_NAMESPACE = "gligabao"
 NAMESPACE_ENV = "POWERTOOLS_METRICS_NAMESPACE"
 
 logger = Logger(service="gligabao")
+# X-Ray segments (the template turns tracing on); Powertools disables the
+# tracer outside Lambda and patches boto3/botocore, so every AWS call of a
+# request is a subsegment.
+tracer = Tracer(service="gligabao")
 _metrics_lock = threading.Lock()
+
+Handler = TypeVar("Handler", bound=Callable[[Any, Any], Any])
 
 
 def metrics() -> Metrics:
     return Metrics(namespace=os.environ.get(NAMESPACE_ENV) or DEFAULT_NAMESPACE, service="gligabao")
+
+
+def lambda_stack(handler: Handler) -> Handler:
+    """A Lambda handler with Powertools' Logger (the Lambda context in every
+    log line), Tracer (a segment for the invocation, its cold start and
+    errors) and Metrics (the ColdStart metric), as Powertools documents them.
+    Called in-process without a Lambda context (the local server, tests), the
+    handler runs bare: there is nothing to trace or log it with."""
+    decorated = tracer.capture_lambda_handler(
+        metrics().log_metrics(logger.inject_lambda_context(handler), capture_cold_start_metric=True)
+    )
+
+    @functools.wraps(handler)
+    def entry(event: Any, context: Any) -> Any:
+        return handler(event, context) if context is None else decorated(event, context)
+
+    return entry  # type: ignore[return-value]
 
 
 def emit(call: CallRecord, endpoint: str, http_status: int) -> None:

@@ -8,14 +8,28 @@ budget, a Serverless collection an index budget). Each document carries
 (the graph row) and ``vector``; entities also ``location`` (geo_point), chunks
 ``text`` (the passage, for BM25).
 
-Vector field: ``knn_vector`` with HNSW (m=16, ef_construction=128), space
-``cosinesimil`` and engine ``lucene``. Why lucene: it needs no native library
-(the faiss/nmslib engines load JNI libraries, which the test node built from
-Maven Central does not have), it applies the tenant filter *inside* the HNSW
-traversal (efficient filtering: exactly k hits of the dataset, never fewer
-because other tenants took the top k), and it supports cosinesimil on every
-2.x version, Serverless included. The score OpenSearch returns for
-cosinesimil is (1 + cosine) / 2; :meth:`search` turns it back into cosine.
+Vector field: ``knn_vector`` with HNSW (m=16, ef_construction=128); the
+engine is chosen by the target (:func:`default_engine`), and
+``gligabao bootstrap --dry-run`` prints the exact bodies:
+
+- ``faiss`` on Serverless (``aoss``): vector collections are documented to
+  take Faiss HNSW mappings. Space ``innerproduct`` on vectors normalized to
+  unit length before they are written and searched, which is the cosine, on
+  every Faiss version. Faiss HNSW also applies the tenant filter inside the
+  graph traversal (efficient filtering, 2.9 and later).
+- ``lucene`` on a node without Faiss (``es``: the test node built from Maven
+  Central has no native libraries, and every managed domain has Lucene):
+  space ``cosinesimil``, the filter applied inside the HNSW traversal too.
+
+Either way the k-NN clause carries the tenant filter, so a search returns
+exactly k hits of the dataset, never fewer because other tenants took the top
+k; :func:`cosine_of` turns the engine's score back into the cosine.
+
+Indexes are created by the deploy (a CloudFormation custom resource) or by
+``gligabao bootstrap``, never implicitly: before its first write of a kind,
+the writer checks that the index exists, once per process, and refuses
+(VectorIndexMissing, 503) rather than letting a bulk request create an index
+with a plain float field instead of a k-NN vector.
 
 IDs: on a managed domain the document ID is ``f"{pk}:{row_id}"``, so writing a
 row again overwrites it. Serverless vector collections refuse custom IDs, so
@@ -34,9 +48,10 @@ Freshness: with ``refresh=True`` writes are searchable when the call returns
 its own schedule (about a second); leave ``refresh`` off there.
 
 Round trips (``self.requests`` counts every HTTP request, retries included):
-upsert 1 (aoss: 2), search 1 for any number of requests, nearby 1, count 1,
-delete_dataset 1 (aoss: 2 per page of 1000 documents, plus 1), bootstrap 5.
-A hybrid request (``text`` set) adds a ``match`` body to the same ``_msearch``.
+upsert 1 (aoss: 2; plus 1 the first time a process writes a kind), search 1
+for any number of requests (a hybrid request, ``text`` set, adds a ``match``
+body to the same ``_msearch``), nearby 1, count 1, delete_dataset 1 (aoss: 2
+per page of 1000 documents, plus 1), bootstrap 5.
 Failures raise UpstreamError; 429 and 5xx (whole request or bulk items) and
 connection errors are retried with exponential backoff first.
 """
@@ -52,8 +67,9 @@ from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 from urllib.parse import urlparse
 
+from .. import deadline
 from ..config import Settings
-from ..errors import UpstreamError
+from ..errors import UpstreamError, VectorIndexMissing
 from ..models import DatasetKey
 from .port import KINDS, GeoHit, Hit, Kind, SearchRequest, VectorItem, fuse
 
@@ -62,8 +78,9 @@ T = TypeVar("T")
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 HNSW_M = 16
 HNSW_EF_CONSTRUCTION = 128
-ENGINE = "lucene"
-SPACE = "cosinesimil"
+ENGINES = ("lucene", "faiss")
+# The space of each engine: cosine itself, or the inner product of unit vectors.
+SPACES = {"lucene": "cosinesimil", "faiss": "innerproduct"}
 PAGE = 1000  # documents per page when deleting on Serverless
 MAX_K = 10_000  # OpenSearch's max k and index.max_result_window
 # The passage text of the chunks index, for the lexical half of hybrid search
@@ -80,8 +97,16 @@ def is_aws_endpoint(url: str) -> bool:
     )
 
 
-def mapping(kind: Kind, dimension: int) -> dict[str, Any]:
+def default_engine(service: str) -> str:
+    """Faiss on Serverless (what its vector collections take), Lucene elsewhere
+    (no native library needed, so it runs on any node with the k-NN plugin)."""
+    return "faiss" if service == "aoss" else "lucene"
+
+
+def mapping(kind: Kind, dimension: int, engine: str = "lucene") -> dict[str, Any]:
     """The index body (settings and mappings) of one kind."""
+    if engine not in ENGINES:
+        raise ValueError(f"vector engine must be one of {ENGINES}, not {engine!r}")
     properties: dict[str, Any] = {
         "user_id": {"type": "keyword"},
         "dataset": {"type": "keyword"},
@@ -92,8 +117,8 @@ def mapping(kind: Kind, dimension: int) -> dict[str, Any]:
             "dimension": dimension,
             "method": {
                 "name": "hnsw",
-                "engine": ENGINE,
-                "space_type": SPACE,
+                "engine": engine,
+                "space_type": SPACES[engine],
                 "parameters": {"m": HNSW_M, "ef_construction": HNSW_EF_CONSTRUCTION},
             },
         },
@@ -108,8 +133,34 @@ def mapping(kind: Kind, dimension: int) -> dict[str, Any]:
     }
 
 
+def index_bodies(prefix: str, dimension: int, engine: str) -> dict[str, dict[str, Any]]:
+    """Index name -> body, for every kind (what bootstrap and the deploy create)."""
+    return {f"{prefix}-{kind}": mapping(kind, dimension, engine) for kind in KINDS}
+
+
+def cosine_of(score: float, engine: str) -> float:
+    """The cosine behind an OpenSearch k-NN score. cosinesimil scores
+    (1 + cos) / 2; innerproduct (of unit vectors, so ip = cos) scores ip + 1
+    when ip >= 0 and 1 / (1 - ip) below."""
+    if engine == "lucene":
+        return 2.0 * score - 1.0
+    return score - 1.0 if score >= 1.0 else 1.0 - 1.0 / score
+
+
+def _missing(name: str) -> str:
+    return (
+        f"vector index {name} does not exist: the deploy creates it (custom resource), "
+        "or run `gligabao bootstrap`"
+    )
+
+
 def _norm(vector: list[float]) -> float:
     return math.sqrt(math.fsum(x * x for x in vector))
+
+
+def _unit(vector: list[float]) -> list[float]:
+    n = _norm(vector)
+    return [float(x) / n for x in vector]
 
 
 def _error_text(error: Any) -> str:
@@ -143,6 +194,7 @@ class OpenSearchVectorIndex:
         service: str = "es",
         region: str = "us-east-1",
         index_prefix: str = "gb",
+        engine: str | None = None,
         aws_auth: bool | None = None,
         refresh: bool = False,
         timeout_s: float = 10.0,
@@ -160,6 +212,10 @@ class OpenSearchVectorIndex:
         self.service = service
         self.serverless = service == "aoss"
         self.index_prefix = index_prefix
+        self.engine = engine or default_engine(service)
+        if self.engine not in ENGINES:
+            raise ValueError(f"vector engine must be one of {ENGINES}, not {self.engine!r}")
+        self._ready: set[Kind] = set()  # kinds whose index is known to exist
         self.refresh = refresh
         self.max_retries = max_retries
         self.backoff_s = backoff_s
@@ -220,6 +276,10 @@ class OpenSearchVectorIndex:
     def index_name(self, kind: Kind) -> str:
         return f"{self.index_prefix}-{kind}"
 
+    def _stored(self, vector: list[float]) -> list[float]:
+        """What is written and searched: unit vectors for innerproduct."""
+        return _unit(vector) if self.engine == "faiss" else [float(x) for x in vector]
+
     def _doc_id(self, key: DatasetKey, row_id: int) -> str:
         return f"{key.pk}:{row_id}"
 
@@ -239,6 +299,7 @@ class OpenSearchVectorIndex:
 
         attempt = 0
         while True:
+            deadline.check(f"opensearch {op}")
             with self._lock:
                 self.requests += 1
             try:
@@ -256,8 +317,11 @@ class OpenSearchVectorIndex:
                 raise UpstreamError(f"opensearch {op}: {e}") from e
             if attempt >= self.max_retries:
                 raise UpstreamError(f"opensearch {op}: {message} (after {attempt + 1} tries)")
-            delay = self.backoff_s * (2**attempt)
-            self._sleep(delay * (0.5 + random.random() / 2))
+            delay = self.backoff_s * (2**attempt) * (0.5 + random.random() / 2)
+            left = deadline.remaining()
+            if left is not None and left < delay:
+                raise UpstreamError(f"opensearch {op}: {message} (no time left to retry)")
+            self._sleep(delay)
             attempt += 1
 
     def _bulk(self, op: str, actions: list[tuple[dict[str, Any], dict[str, Any] | None]]) -> None:
@@ -297,22 +361,31 @@ class OpenSearchVectorIndex:
 
     # -- the port -----------------------------------------------------------------
 
-    def bootstrap(self) -> None:
-        """Create the four indexes if they do not exist (idempotent)."""
+    def index_bodies(self) -> dict[str, dict[str, Any]]:
+        """Index name -> the exact body bootstrap creates it with."""
+        return index_bodies(self.index_prefix, self.dimension, self.engine)
+
+    def bootstrap(self) -> list[str]:
+        """Create the four indexes if they do not exist (idempotent); returns
+        the names it created."""
         from opensearchpy.exceptions import RequestError
 
+        created: list[str] = []
+        bodies = self.index_bodies()
         for kind in KINDS:
             name = self.index_name(kind)
-            body = mapping(kind, self.dimension)
+            body = bodies[name]
 
             def create(name: str = name, body: dict[str, Any] = body) -> None:
                 try:
                     self._client.indices.create(index=name, body=body)
+                    created.append(name)
                 except RequestError as e:
                     if e.error != "resource_already_exists_exception":
                         raise
 
             self._call(f"create index {name}", create)
+            self._ready.add(kind)
         # An index created before passages had their text: add the field
         # (an additive mapping change; documents written since carry it).
         chunks = self.index_name("chunks")
@@ -322,6 +395,17 @@ class OpenSearchVectorIndex:
                 index=chunks, body={"properties": TEXT_PROPERTY}
             ),
         )
+        return created
+
+    def _require_index(self, kind: Kind) -> None:
+        """Refuse to write into a missing index: a bulk write would create it
+        with a dynamic mapping (a float array, not a k-NN vector)."""
+        if kind in self._ready:
+            return
+        name = self.index_name(kind)
+        if not self._call(f"check index {name}", lambda: self._client.indices.exists(index=name)):
+            raise VectorIndexMissing(_missing(name))
+        self._ready.add(kind)
 
     def upsert(self, key: DatasetKey, kind: Kind, items: list[VectorItem]) -> None:
         # Last write of a row wins, as in the embedded index. Zero vectors have
@@ -332,6 +416,7 @@ class OpenSearchVectorIndex:
         if not items:
             return
         index = self.index_name(kind)
+        self._require_index(kind)
         actions: list[tuple[dict[str, Any], dict[str, Any] | None]] = []
         if self.serverless:
             for doc_id in self._existing_ids(key, kind, [item.id for item in items]):
@@ -342,7 +427,7 @@ class OpenSearchVectorIndex:
                 "dataset": key.dataset,
                 "pk": key.pk,
                 "row_id": item.id,
-                "vector": [float(x) for x in item.vector],
+                "vector": self._stored(item.vector),
             }
             if kind == "entities" and item.lat is not None and item.lon is not None:
                 source["location"] = {"lat": item.lat, "lon": item.lon}
@@ -389,7 +474,7 @@ class OpenSearchVectorIndex:
             # no direction, matches nothing.
             if len(req.vector) == self.dimension and _norm(req.vector) > 0:
                 knn = {
-                    "vector": [float(x) for x in req.vector],
+                    "vector": self._stored(req.vector),
                     "k": fetch,
                     "filter": {"bool": {"filter": [tenant]}},
                 }
@@ -411,7 +496,7 @@ class OpenSearchVectorIndex:
             if "error" in result:
                 error = result["error"]
                 if isinstance(error, dict) and error.get("type") == "index_not_found_exception":
-                    continue
+                    raise VectorIndexMissing(_missing(self.index_name(requests[i].kind)))
                 raise UpstreamError(f"opensearch search: {_error_text(error)}")
             req = requests[i]
             if part == "match":
@@ -421,7 +506,7 @@ class OpenSearchVectorIndex:
             best: dict[int, float] = {}
             for hit in result["hits"]["hits"]:
                 row_id = int(hit["_source"]["row_id"])
-                cosine = 2.0 * float(hit["_score"]) - 1.0
+                cosine = cosine_of(float(hit["_score"]), self.engine)
                 if cosine >= req.min_score and cosine > best.get(row_id, -math.inf):
                     best[row_id] = cosine
             ranked = sorted(best.items(), key=lambda kv: (-kv[1], kv[0]))

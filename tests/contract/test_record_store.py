@@ -1,9 +1,15 @@
-"""DynamoRecordStore against moto: calls, inference listing (newest first,
-filters, cursor pagination), tenant isolation, dataset deletion."""
+"""The RecordStore contract on both adapters (DynamoRecordStore on moto,
+SqliteRecordStore on a fresh file): calls, inference listing (newest first,
+filters, cursor pagination), tenant isolation, dataset deletion, retention."""
 
 from __future__ import annotations
 
 import random
+import sqlite3
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import boto3
 import pytest
@@ -12,11 +18,31 @@ from gligabao.errors import BadRequest, UpstreamError
 from gligabao.graph import tables
 from gligabao.records.dynamo import DynamoRecordStore, decode_cursor, encode_cursor
 from gligabao.records.model import CallRecord, Inference, Step
+from gligabao.records.sqlite import SqliteRecordStore
+from gligabao.sqlite_db import Database
 
 
-@pytest.fixture
-def store(dynamo: str) -> DynamoRecordStore:
-    return DynamoRecordStore()
+@pytest.fixture(params=["dynamodb", "sqlite"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
+    if request.param == "sqlite":
+        db = Database(tmp_path / "gligabao.db")
+        yield SqliteRecordStore(db)
+        db.close()
+        return
+    request.getfixturevalue("dynamo")
+    yield DynamoRecordStore()
+
+
+def raw_rows(store: Any, short: str) -> list[dict[str, Any]]:
+    """A table's rows read around the adapter, values as plain strings."""
+    if isinstance(store, SqliteRecordStore):
+        with sqlite3.connect(store.db.path) as conn:
+            cur = conn.execute(f"SELECT * FROM {short}")
+            cols = [d[0] for d in cur.description]
+            return [dict(zip(cols, r, strict=True)) for r in cur]
+    name = tables.CallRow.Meta.table_name.removesuffix("calls") + short
+    items = boto3.client("dynamodb", region_name="us-east-1").scan(TableName=name)["Items"]
+    return [{k: next(iter(v.values())) for k, v in i.items()} for i in items]
 
 
 def inf(
@@ -44,6 +70,7 @@ def inf(
         latency_ms=50 + n,
         status="ok",
         created_at=f"2024-01-01T00:{n // 60:02d}:{n % 60:02d}Z",
+        provider="anthropic" if n % 3 else "local",
     )
 
 
@@ -57,7 +84,7 @@ def call(
     return c
 
 
-def save_many(store: DynamoRecordStore, count: int = 40) -> list[Inference]:
+def save_many(store: Any, count: int = 40) -> list[Inference]:
     """Inferences over 2 datasets, 2 sessions and several calls."""
     out: list[Inference] = []
     for n in range(1, count + 1):
@@ -77,7 +104,7 @@ def save_many(store: DynamoRecordStore, count: int = 40) -> list[Inference]:
     return out
 
 
-def test_save_and_get_call(store: DynamoRecordStore) -> None:
+def test_save_and_get_call(store: Any) -> None:
     infs = [inf(1, stage="extract"), inf(2, stage="embed"), inf(3, stage="resolve")]
     c = call("call-1", infs)
     c.session_id = None
@@ -92,7 +119,7 @@ def test_save_and_get_call(store: DynamoRecordStore) -> None:
     assert store.get_call("u2", "call-1") is None  # another user
 
 
-def test_call_without_inferences(store: DynamoRecordStore) -> None:
+def test_call_without_inferences(store: Any) -> None:
     c = call("call-0", [])
     c.finish("rate limited")
     store.save_call(c)
@@ -101,7 +128,7 @@ def test_call_without_inferences(store: DynamoRecordStore) -> None:
 
 
 def test_call_result_round_trips_and_an_oversized_one_is_left_out(
-    store: DynamoRecordStore,
+    store: Any,
 ) -> None:
     from gligabao.records.dynamo import MAX_RESULT_BYTES
 
@@ -118,7 +145,7 @@ def test_call_result_round_trips_and_an_oversized_one_is_left_out(
     assert got is not None and got.result is None and got.status == "ok"
 
 
-def test_list_inferences_newest_first_and_filters(store: DynamoRecordStore) -> None:
+def test_list_inferences_newest_first_and_filters(store: Any) -> None:
     saved = save_many(store, 40)
     newest_first = sorted(saved, key=lambda i: (i.created_at, i.id), reverse=True)
 
@@ -151,7 +178,7 @@ def test_list_inferences_newest_first_and_filters(store: DynamoRecordStore) -> N
 @pytest.mark.parametrize("limit", [1, 3, 7, 13, 39, 40])
 @pytest.mark.parametrize("dataset", [None, "main", "other"])
 def test_pagination_returns_each_item_exactly_once(
-    store: DynamoRecordStore, limit: int, dataset: str | None
+    store: Any, limit: int, dataset: str | None
 ) -> None:
     saved = save_many(store, 40)
     want = sorted(
@@ -177,7 +204,7 @@ def test_pagination_returns_each_item_exactly_once(
     assert pages == max(1, -(-len(want) // limit))
 
 
-def test_cursor_is_opaque_validated_and_scoped_to_the_user(store: DynamoRecordStore) -> None:
+def test_cursor_is_opaque_validated_and_scoped_to_the_user(store: Any) -> None:
     save_many(store, 10)
     store.save_call(call("cb", [inf(n, user="u2") for n in range(1, 4)], user="u2"))
     page, cursor = store.list_inferences(
@@ -196,7 +223,7 @@ def test_cursor_is_opaque_validated_and_scoped_to_the_user(store: DynamoRecordSt
             )
 
 
-def test_tenant_isolation(store: DynamoRecordStore) -> None:
+def test_tenant_isolation(store: Any) -> None:
     store.save_call(call("ca", [inf(1, user="u1")], user="u1"))
     store.save_call(call("cb", [inf(2, user="u2")], user="u2"))
     got, _ = store.list_inferences(
@@ -206,9 +233,7 @@ def test_tenant_isolation(store: DynamoRecordStore) -> None:
     assert store.get_call("u2", "ca") is None
 
 
-def test_delete_dataset_only_touches_that_users_dataset(
-    store: DynamoRecordStore, dynamo: str
-) -> None:
+def test_delete_dataset_only_touches_that_users_dataset(store: Any) -> None:
     saved = save_many(store, 30)
     store.save_call(call("u2-call", [inf(1, user="u2", call="u2-call")], user="u2"))
     store.delete_dataset("u1", "other")
@@ -216,10 +241,9 @@ def test_delete_dataset_only_touches_that_users_dataset(
         "u1", dataset=None, session_id=None, call_id=None, limit=100, cursor=None
     )
     assert {i.id for i in got} == {i.id for i in saved if i.dataset == "main"}
-    client = boto3.client("dynamodb", region_name="us-east-1")
     for short in ("calls", "inferences"):
-        items = client.scan(TableName=dynamo + short)["Items"]
-        assert not [i for i in items if i["user_id"]["S"] == "u1" and i["dataset"]["S"] == "other"]
+        items = raw_rows(store, short)
+        assert not [i for i in items if i["user_id"] == "u1" and i["dataset"] == "other"]
     u2, _ = store.list_inferences(
         "u2", dataset="main", session_id=None, call_id=None, limit=10, cursor=None
     )
@@ -235,7 +259,28 @@ def test_retention_sets_ttl(dynamo: str) -> None:
         assert items and all("expires_at" in i for i in items)
 
 
-def test_many_inferences_in_one_call(store: DynamoRecordStore) -> None:
+def test_sqlite_retention_expires_rows(tmp_path: Path) -> None:
+    db = Database(tmp_path / "gligabao.db")
+    store = SqliteRecordStore(db, retention_days=7)
+    store.save_call(call("old", [inf(1, call="old")]))
+    store.save_call(call("new", [inf(2, call="new")]))
+    for short in ("calls", "inferences"):
+        assert all(r["expires_at"] > time.time() + 6 * 86400 for r in raw_rows(store, short))
+    with sqlite3.connect(db.path) as conn:  # "old" is now past its retention
+        conn.execute("UPDATE calls SET expires_at = 1 WHERE call_id = 'old'")
+        conn.execute("UPDATE inferences SET expires_at = 1 WHERE call_id = 'old'")
+    assert store.get_call("u1", "old") is None
+    got, _ = store.list_inferences(
+        "u1", dataset=None, session_id=None, call_id=None, limit=10, cursor=None
+    )
+    assert [i.call_id for i in got] == ["new"]
+    store.save_call(call("newer", []))  # a save purges what expired
+    assert sorted(r["call_id"] for r in raw_rows(store, "calls")) == ["new", "newer"]
+    assert [r["call_id"] for r in raw_rows(store, "inferences")] == ["new"]
+    db.close()
+
+
+def test_many_inferences_in_one_call(store: Any) -> None:
     infs = [inf(n) for n in range(1, 61)]
     random.Random(1).shuffle(infs)
     store.save_call(call("big", infs))
@@ -245,8 +290,12 @@ def test_many_inferences_in_one_call(store: DynamoRecordStore) -> None:
     ]
 
 
-def test_errors_are_upstream_errors(store: DynamoRecordStore) -> None:
-    tables.InferenceRow.delete_table()
+def test_errors_are_upstream_errors(store: Any) -> None:
+    if isinstance(store, SqliteRecordStore):
+        with sqlite3.connect(store.db.path) as conn:
+            conn.execute("DROP TABLE inferences")
+    else:
+        tables.InferenceRow.delete_table()
     with pytest.raises(UpstreamError):
         store.list_inferences(
             "u1", dataset=None, session_id=None, call_id=None, limit=5, cursor=None
@@ -256,7 +305,8 @@ def test_errors_are_upstream_errors(store: DynamoRecordStore) -> None:
     assert store.get_call("u1", "missing") is None
 
 
-def test_records_count_requests(store: DynamoRecordStore) -> None:
+def test_records_count_requests(dynamo: str) -> None:
+    store = DynamoRecordStore()
     before = tables.REQUESTS.total
     store.save_call(call("r", [inf(1), inf(2)]))
     assert tables.REQUESTS.total - before == 1  # one BatchWriteItem

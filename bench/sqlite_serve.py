@@ -1,0 +1,245 @@
+"""Query latency through `gligabao serve` on its SQLite default, on graphs of
+1k, 10k and 100k edges, and whether the asked fact reaches the LLM's context.
+
+    .venv/bin/python bench/sqlite_serve.py [--sizes 1000,10000,100000]
+        [--questions 100] [--dim 384]
+
+Setup. Each size gets a fresh SQLite file, filled directly through the SQLite
+adapters (``SqliteGraphStore.apply`` in slices, ``SqliteVectorIndex.upsert``,
+the name claims), with the synthetic graph of bench/query_scale.py (entities ~
+edges/3, hubs, 10% ended and 10% superseded facts, chunked texts). Then
+`gligabao serve --data FILE` runs as a subprocess, its LLM the fake Anthropic
+server and its embeddings the fake OpenAI server of tests/fakes, both on
+loopback and answering at once; the questions go over HTTP, one at a time.
+
+The questions (see ``questions``): a person's workplace by name (keyword
+path), a paraphrase of one fact with no keyword (its vector at cosine 0.85,
+vector path), an entity by an alias (vector at 0.8), and a hub ("who lives in
+X", hundreds of facts). A question "hits" when its target fact or entity is in
+the ``<graph>`` context sent to the LLM.
+
+Also printed: how long numpy's exact search over the cached matrix takes at
+each size (what a query pays for the vector search), and whether sqlite-vec
+could be loaded by this Python (the alternative this store did not take).
+
+Timings are printed, never asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import signal
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from query_scale import Graph, generate, renumber_artifacts
+from query_scale_vectors import near, vec_of
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+
+from fakes.anthropic_server import FakeAnthropic  # noqa: E402
+from fakes.openai_server import FakeOpenAI  # noqa: E402
+from gligabao.graph.sqlite import SqliteGraphStore  # noqa: E402
+from gligabao.local.embedded import free_port  # noqa: E402
+from gligabao.models import DatasetKey, GraphWrite  # noqa: E402
+from gligabao.sqlite_db import Database  # noqa: E402
+from gligabao.text import fact_text, normalize_name  # noqa: E402
+from gligabao.vectors.port import SearchRequest, VectorItem  # noqa: E402
+from gligabao.vectors.sqlite import SqliteVectorIndex  # noqa: E402
+
+SLICE = 1000
+ANSWER = {"answer": "From memory.", "entities": [], "edges": [], "passages": []}
+
+
+def write_graph(path: Path, g: Graph, dim: int) -> float:
+    t0 = time.perf_counter()
+    renumber_artifacts(g)
+    db = Database(path)
+    store, vectors = SqliteGraphStore(db), SqliteVectorIndex(db)
+    store.ensure_dataset(g.key)
+    store.allocate_ids(g.key, len(g.entities), len(g.edges), len(g.chunks))
+    for i in range(0, len(g.entities), SLICE):
+        part = g.entities[i : i + SLICE]
+        store.apply(g.key, GraphWrite(new_entities=part))
+        store.claim_names(g.key, {normalize_name(e.name): e.id for e in part})
+        vectors.upsert(
+            g.key, "entities", [VectorItem(e.id, vec_of(e.name, dim).tolist()) for e in part]
+        )
+    for i in range(0, len(g.edges), SLICE):
+        part = g.edges[i : i + SLICE]
+        store.apply(g.key, GraphWrite(new_edges=part))
+        items = [
+            VectorItem(e.id, vec_of(fact_text(e.relation, e.description), dim).tolist())
+            for e in part
+        ]
+        vectors.upsert(g.key, "edges", items)
+    store.apply(g.key, GraphWrite(artifacts=g.chunks))
+    chunks = [a for a in g.chunks if a.parent_id is not None]
+    vectors.upsert(g.key, "chunks", [VectorItem(a.id, vec_of(a.text, dim).tolist()) for a in chunks])
+    vectors.upsert(
+        g.key, "summaries", [VectorItem(a.id, vec_of(a.summary or "", dim).tolist()) for a in chunks]
+    )
+    db.close()
+    return time.perf_counter() - t0
+
+
+@dataclass
+class Question:
+    text: str
+    line: str  # what must reach the LLM's context for a hit
+    edge: int | None  # the asked fact (None: a hub question)
+    place: int | None  # the hub question's place
+
+
+def questions(g: Graph, n: int, rng: random.Random, emb: FakeOpenAI, dim: int) -> list[Question]:
+    by_id = {e.id: e for e in g.entities}
+    live = [e for e in g.edges if e.expired_at is None and e.invalid_at is None]
+    works = [e for e in live if e.relation == "works_at"]
+    out: list[Question] = []
+    for i in range(n):
+        kind = i % 4
+        if kind == 0:  # by name: the keyword path
+            e = rng.choice(works)
+            q = f"Where does {by_id[e.source_id].name} work?"
+        elif kind == 1:  # a paraphrase: only the fact's vector leads to it
+            e = rng.choice(live)
+            q = f"Remind me of that thing, number {i}"
+            emb.set_vector(q, near(vec_of(fact_text(e.relation, e.description), dim), q, 0.85))
+        elif kind == 2:  # an alias: only the entity's vector
+            e = rng.choice(live)
+            q = f"What about the one I mentioned, number {i}?"
+            emb.set_vector(q, near(vec_of(by_id[e.source_id].name, dim), q, 0.8))
+        else:  # a hub: who lives in a place with many facts
+            e = rng.choice([x for x in live if x.relation == "lives_in"])
+            q = f"Who lives in {by_id[e.target_id].name}?"
+            out.append(Question(q, f"{by_id[e.target_id].name}({e.target_id})", None, e.target_id))
+            continue
+        dst = by_id[e.target_id]
+        line = f"({e.source_id}) --{e.relation}--> {dst.name}({e.target_id})"
+        out.append(Question(q, line, e.id, None))
+    return out
+
+
+def post(url: str, body: bytes) -> tuple[int, bytes]:
+    req = urllib.request.Request(url, data=body, method="POST")
+    req.add_header("Content-Type", "application/json")
+    with urllib.request.urlopen(req, timeout=120) as resp:
+        return resp.status, resp.read()
+
+
+def serve(path: Path, llm: FakeAnthropic, emb: FakeOpenAI, dim: int) -> tuple[Any, str]:
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GB_", "ANTHROPIC_", "OPENAI_"))}
+    env.update(llm.env())
+    env.update(emb.env())
+    env.update({"GB_EMBEDDING_DIMENSION": str(dim), "PYTHONPATH": str(ROOT / "shared")})
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gligabao.local.cli", "serve", "--port", str(port), "--quiet",
+         "--data", str(path)],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )
+    assert proc.stdout is not None
+    while True:
+        line = proc.stdout.readline()
+        if not line:
+            raise RuntimeError("gligabao serve did not start")
+        if line.startswith("  geo:"):
+            # Keep reading its log, or a full pipe would block the server.
+            threading.Thread(target=proc.stdout.read, daemon=True).start()
+            return proc, f"http://127.0.0.1:{port}"
+
+
+def pct(values: list[float], p: float) -> float:
+    s = sorted(values)
+    return s[min(len(s) - 1, max(0, round(p / 100 * len(s)) - 1))]
+
+
+def search_ms(path: Path, key: DatasetKey, dim: int, rounds: int = 20) -> float:
+    """One exact search of the edges (k=20) over the cached matrix, median."""
+    db = Database(path)
+    index = SqliteVectorIndex(db)
+    q = vec_of("a question", dim).tolist()
+    index.search(key, [SearchRequest("edges", q, 20, 0.5)])  # loads the matrix once
+    times = []
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        index.search(key, [SearchRequest("edges", q, 20, 0.5)])
+        times.append((time.perf_counter() - t0) * 1000)
+    db.close()
+    return statistics.median(times)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sizes", default="1000,10000,100000")
+    ap.add_argument("--questions", type=int, default=100)
+    ap.add_argument("--dim", type=int, default=384)
+    args = ap.parse_args(argv)
+    conn = sqlite3.connect(":memory:")
+    print(
+        "sqlite-vec loadable by this Python:",
+        hasattr(conn, "enable_load_extension"),
+        f"(SQLite {sqlite3.sqlite_version}); vectors here: float32 BLOBs, numpy exact search",
+    )
+    key = DatasetKey("bench", "main")
+    rows = []
+    with FakeAnthropic() as llm, FakeOpenAI(dim=args.dim) as emb, tempfile.TemporaryDirectory() as tmp:
+        llm.default("query", ANSWER)
+        for size in [int(s) for s in args.sizes.split(",")]:
+            rng = random.Random(size)
+            g = generate(key, size, rng)
+            path = Path(tmp) / f"gb-{size}.db"
+            build_s = write_graph(path, g, args.dim)
+            qs = questions(g, args.questions, rng, emb, args.dim)
+            proc, url = serve(path, llm, emb, args.dim)
+            lat: list[float] = []
+            hits: dict[int, list[bool]] = {0: [], 1: [], 2: [], 3: []}
+            try:
+                warm = b'{"user_id": "bench", "query": "warm up"}'
+                post(url + "/v1/gb/query", warm)
+                for i, question in enumerate(qs):
+                    body = json.dumps({"user_id": "bench", "query": question.text}).encode()
+                    t0 = time.perf_counter()
+                    status, _ = post(url + "/v1/gb/query", body)
+                    lat.append((time.perf_counter() - t0) * 1000)
+                    assert status == 200
+                    sent = str(llm.requests_for("query")[-1]["messages"])
+                    hits[i % 4].append(question.line in sent)
+            finally:
+                proc.send_signal(signal.SIGTERM)
+                proc.communicate(timeout=60)
+            size_mb = path.stat().st_size / 1e6
+            rows.append((size, len(g.entities), build_s, size_mb, lat, hits,
+                         search_ms(path, key, args.dim)))
+            r = rows[-1]
+            print(
+                f"{size:>7} edges {len(g.entities):>6} entities: build {build_s:6.1f} s, "
+                f"file {size_mb:6.1f} MB, query p50 {pct(lat, 50):6.1f} ms "
+                f"p95 {pct(lat, 95):6.1f} ms, vector search {r[6]:5.2f} ms, hit rate "
+                + " ".join(
+                    f"{name} {sum(h)}/{len(h)}"
+                    for name, h in zip(("name", "paraphrase", "alias", "hub"), hits.values(),
+                                       strict=True)
+                ),
+                flush=True,
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    np.seterr(all="ignore")
+    sys.exit(main())

@@ -1,0 +1,92 @@
+"""One deadline per request: the Lambda's remaining time, less a reserve to
+save the call record and answer, is the budget of every call after it.
+
+``lambda_entry`` sets it from ``context.get_remaining_time_in_millis()``;
+the LLM and embeddings calls (through the Meter) run within what is left,
+and the vector store and the use cases check it between calls. When it runs
+out the call ends with DeadlineExceeded: a JSON 504 with a call record,
+never Lambda's bare 500 after a kill. No deadline (the local server, a
+test): nothing is limited."""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import TypeVar
+
+from .errors import DeadlineExceeded
+
+T = TypeVar("T")
+
+# Kept back from the Lambda's remaining time: saving the call record (one
+# DynamoDB write and its retries) and returning the answer.
+RESERVE_S = 2.0
+
+_deadline: contextvars.ContextVar[float | None] = contextvars.ContextVar(
+    "gb_deadline", default=None
+)
+
+
+@contextlib.contextmanager
+def budget(seconds: float | None) -> Iterator[None]:
+    """Run with this many seconds from now (None: no deadline)."""
+    token = _deadline.set(None if seconds is None else time.monotonic() + seconds)
+    try:
+        yield
+    finally:
+        _deadline.reset(token)
+
+
+def from_lambda_context(context: object) -> float | None:
+    """The budget a Lambda invocation leaves, or None outside Lambda."""
+    remaining = getattr(context, "get_remaining_time_in_millis", None)
+    if remaining is None:
+        return None
+    return max(0.0, int(remaining()) / 1000.0 - RESERVE_S)
+
+
+def remaining() -> float | None:
+    end = _deadline.get()
+    return None if end is None else end - time.monotonic()
+
+
+def expired() -> bool:
+    left = remaining()
+    return left is not None and left <= 0
+
+
+def check(what: str) -> None:
+    """Raise DeadlineExceeded if the budget is spent (before starting ``what``)."""
+    if expired():
+        raise DeadlineExceeded(f"the time budget ran out before {what}")
+
+
+def within(what: str, fn: Callable[[], T]) -> T:
+    """Run ``fn`` (an LLM or embeddings request) within the remaining budget.
+    Past it the caller gets DeadlineExceeded; the request itself is left to
+    finish or time out on a daemon thread, its result discarded (a model
+    call has no side effect to undo)."""
+    left = remaining()
+    if left is None:
+        return fn()
+    check(what)
+    box: dict[str, object] = {}
+    ctx = contextvars.copy_context()
+
+    def run() -> None:
+        try:
+            box["value"] = ctx.run(fn)
+        except BaseException as exc:
+            box["error"] = exc
+
+    thread = threading.Thread(target=run, daemon=True, name="gb-deadline")
+    thread.start()
+    thread.join(left)
+    if thread.is_alive():
+        raise DeadlineExceeded(f"the time budget ran out during {what}")
+    if "error" in box:
+        raise box["error"]  # type: ignore[misc]
+    return box["value"]  # type: ignore[return-value]

