@@ -107,7 +107,9 @@ def scan_all(store: Any) -> dict[str, list[dict[str, Any]]]:
             names = [
                 r[0]
                 for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
-                if not r[0].startswith("sqlite_")
+                # FTS5's own shadow tables always hold its bookkeeping rows;
+                # the passage_words table itself shows the indexed rows.
+                if not r[0].startswith(("sqlite_", "passage_words_"))
             ]
             for name in names:
                 cur = conn.execute(f"SELECT * FROM {name}")
