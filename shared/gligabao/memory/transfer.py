@@ -98,9 +98,7 @@ def read_lines(lines: Iterable[str]) -> GraphWrite:
             try:
                 pair = (int(row.get("entity_id", row.get("edge_id"))), int(row["artifact_id"]))
             except (KeyError, TypeError, ValueError) as exc:
-                raise BadRequest(
-                    f"line {n}: a link needs entity_id or edge_id, and artifact_id"
-                ) from exc
+                raise BadRequest(f"line {n}: a link needs entity_id or edge_id, and artifact_id") from exc
             (write.entity_links if "entity_id" in row else write.edge_links).append(pair)
         else:
             raise BadRequest(f"line {n}: unknown row type {kind!r}")
