@@ -129,6 +129,7 @@ class FakeEmbedder:
     """Questions registered with a vector get it; anything else a hashed one."""
 
     model = "text-embedding-3-small"
+    provider = "openai"
 
     def __init__(self, dim: int, watch: Stopwatch) -> None:
         self.dim = dim
@@ -144,6 +145,8 @@ class FakeEmbedder:
 
 class FakeLLM:
     """Cites the first entities and edges of the graph it was given."""
+
+    provider = "anthropic"
 
     def __init__(self, watch: Stopwatch) -> None:
         self.watch = watch

@@ -11,6 +11,15 @@ relation, target and time (never by a row ID).
 
     .venv/bin/python bench/eval/make_corpus.py            # writes corpus.json
     .venv/bin/python bench/eval/make_corpus.py --check    # fails if it is stale
+    .venv/bin/python bench/eval/make_corpus.py --long     # writes corpus_long.json
+
+``--long`` makes the same conversations about ten times longer and ten times
+slower: before every message the user also chats about other things (6 to 12
+messages that state no fact, drawn from a separate random stream), and the
+sessions are five times further apart (about ten months in all). The facts
+and the questions are those of the short corpus; what grows is the history
+that retrieval must see through, as with an agent that remembers every
+message.
 """
 
 from __future__ import annotations
@@ -27,6 +36,9 @@ from typing import Any
 
 SEED = 20240108
 OUT = Path(__file__).with_name("corpus.json")
+OUT_LONG = Path(__file__).with_name("corpus_long.json")
+NOISE_PER_MESSAGE = (6, 12)  # --long: messages without a fact before each message
+GAP_FACTOR_LONG = 5  # --long: sessions this many times further apart
 CATEGORIES = ("single", "multi_hop", "temporal", "changed", "past", "alias", "unanswerable")
 
 # ------------------------------------------------------------------ pools
@@ -135,6 +147,36 @@ FILLERS = [
     "I'm bored. Tell me a fun fact about octopuses.",
 ]
 
+NOISE_TEMPLATES = [
+    "Can you help me think through {t}?",
+    "Quick question about {t}: where do I even start?",
+    "I keep putting off {t}. Any motivation tips?",
+    "What would you do about {t} if you were me?",
+    "Give me a short checklist for {t}.",
+    "Make a three-step plan for {t}, nothing fancy.",
+    "Is it silly to spend a whole weekend on {t}?",
+    "What's the most common mistake people make with {t}?",
+    "Explain {t} to me like I'm twelve.",
+    "I read an article about {t} today, it was surprisingly interesting.",
+    "Can you write a haiku about {t}?",
+    "How much time should I budget for {t}?",
+    "Pros and cons of doing {t} this month?",
+    "Any good beginner resources on {t}?",
+    "Ok, back to {t}. What did we decide?",
+    "Be honest: is {t} worth the effort?",
+]
+NOISE_TOPICS = [
+    "tax forms", "a birthday party", "spring cleaning", "a road trip playlist", "meal prep",
+    "a wedding toast", "learning Spanish", "a home office setup", "a retirement account",
+    "fixing a leaky faucet", "a chess opening", "a history podcast", "composting",
+    "a standing desk", "a car rental", "a houseplant that keeps dying", "a cover letter",
+    "a board game night", "a budget spreadsheet", "winter tires", "a marathon training plan",
+    "a phone upgrade", "a dentist appointment", "a photo album", "a noisy fridge",
+    "a vegetarian lasagna", "a news summary", "a password manager", "a jigsaw puzzle",
+    "a thank-you card",
+]
+
+
 # --------------------------------------------------------------- the model
 
 
@@ -187,8 +229,16 @@ class Message:
 
 
 class Conversation:
-    def __init__(self, cid: str, user: str, rng: random.Random, start: datetime) -> None:
+    def __init__(
+        self, cid: str, user: str, rng: random.Random, start: datetime, long: bool = False
+    ) -> None:
         self.id = cid
+        self.long = long
+        # The noise has its own stream, so that the facts, the names and the
+        # questions are drawn exactly as in the short corpus.
+        self.noise_rng = random.Random(f"{SEED}:{cid}:noise")
+        self.noise_pool = [t.format(t=topic) for t in NOISE_TEMPLATES for topic in NOISE_TOPICS]
+        self.noise_rng.shuffle(self.noise_pool)
         self.user = user
         self.rng = rng
         self.now = start
@@ -215,13 +265,20 @@ class Conversation:
     def new_session(self, gap_days: tuple[int, int]) -> None:
         self.session += 1
         if self.messages:
-            self.now = day(self.now) + timedelta(days=self.rng.randint(*gap_days))
+            gap = self.rng.randint(*gap_days) * (GAP_FACTOR_LONG if self.long else 1)
+            self.now = day(self.now) + timedelta(days=gap)
         self.now = self.now.replace(hour=self.rng.choice([8, 12, 18, 20, 21]),
                                     minute=self.rng.randint(0, 50))
 
     def say(self, text: str) -> Message:
+        if self.long:
+            for _ in range(self.noise_rng.randint(*NOISE_PER_MESSAGE)):
+                self._say(self.noise_pool.pop(), self.noise_rng)
+        return self._say(text, self.rng)
+
+    def _say(self, text: str, rng: random.Random) -> Message:
         if self.messages:
-            self.now += timedelta(minutes=self.rng.randint(2, 9), seconds=self.rng.randint(0, 59))
+            self.now += timedelta(minutes=rng.randint(2, 9), seconds=rng.randint(0, 59))
         first = self.entities["me"].name.split()[0]  # who speaks: "Dana: ..."
         msg = Message(len(self.messages), self.session, iso(self.now), f"{first}: {text}")
         self.messages.append(msg)
@@ -371,10 +428,10 @@ def pick(rng: random.Random, pool: list[Any], used: set[Any]) -> Any:
     return choice
 
 
-def build(n: int, rng: random.Random) -> Conversation:
+def build(n: int, rng: random.Random, long: bool = False) -> Conversation:
     first, last, _pron = PROTAGONISTS[n]
     start = datetime(2024, 1, 8, tzinfo=UTC) + timedelta(days=5 * n)
-    c = Conversation(f"c{n + 1:02d}", f"eval-{first.lower()}", rng, start)
+    c = Conversation(f"c{n + 1:02d}", f"eval-{first.lower()}", rng, start, long)
     used: set[Any] = set()
     cities = [pick(rng, CITIES, used) for _ in range(7)]
     home, old_home, new_home, sib_city, sib_city2, friend_city, hq_city = cities
@@ -888,9 +945,9 @@ def build(n: int, rng: random.Random) -> Conversation:
     return c
 
 
-def generate() -> dict[str, Any]:
+def generate(long: bool = False) -> dict[str, Any]:
     rng = random.Random(SEED)
-    convs = [build(n, rng) for n in range(len(PROTAGONISTS))]
+    convs = [build(n, rng, long) for n in range(len(PROTAGONISTS))]
     texts = [m.text for c in convs for m in c.messages]
     assert len(texts) == len(set(texts)), "message texts must be unique (the fake matches them)"
     data = [c.export() for c in convs]
@@ -920,18 +977,20 @@ def summary(corpus: dict[str, Any]) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--check", action="store_true", help="fail if corpus.json is stale")
+    parser.add_argument("--check", action="store_true", help="fail if the corpus is stale")
+    parser.add_argument("--long", action="store_true", help="the long corpus (corpus_long.json)")
     args = parser.parse_args()
-    corpus = generate()
+    corpus = generate(args.long)
+    out = OUT_LONG if args.long else OUT
     text = render(corpus)
     if args.check:
-        if not OUT.exists() or OUT.read_text() != text:
-            print(f"{OUT} is stale: run bench/eval/make_corpus.py", file=sys.stderr)
+        if not out.exists() or out.read_text() != text:
+            print(f"{out} is stale: run bench/eval/make_corpus.py", file=sys.stderr)
             return 1
-        print("corpus.json is up to date:", summary(corpus))
+        print(f"{out.name} is up to date:", summary(corpus))
         return 0
-    OUT.write_text(text)
-    print(f"wrote {OUT}:", summary(corpus))
+    out.write_text(text)
+    print(f"wrote {out}:", summary(corpus))
     return 0
 
 

@@ -68,6 +68,7 @@ sys.path.insert(0, str(ROOT / "shared"))
 from fakes.anthropic_server import FakeAnthropic  # noqa: E402
 
 CORPUS = HERE / "corpus.json"
+CORPUS_LONG = HERE / "corpus_long.json"
 STDOUT = sys.stdout
 CATEGORIES = ("single", "multi_hop", "temporal", "changed", "past", "alias", "unanswerable")
 PLACEHOLDER = {"answer": "(evaluation: not answered)", "entities": [], "edges": [], "passages": []}
@@ -439,6 +440,45 @@ def cosine_top(qv: list[float], mvs: list[list[float]], k: int) -> list[int]:
     return [int(i) for i in np.argsort(-sims, kind="stable")[:k]]
 
 
+class Bm25Messages:
+    """The messages of one conversation ranked by BM25 (bm25s, English stop
+    words, Snowball stemming: the settings of the in-process index)."""
+
+    def __init__(self, texts: list[str]) -> None:
+        import bm25s
+        import Stemmer
+
+        self._stemmer = Stemmer.Stemmer("english")
+        self._tok = lambda ts: bm25s.tokenize(ts, stopwords="en", stemmer=self._stemmer,
+                                              return_ids=False, show_progress=False)
+        self.n = len(texts)
+        self.bm25 = bm25s.BM25()
+        self.bm25.index(self._tok(texts), show_progress=False)
+
+    def top(self, question: str, k: int) -> list[int]:
+        query = self._tok([question])
+        if not query[0]:
+            return []
+        docs, scores = self.bm25.retrieve(query, k=min(k, self.n), show_progress=False,
+                                          n_threads=1)
+        return [int(d) for d, sc in zip(docs[0], scores[0], strict=True) if float(sc) > 0]
+
+
+def within(conv: Conv, ranked: list[int], budget: int) -> list[int]:
+    """The best-ranked messages whose rendered lines fit in ``budget`` tokens
+    (the baseline at the same context size as ours)."""
+    out: list[int] = []
+    used = 0
+    for i in ranked:
+        m = conv.messages[i]
+        cost = tokens(f"[{m['reference_time']}] {m['text']}") + 1
+        if used + cost > budget:
+            break
+        out.append(i)
+        used += cost
+    return out
+
+
 def score_text(conv: Conv, q: dict[str, Any], picked: list[int]) -> dict[str, Any]:
     gold = [conv.facts[g["fact"]] for g in q["gold"]]
     chosen = set(picked)
@@ -477,11 +517,11 @@ def table(rows: list[dict[str, Any]]) -> str:
     ]
     groups.append(("overall", rows))
     out = [
-        "                    |------------- gligabao query context -------------|"
-        " full history |---------- top-10 messages ----------|",
-        f"{'category':<13}{'n':>5} |{'recall':>8}{'precis.':>8}{'tokens':>8}{'edges':>7}"
-        f"{'empty':>7}{'leak':>7} |{'tokens':>13} |{'recall':>8}{'precis.':>8}{'tokens':>8}"
-        f"{'stale':>7}  |",
+        "                    |----------------- gligabao query context -----------------|"
+        " full history |---------- top-10 messages ----------| same tokens as ours  |",
+        f"{'category':<13}{'n':>5} |{'recall':>8}{'precis.':>8}{'tokens':>8}{'share':>7}"
+        f"{'edges':>7}{'empty':>7}{'leak':>7} |{'tokens':>13} |{'recall':>8}{'precis.':>8}"
+        f"{'tokens':>8}{'stale':>7}  |{'cosine':>9}{'bm25':>9}   |",
     ]
     for name, rs in groups:
         if not rs:
@@ -493,6 +533,7 @@ def table(rows: list[dict[str, Any]]) -> str:
             f"{fmt(mean([x['recall'] for x in g if x['recall'] is not None]))}"
             f"{fmt(mean([x['precision'] for x in g if x['precision'] is not None]))}"
             f"{mean([x['tokens'] for x in g]) or 0:>8.0f}"
+            f"{fmt(mean([x['tokens'] / r['full_history_tokens'] for x, r in zip(g, rs, strict=True)]), True, 7)}"
             f"{mean([x['edges'] for x in g]) or 0:>7.1f}"
             f"{fmt(mean([float(x['empty']) for x in g]), True, 7)}"
             f"{fmt(mean([float(bool(x['leaked'])) for x in g]), True, 7)} |"
@@ -501,6 +542,30 @@ def table(rows: list[dict[str, Any]]) -> str:
             f"{fmt(mean([x['precision'] for x in t if x['precision'] is not None]))}"
             f"{mean([x['tokens'] for x in t]) or 0:>8.0f}"
             f"{fmt(mean([float(x['leaked']) for x in t]), True, 7)}  |"
+            f"{fmt(mean([r['cos_eq']['recall'] for r in rs if r['cos_eq']['recall'] is not None]), width=9)}"
+            f"{fmt(mean([r['bm25_eq']['recall'] for r in rs if r['bm25_eq']['recall'] is not None]), width=9)}   |"
+        )
+    return "\n".join(out)
+
+
+def budget_table(rows: list[dict[str, Any]], budget: int) -> str:
+    """Ours under one more budget, next to the baselines at the same tokens."""
+    out = [f"{'category':<13}{'n':>5} |{'recall':>8}{'tokens':>8}{'share':>7}{'leak':>7} |"
+           f"{'cosine':>9}{'bm25':>9}   (same tokens)"]
+    groups = [(c, [r for r in rows if r["category"] == c]) for c in CATEGORIES]
+    for name, rs in [*groups, ("overall", rows)]:
+        if not rs:
+            continue
+        subs = [r["budgets"][budget] for r in rs]
+        g = [x["graph"] for x in subs]
+        out.append(
+            f"{name:<13}{len(rs):>5} |"
+            f"{fmt(mean([x['recall'] for x in g if x['recall'] is not None]))}"
+            f"{mean([x['tokens'] for x in g]) or 0:>8.0f}"
+            f"{fmt(mean([x['tokens'] / r['full_history_tokens'] for x, r in zip(g, rs, strict=True)]), True, 7)}"
+            f"{fmt(mean([float(bool(x['leaked'])) for x in g]), True, 7)} |"
+            f"{fmt(mean([x['cos_eq']['recall'] for x in subs if x['cos_eq']['recall'] is not None]), width=9)}"
+            f"{fmt(mean([x['bm25_eq']['recall'] for x in subs if x['bm25_eq']['recall'] is not None]), width=9)}"
         )
     return "\n".join(out)
 
@@ -509,7 +574,8 @@ def table(rows: list[dict[str, Any]]) -> str:
 
 
 def evaluate(
-    raws: list[dict[str, Any]], k: int, supersede: bool = True, as_of: bool = True
+    raws: list[dict[str, Any]], k: int, supersede: bool = True, as_of: bool = True,
+    budgets: tuple[int, ...] = (),
 ) -> dict[str, Any]:
     """Remember and ask the given conversations on a fresh local stack (one
     per process); returns the scored rows and the counters."""
@@ -576,7 +642,17 @@ def evaluate(
                         "seeds": steps.get("expand", {}).get("seeds"),
                         "similar": {k: steps.get("search_vectors", {}).get(k)
                                     for k in ("entities", "edges")},
+                        "budgets": {},
                     })
+                    # The same question under smaller budgets (max_context_tokens).
+                    for b in budgets:
+                        h.last_context = None
+                        status, body, _ = http(base, "POST", "/v1/gb/query",
+                                               {**ask, "max_context_tokens": b})
+                        if status != 200:
+                            raise SystemExit(f"query {q['id']} at {b}: {status} {body}")
+                        out["rows"][-1]["budgets"][b] = {
+                            "graph": score_graph(conv, q, parse_context(h.last_context))}
                 say(f"  asked {conv.id} ({len(conv.raw['questions'])} questions)")
             out["query_s"] = time.perf_counter() - t1
 
@@ -585,11 +661,21 @@ def evaluate(
             for conv in convs.values():
                 history = "\n".join(f"[{m['reference_time']}] {m['text']}" for m in conv.messages)
                 mvecs = rec.get([m["text"] for m in conv.messages], "document")
+                bm25 = Bm25Messages([m["text"] for m in conv.messages])
+                n = len(conv.messages)
                 for q in conv.raw["questions"]:
                     row = next(rows)
                     qv = rec.get([q["question"]], "query")[0]
                     row["full_history_tokens"] = tokens(history + "\n" + q["question"])
                     row["topk"] = score_text(conv, q, cosine_top(qv, mvecs, k))
+                    # Question and time lines of ours are not message text.
+                    ours = max(0, row["graph"]["tokens"] - tokens(q["question"]))
+                    row["cos_eq"] = score_text(conv, q, within(conv, cosine_top(qv, mvecs, n), ours))
+                    row["bm25_eq"] = score_text(conv, q, within(conv, bm25.top(q["question"], n), ours))
+                    for sub in row["budgets"].values():
+                        ours = max(0, sub["graph"]["tokens"] - tokens(q["question"]))
+                        sub["cos_eq"] = score_text(conv, q, within(conv, cosine_top(qv, mvecs, n), ours))
+                        sub["bm25_eq"] = score_text(conv, q, within(conv, bm25.top(q["question"], n), ours))
                 _, body, _ = http(base, "GET", f"/v1/gb/datasets?user_id={conv.user}")
                 out["datasets"][conv.id] = next(d for d in body["datasets"] if d["name"] == "main")
             out["embedded"], out["embed_s"] = rec.inputs, rec.seconds
@@ -623,6 +709,12 @@ def main() -> int:
     parser.add_argument("--no-invalidate", action="store_true",
                         help="the fake never supersedes: a check that the leak column sees "
                              "stale facts")
+    parser.add_argument("--max-context-tokens", default="",
+                        help="comma-separated budgets: each question is also asked with "
+                             "max_context_tokens set to each (one more table each)")
+    parser.add_argument("--corpus", choices=("short", "long"), default="short",
+                        help="corpus.json (31-35 messages a conversation) or corpus_long.json "
+                             "(317-359, about ten months)")
     parser.add_argument("--no-as-of", action="store_true",
                         help="ask the questions about a date without as_of (a server "
                              "without it: the before of the past category)")
@@ -630,8 +722,9 @@ def main() -> int:
                         help="per-question results (JSON)")
     args = parser.parse_args()
     started = time.perf_counter()
+    budgets = tuple(int(b) for b in args.max_context_tokens.split(",") if b)
 
-    corpus = json.loads(CORPUS.read_text())
+    corpus = json.loads((CORPUS if args.corpus == "short" else CORPUS_LONG).read_text())
     raws = corpus["conversations"][: args.conversations or None]
     convs = {c["id"]: Conv.load(c) for c in raws}
     say(f"{len(raws)} conversations, {sum(len(c['messages']) for c in raws)} messages, "
@@ -639,7 +732,7 @@ def main() -> int:
     jobs = max(1, min(args.jobs, len(raws)))
     shares = [raws[i::jobs] for i in range(jobs)]
     if jobs == 1:
-        parts = [evaluate(raws, args.k, not args.no_invalidate, not args.no_as_of)]
+        parts = [evaluate(raws, args.k, not args.no_invalidate, not args.no_as_of, budgets)]
     else:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
@@ -647,7 +740,8 @@ def main() -> int:
         ctx = multiprocessing.get_context("spawn")  # a clean interpreter per stack
         with ProcessPoolExecutor(jobs, mp_context=ctx) as pool:
             parts = list(pool.map(evaluate, shares, [args.k] * jobs,
-                                  [not args.no_invalidate] * jobs, [not args.no_as_of] * jobs))
+                                  [not args.no_invalidate] * jobs, [not args.no_as_of] * jobs,
+                                  [budgets] * jobs))
     res = merge(parts)
     order = {q["id"]: i for i, q in enumerate(q for c in raws for q in c["questions"])}
     rows = sorted(res["rows"], key=lambda r: order[r["id"]])
@@ -656,6 +750,9 @@ def main() -> int:
     print()
     print(res["config"])
     print(table(rows))
+    for b in budgets:
+        print(f"\nwith max_context_tokens={b}:")
+        print(budget_table(rows, b))
     gold_ents = sum(len({e["key"] for m in c.messages for e in m["extraction"]["entities"]})
                     for c in convs.values())
     gold_facts = sum(len(c.facts) for c in convs.values())

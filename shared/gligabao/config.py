@@ -131,6 +131,7 @@ class Settings:
     embedding_dimension: int = 1536
     resolve_threshold: float = 0.75
     query_threshold: float = 0.75
+    context_tokens: int = 2000  # the query context's token budget (GB_CONTEXT_TOKENS)
     thresholds_source: str = "calibrated"  # why these thresholds (the start-up banner)
     table_prefix: str = "gb_"
     dynamodb_endpoint: str = ""
@@ -262,6 +263,7 @@ def load_settings(*, local: bool = False) -> Settings:
         resolve_threshold=resolve,
         query_threshold=query,
         thresholds_source=why,
+        context_tokens=_int("GB_CONTEXT_TOKENS", 2000),
         table_prefix=_env("GB_TABLE_PREFIX", "gb_"),
         dynamodb_endpoint=_env("GB_DYNAMODB_ENDPOINT"),
         region=_env("AWS_REGION") or _env("AWS_DEFAULT_REGION") or "us-east-1",

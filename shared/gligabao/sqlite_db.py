@@ -88,6 +88,11 @@ CREATE INDEX IF NOT EXISTS vectors_by_seq ON vectors (pk, kind, seq);
 CREATE TABLE IF NOT EXISTS vector_epochs (
     pk TEXT PRIMARY KEY, epoch INTEGER NOT NULL
 );
+-- The words of the passages (chunks index), for the lexical half of hybrid
+-- search: FTS5's BM25, Porter stems.
+CREATE VIRTUAL TABLE IF NOT EXISTS passage_words USING fts5(
+    pk UNINDEXED, id UNINDEXED, text, tokenize = 'porter unicode61'
+);
 CREATE TABLE IF NOT EXISTS calls (
     user_id TEXT NOT NULL, call_id TEXT NOT NULL, type TEXT NOT NULL, status TEXT NOT NULL,
     dataset TEXT NOT NULL, session_id TEXT, started_at TEXT NOT NULL,

@@ -130,7 +130,9 @@ def scan_all(store: Any) -> dict[str, list[dict[str, Any]]]:
             names = [
                 r[0]
                 for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
-                if not r[0].startswith("sqlite_")
+                # FTS5's own shadow tables always hold its bookkeeping rows;
+                # the passage_words table itself shows the indexed rows.
+                if not r[0].startswith(("sqlite_", "passage_words_"))
             ]
             for name in names:
                 cur = conn.execute(f"SELECT * FROM {name}")
@@ -301,6 +303,16 @@ def test_recent_entities(store: Any) -> None:
     assert [e.id for e in store.recent_entities(A, 2)] == [1, 3]
     assert [e.id for e in store.recent_entities(A, 10)] == [1, 3, 2]
     assert store.recent_entities(B, 10) == []
+
+
+def test_recent_artifacts_newest_id_first(store: Any) -> None:
+    store.ensure_dataset(A)
+    store.apply(A, GraphWrite(artifacts=[art(3, "three"), art(1, "one"), art(2, "two")]))
+    assert [a.id for a in store.recent_artifacts(A, 2)] == [3, 2]
+    assert [a.text for a in store.recent_artifacts(A, 10)] == ["three", "two", "one"]
+    assert store.recent_artifacts(A, 10)[0].session_id == "s1"
+    assert store.recent_artifacts(A, 0) == []
+    assert store.recent_artifacts(B, 10) == []
 
 
 def test_updated_entity_rewrites_terms_and_recency(store: Any) -> None:

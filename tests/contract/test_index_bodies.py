@@ -64,7 +64,12 @@ def test_dry_run_on_serverless_prints_faiss_bodies(
             "settings": {"index": {"knn": True}},
             "mappings": {
                 "dynamic": "strict",
-                "properties": {**base, **({"location": {"type": "geo_point"}} if kind == "entities" else {})},
+                "properties": {
+                    **base,
+                    **({"location": {"type": "geo_point"}} if kind == "entities" else {}),
+                    # the passages' words, for the lexical half of hybrid search
+                    **({"text": {"type": "text"}} if kind == "chunks" else {}),
+                },
             },
         }
         for kind in ("entities", "edges", "chunks", "summaries")

@@ -220,6 +220,48 @@ def test_search_of_an_empty_dataset_or_a_foreign_dimension_finds_nothing(
 # -- tenants and datasets -------------------------------------------------------------
 
 
+def test_hybrid_search_fuses_lexical_and_vector_ranks(index: VectorIndex) -> None:
+    key = new_key()
+    passages = [
+        VectorItem(1, e(0), text="the weather was nice today"),  # the vector only
+        VectorItem(2, e(1), text="my sister Maya adopted a beagle"),  # the words only
+        VectorItem(3, mix((1.0, 0), (1.0, 1)), text="Maya likes hiking"),  # both
+        VectorItem(4, e(2), text="nothing relevant here"),  # neither
+    ]
+    index.upsert(key, "chunks", passages)
+    other = new_key()  # another tenant's words never match
+    index.upsert(other, "chunks", [VectorItem(1, e(3), text="Maya beagle Maya beagle")])
+
+    hybrid, knn = index.search(
+        key,
+        [
+            SearchRequest("chunks", e(0), 3, 0.5, text="Maya beagle"),
+            SearchRequest("chunks", e(0), 3, 0.5),
+        ],
+    )
+    assert ids(knn) == [1, 3]
+    # Vector ranks [1, 3], BM25 ranks [2, 3]: 3 is second in both (2/62),
+    # 1 and 2 first in one each (1/61, a tie broken by ID). min_score holds
+    # for the vector side only: 2 (cosine 0) comes by its words.
+    assert ids(hybrid) == [3, 1, 2]
+    assert hybrid[0].score == pytest.approx(2 / 62)
+    assert hybrid[1].score == pytest.approx(1 / 61)
+    [top2] = index.search(key, [SearchRequest("chunks", e(0), 2, 0.5, text="Maya beagle")])
+    assert ids(top2) == [3, 1]
+    # No shared word: the vector ranking alone.
+    [plain] = index.search(key, [SearchRequest("chunks", e(0), 3, 0.5, text="zebra")])
+    assert ids(plain) == [1, 3]
+    # A vector of another dimension matches nothing, the words still do.
+    [words] = index.search(key, [SearchRequest("chunks", [1.0], 3, 0.5, text="beagle")])
+    assert ids(words) == [2]
+    # Texts without a single searchable term (stop words, one letter): the
+    # vector ranking alone.
+    bare = new_key()
+    index.upsert(bare, "chunks", [VectorItem(1, e(0), text="the a"), VectorItem(2, e(1), text="")])
+    [only] = index.search(bare, [SearchRequest("chunks", e(0), 3, 0.5, text="the thing")])
+    assert ids(only) == [1]
+
+
 def test_tenants_never_see_each_other(index: VectorIndex) -> None:
     alice, bob = new_key("shared"), new_key("shared")
     alice_other = DatasetKey(alice.user_id, "other")
@@ -426,6 +468,26 @@ def test_search_sends_the_filter_inside_the_knn_clause_and_converts_scores() -> 
     assert knn["filter"] == {"bool": {"filter": [{"term": {"pk": key.pk}}]}}
     assert knn["k"] == 6 and body["size"] == 6  # Serverless over-fetches for duplicates
     assert body["_source"] == ["row_id"]
+
+
+def test_hybrid_search_is_one_msearch_with_a_knn_and_a_match_body() -> None:
+    import json
+
+    knn_reply = {"hits": {"hits": [{"_score": 0.95, "_source": {"row_id": 7}}]}}
+    match_reply = {"hits": {"hits": [{"_score": 3.2, "_source": {"row_id": 8}}]}}
+    client = FakeClient({"msearch": [{"responses": [knn_reply, match_reply]}]})
+    index = _fake_index(client, index_prefix="px")
+    key = new_key()
+    [hits] = index.search(key, [SearchRequest("chunks", e(0), 4, 0.5, text="Maya beagle")])
+    assert [h.id for h in hits] == [7, 8]  # first in one ranking each: a tie, by ID
+    assert len(client.calls) == 1 and index.requests == 1
+    lines = [json.loads(line) for line in client.calls[0][1]["body"].splitlines()]
+    assert lines[0] == lines[2] == {"index": "px-chunks"}
+    assert "knn" in lines[1]["query"]
+    match = lines[3]["query"]["bool"]
+    assert match["filter"] == [{"term": {"pk": key.pk}}]
+    assert match["must"] == [{"match": {"text": "Maya beagle"}}]
+    assert lines[3]["size"] == 4
 
 
 def test_aws_endpoints_are_recognised() -> None:

@@ -170,6 +170,10 @@ class GraphBuilder:
         self._vec("summaries", a.id, summary, summary_sim)
         return a
 
+    def chunk_vector(self, id_: int, label: str, sim: float) -> None:
+        """A passage vector for an artifact (a short text is its own passage)."""
+        self._vec("chunks", id_, label, sim)
+
     def dangling(self, kind: Kind, id_: int, sim: float) -> None:
         """A vector whose row does not exist (deleted, or never landed)."""
         self._vec(kind, id_, f"dangling:{id_}", sim)

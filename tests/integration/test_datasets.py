@@ -228,7 +228,8 @@ def test_remember_after_delete_starts_a_fresh_dataset(gb: Harness) -> None:
     assert out["invalidated"] == []  # the old facts are gone, not superseded
     (listed,) = list_datasets(gb, "u1")
     assert (listed["entities"], listed["edges"], listed["artifacts"]) == (2, 1, 1)
-    assert vector_counts(gb, "u1", "main") == {"entities": 2, "edges": 1, "chunks": 0,
+    # chunks: the new short text is a passage
+    assert vector_counts(gb, "u1", "main") == {"entities": 2, "edges": 1, "chunks": 1,
                                                "summaries": 0}
     # Nothing of the old dataset reaches a query.
     gb.llm.script("query", {"answer": "Globex.", "entities": [1, 2, 3, 4], "edges": [1, 2],

@@ -67,41 +67,42 @@ def test_similar_entities_best_ten_from_threshold(gb: Harness) -> None:
     assert entity_ids(prompt(gb)) == [1, 3]
 
 
-def test_similar_edges_best_ten_with_endpoints(gb: Harness) -> None:
+def test_similar_edges_best_twenty_with_endpoints(gb: Harness) -> None:
     g = GraphBuilder(gb)
-    ents = [g.entity(f"Node {i}") for i in range(24)]  # 1..24, no seed among them
-    for i in range(12):  # 501..512 between (2i+1, 2i+2), sims 0.99 down to 0.88
+    ents = [g.entity(f"Node {i}") for i in range(44)]  # 1..44, no seed among them
+    for i in range(22):  # 501..522 between (2i+1, 2i+2), sims 0.99 down to 0.78
         g.edge(ents[2 * i], ents[2 * i + 1], "linked_to", f"fact {i}", sim=0.99 - i / 100)
-    g.edge(ents[0], ents[2], "under", "fact under", sim=0.749)  # 513
+    g.edge(ents[0], ents[2], "under", "fact under", sim=0.749)  # 523
     g.save()
     out = gb.query(ask(gb, "Which facts matter?"))
     text = prompt(gb)
-    assert edge_ids(text) == list(range(501, 511))
+    # The pool of similar facts is the best 20; all fit in the default budget.
+    assert edge_ids(text) == list(range(501, 521))
     # Both endpoints of each, and nothing else (no seed, so no expansion;
     # a similar fact keeps the fallback away).
-    assert entity_ids(text) == list(range(1, 21))
+    assert entity_ids(text) == list(range(1, 41))
     assert out["evidence"] == {"entities": [], "edges": [], "passages": []}
 
 
 def test_passages_merged_by_chunk(gb: Harness) -> None:
-    """Chunks (best 5) and summaries (best 5) merged by chunk, a chunk's score
-    the better of its two; the best 3 with their text (and summary when the
-    summary index found it), then summary-only ones; a chunk found only by its
-    text is left out after the best 3."""
+    """Chunks (best 10) and summaries (best 5) merged by chunk: a chunk found
+    by its text is given with its text (and its summary when the summary
+    index found it too), one found by its summary alone with the summary.
+    Each passage is headed with its date; all fit in the default budget."""
     g = GraphBuilder(gb)
     text = g.text("the long text")  # 901
     spec = {  # name: (text sim, summary sim)
-        "A": (0.95, 0.80),  # 902 best: text + summary
-        "B": (0.90, None),  # 903 third: text only
-        "C": (None, 0.93),  # 904 second: text + summary
-        "D": (0.85, None),  # 905 text only, after the best 3: left out
-        "E": (None, 0.84),  # 906 summary only
-        "F": (0.80, None),  # 907 left out
-        "G": (0.78, None),  # 908 left out (5th chunk hit)
-        "H": (0.77, None),  # 909 6th chunk hit: not taken
-        "I": (None, 0.83),  # 910 summary only
-        "J": (None, 0.79),  # 911 6th summary hit: not taken
-        "K": (None, 0.749),  # 912 under the threshold
+        "A": (0.95, 0.80),  # 902: text + summary
+        "B": (0.90, None),  # 903: text
+        "C": (None, 0.93),  # 904: summary
+        "D": (0.85, None),  # 905: text
+        "E": (None, 0.84),  # 906: summary
+        "F": (0.80, None),  # 907: text
+        "G": (0.78, None),  # 908: text
+        "H": (0.77, None),  # 909: text
+        "I": (None, 0.83),  # 910: summary
+        "J": (None, 0.79),  # 911: 6th summary hit (the dangling one is 1st): not taken
+        "K": (None, 0.749),  # 913: under the threshold
     }
     ids = {}
     for i, (name, (ts_, ss)) in enumerate(spec.items()):
@@ -115,30 +116,23 @@ def test_passages_merged_by_chunk(gb: Harness) -> None:
     blocks = passage_blocks(prompt(gb))
 
     def block(name: str, with_summary: bool, with_text: bool) -> str:
-        lines = [f"[passage {ids[name]}] chunk {ord(name) - ord('A')} of text 901"]
+        lines = [f"[passage {ids[name]}] {text.reference_time} (chunk {ids[name] - 902} of text 901)"]
         if with_summary:
             lines.append(f"summary: summary {name}")
         if with_text:
             lines.append(f"text: chunk text {name}")
         return "\n".join(lines)
 
+    by_text = "ABDFGH"
+    by_summary = "ACEI"
     assert blocks == {
-        ids["A"]: block("A", True, True),
-        ids["B"]: block("B", False, True),
-        ids["C"]: block("C", True, True),
-        ids["E"]: block("E", True, False),
-        ids["I"]: block("I", True, False),
+        ids[n]: block(n, n in by_summary, n in by_text) for n in sorted(set(by_text + by_summary))
     }
     # No entity: the fallback runs, but the dataset has none.
     assert graph_lines(prompt(gb)) == []
     assert out["evidence"]["passages"] == [
-        {
-            "artifact_id": ids["C"],
-            "parent_id": 901,
-            "index": 2,
-            "summary": "summary C",
-            "text": "chunk text C",
-        },
+        {"artifact_id": ids["C"], "parent_id": 901, "index": 2, "summary": "summary C"},
+        {"artifact_id": ids["D"], "parent_id": 901, "index": 3, "text": "chunk text D"},
         {"artifact_id": ids["E"], "parent_id": 901, "index": 4, "summary": "summary E"},
     ]
 
@@ -187,13 +181,14 @@ def test_fallback_to_recent_entities(gb: Harness) -> None:
     old = g.entity("Ancient", updated=1)  # 1: not among the 25
     ents = [g.entity(f"Thing {i}", updated=100 + i) for i in range(30)]  # 2..31
     g.edge(ents[29], old, "knows", "the newest knows the ancient one")  # 501
-    g.edge(old, ents[0], "knows")  # 502: not around a seed
+    g.edge(old, ents[0], "knows")  # 502: not around a seed, two hops from one
     g.save()
     out, call_id = query_reply(gb, ask(gb, "What do you know?"))
     text = prompt(gb)
-    # The 25 most recently updated (7..31), expanded one hop (1 via 501).
-    assert entity_ids(text) == [1, *range(7, 32)]
-    assert edge_ids(text) == [501]
+    # The 25 most recently updated (7..31), expanded one hop (1 via 501) and
+    # two hops (2 via 502).
+    assert entity_ids(text) == [1, 2, *range(7, 32)]
+    assert edge_ids(text) == [501, 502]
     assert call_steps(gb, call_id)["expand"]["fallback"] == 1
     assert out["evidence"] == {"entities": [], "edges": [], "passages": []}
 
@@ -256,7 +251,8 @@ def test_expansion_newest_first_capped_plus_similar_facts(gb: Harness) -> None:
     g.save()
 
     gb.llm.script("query", {"answer": "many", "edges": [sup[0].id, 605, 501]})
-    out = gb.query(ask(gb, "Who does Zorro know?"))
+    # The largest budget: the pools, not the budget, decide here.
+    out = gb.query(ask(gb, "Who does Zorro know?"), max_context_tokens=16000)
     text = prompt(gb)
     newest = list(range(506, 606))  # the 100 newest live edges around the seed
     assert edge_ids(text) == [501, *newest, similar_far.id]

@@ -24,7 +24,8 @@ EMBED_MODEL = "text-embedding-3-small"
 # USD per million tokens: cost_usd == input + 2 * output (LLM), == input (embeddings).
 PRICES = {DEFAULT_MODEL: [1_000_000, 2_000_000], EMBED_MODEL: [1_000_000, 0]}
 TS = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
-QUERY_STEPS = ["parse", "keyword_seeds", "search_vectors", "expand", "entities", "passages", "llm", "evidence"]
+QUERY_STEPS = ["parse", "keyword_seeds", "search_vectors", "expand", "entities", "passages",
+               "score", "fill", "llm", "evidence"]
 REMEMBER_STEPS = ["parse", "chunk", "embed_text", "known_entities", "summarize", "extract", "resolve",
                   "facts", "invalidate", "write"]
 BUDGETS = {"low": 1024, "medium": 4096, "high": 16384}
@@ -231,7 +232,7 @@ def test_query_rows_and_trajectory(gb: Harness) -> None:
     assert steps["search_vectors"]["entities"] >= 0
     assert steps["expand"]["edges"] == 1
     assert steps["entities"]["entities"] == 2
-    assert steps["passages"] == {**steps["passages"], "with_text": 0, "summary_only": 0}
+    assert steps["fill"] == {**steps["fill"], "budget": 2000, "edges": 1}
     query_row = next(row for row in rows if row["stage"] == "query")
     assert steps["llm"]["input_tokens"] == query_row["input_tokens"]
     assert steps["evidence"] == {**steps["evidence"], "entities": 2, "edges": 1, "passages": 0}
@@ -246,7 +247,7 @@ def test_query_without_context_makes_no_llm_request(gb: Harness) -> None:
     assert [row["stage"] for row in rows] == ["embed"]
     assert gb.llm.calls() == 0 and gb.emb.calls() == 1
     call = call_record(gb, r.call_id)
-    assert [s["name"] for s in call["steps"]] == QUERY_STEPS[:6]
+    assert [s["name"] for s in call["steps"]] == QUERY_STEPS[:8]
 
 
 def test_large_embedding_batches_get_a_row_per_request(
@@ -302,7 +303,7 @@ def test_failed_query_llm_call_is_recorded(gb: Harness) -> None:
         "embed": "ok", "query": "LLM call failed: HTTP 500"}
     call = call_record(gb, r.call_id)
     assert call["status"] == "LLM call failed: HTTP 500"
-    assert [s["name"] for s in call["steps"]] == QUERY_STEPS[:7]
+    assert [s["name"] for s in call["steps"]] == QUERY_STEPS[:9]
 
 
 def test_unusable_replies_are_recorded_with_their_usage(gb: Harness) -> None:

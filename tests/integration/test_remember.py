@@ -469,7 +469,8 @@ def test_vectors_are_written_for_entities_and_edges(gb: Harness) -> None:
     gb.remember("Alice works at Acme.")
     assert gb.vectors.count(key(), "entities") == 2
     assert gb.vectors.count(key(), "edges") == 1
-    assert gb.vectors.count(key(), "chunks") == 0
+    # Each short text is a passage: its vector (and words) in the chunks index.
+    assert gb.vectors.count(key(), "chunks") == 2
     assert gb.vectors.count(key(), "summaries") == 0
     assert (
         gb.emb.inputs().count("works_at: Alice works at Acme.") == 2

@@ -15,6 +15,7 @@ from pydantic import (
     ConfigDict,
     Field,
     StrictBool,
+    StrictInt,
     ValidationError,
     WithJsonSchema,
     field_validator,
@@ -32,6 +33,8 @@ _MODEL = re.compile(r"^[A-Za-z0-9._:/@-]{1,128}$")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 MAX_ID_BYTES = 128
 MAX_RADIUS_KM = 20015.0
+MIN_CONTEXT_TOKENS = 100
+MAX_CONTEXT_TOKENS = 16000
 
 
 def check_user_id(value: Any) -> str:
@@ -263,6 +266,10 @@ class QueryRequest(_Common):
             }
         ),
     ] = None
+    # The token budget of this question's context (else the server's GB_CONTEXT_TOKENS).
+    max_context_tokens: StrictInt | None = Field(
+        default=None, ge=MIN_CONTEXT_TOKENS, le=MAX_CONTEXT_TOKENS
+    )
 
     @field_validator("query")
     @classmethod

@@ -270,6 +270,13 @@ class DynamoGraphStore:
         rows = list(EntityRow.by_updated.query(key.pk, scan_index_forward=False, limit=limit))
         return [entity_from_row(r) for r in self._commits.visible(key.pk, rows)]
 
+    @upstream("graph store recent_artifacts")
+    def recent_artifacts(self, key: DatasetKey, limit: int) -> list[Artifact]:
+        if limit <= 0:
+            return []
+        rows = ArtifactRow.query(key.pk, scan_index_forward=False, limit=limit)
+        return [artifact_from_row(r) for r in rows]
+
     @upstream("graph store live_edges_around")
     def live_edges_around(self, key: DatasetKey, entity_ids: list[int], limit: int) -> list[Edge]:
         return self._edges_around(

@@ -77,6 +77,10 @@ class GraphStore(Protocol):
     def recent_entities(self, key: DatasetKey, limit: int) -> list[Entity]:
         """The ``limit`` most recently updated entities (one query)."""
 
+    def recent_artifacts(self, key: DatasetKey, limit: int) -> list[Artifact]:
+        """The ``limit`` newest artifacts (highest ID first; texts and
+        chunks), one query."""
+
     def live_edges_around(self, key: DatasetKey, entity_ids: list[int], limit: int) -> list[Edge]:
         """Live (not superseded) edges with any of the entities as source or
         target, newest (highest ID) first, at most ``limit``. Bounded by a

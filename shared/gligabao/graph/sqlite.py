@@ -234,6 +234,16 @@ class SqliteGraphStore:
         )
         return [_entity(r) for r in rows]
 
+    @upstream("graph store recent_artifacts")
+    def recent_artifacts(self, key: DatasetKey, limit: int) -> list[Artifact]:
+        if limit <= 0:
+            return []
+        rows = self._rows(
+            f"SELECT {ARTIFACT_COLS} FROM artifacts WHERE pk = ? ORDER BY id DESC LIMIT ?",
+            (key.pk, limit),
+        )
+        return [_artifact(r) for r in rows]
+
     @upstream("graph store live_edges_around")
     def live_edges_around(self, key: DatasetKey, entity_ids: list[int], limit: int) -> list[Edge]:
         return self._edges_around(key, entity_ids, limit, live=True)

@@ -65,7 +65,14 @@ def retrieval_input(req: QueryRequest, stages: tuple[str, ...], main_stage: str)
         parse_models(req.models, stages),
     )
     return QueryInput(
-        req.user_id, req.dataset, req.query, req.session_id, options, geo_radius(req), req.as_of
+        req.user_id,
+        req.dataset,
+        req.query,
+        req.session_id,
+        options,
+        geo_radius(req),
+        req.as_of,
+        req.max_context_tokens,
     )
 
 

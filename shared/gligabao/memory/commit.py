@@ -147,12 +147,20 @@ class Writer:
         # not reused.
         self.vectors.upsert(key, "entities", entity_vectors)
         self.vectors.upsert(key, "edges", edge_vectors)
+        # Every text is a passage: a chunk of a long text, or a short text
+        # whole (its vector is the one embed_text computed), with its words
+        # for the lexical search.
+        pieces = texts.chunks or [texts.text]
+        passage_ids = chunk_ids if texts.chunks else [artifacts[0].id]
+        self.vectors.upsert(
+            key,
+            "chunks",
+            [
+                VectorItem(pid, v, text=t)
+                for pid, v, t in zip(passage_ids, texts.text_vectors, pieces, strict=True)
+            ],
+        )
         if texts.chunks:
-            self.vectors.upsert(
-                key,
-                "chunks",
-                [VectorItem(cid, v) for cid, v in zip(chunk_ids, texts.text_vectors, strict=True)],
-            )
             self.vectors.upsert(
                 key,
                 "summaries",

@@ -24,7 +24,14 @@ class _Candidate:
 def keyword_seeds(
     graph: GraphStore, key: DatasetKey, text: str, terms: list[str], limit: int
 ) -> list[int]:
-    """Entity IDs by score: +5 when the whole normalized name is in the text,
+    """The IDs of :func:`keyword_scores`, best first."""
+    return list(keyword_scores(graph, key, text, terms, limit))
+
+
+def keyword_scores(
+    graph: GraphStore, key: DatasetKey, text: str, terms: list[str], limit: int
+) -> dict[int, int]:
+    """Entity IDs and their scores, best first: +5 when the whole normalized name is in the text,
     +3 per term in the name, +1 per term in the description; ties go to the
     most recently updated.
 
@@ -35,7 +42,7 @@ def keyword_seeds(
     from their rows. A term in the name is scored from the name itself, so a
     cut index list costs at most the +1 of a description."""
     if not terms:
-        return []
+        return {}
     wanted = set(terms)
     norm_text = normalize_name(text)
     candidates: dict[int, _Candidate] = {}
@@ -56,7 +63,7 @@ def keyword_seeds(
 
     scores = {eid: score(c) for eid, c in candidates.items()}
     ranked = sorted(scores, key=lambda eid: (-scores[eid], _desc(candidates[eid].updated_at), -eid))
-    return ranked[:limit]
+    return {eid: scores[eid] for eid in ranked[:limit]}
 
 
 def whole_name_candidates(norm_text: str, terms: set[str]) -> list[str]:

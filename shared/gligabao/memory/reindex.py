@@ -1,7 +1,8 @@
 """Rebuild a dataset's vectors from the graph store, the source of truth.
 
 Embeds the same texts remember embeds (entity names, "relation: description"
-of edges, chunk texts and chunk summaries) and writes them in batches."""
+of edges, passage texts - chunks and short texts - and chunk summaries) and
+writes them in batches."""
 
 from __future__ import annotations
 
@@ -31,12 +32,17 @@ def reindex(
     key = DatasetKey(user_id, dataset)
     counts: dict[str, int] = {"entities": 0, "edges": 0, "chunks": 0, "summaries": 0}
 
-    def put(kind: Kind, rows: list[tuple[int, str, float | None, float | None]]) -> None:
+    def put(
+        kind: Kind, rows: list[tuple[int, str, float | None, float | None]], texts: bool = False
+    ) -> None:
         vecs = embedder.embed([t for _, t, _, _ in rows], "document").vectors
         vectors.upsert(
             key,
             kind,
-            [VectorItem(i, v, la, lo) for (i, _, la, lo), v in zip(rows, vecs, strict=True)],
+            [
+                VectorItem(i, v, la, lo, t if texts else None)
+                for (i, t, la, lo), v in zip(rows, vecs, strict=True)
+            ],
         )
         counts[kind] += len(rows)
 
@@ -44,9 +50,14 @@ def reindex(
         put("entities", [(e.id, e.name, e.lat, e.lon) for e in ents])
     for edges in _batches(graph.iter_edges(key), BATCH):
         put("edges", [(e.id, fact_text(e.relation, e.description), None, None) for e in edges])
-    for chunks in _batches(
-        (a for a in graph.iter_artifacts(key) if a.parent_id is not None), BATCH
-    ):
-        put("chunks", [(a.id, a.text, None, None) for a in chunks])
-        put("summaries", [(a.id, a.summary, None, None) for a in chunks if a.summary])
+    # Passages: the chunks of long texts and the short texts whole (a text
+    # with chunks is not one itself). Chunks follow their text (higher IDs).
+    parents = {a.parent_id for a in graph.iter_artifacts(key) if a.parent_id is not None}
+    for batch in _batches(graph.iter_artifacts(key), BATCH):
+        passages = [a for a in batch if a.parent_id is not None or a.id not in parents]
+        if passages:
+            put("chunks", [(a.id, a.text, None, None) for a in passages], texts=True)
+        summed = [a for a in batch if a.parent_id is not None and a.summary]
+        if summed:
+            put("summaries", [(a.id, a.summary or "", None, None) for a in summed])
     return counts

@@ -1,28 +1,68 @@
-"""The embedded vector index: in-process, exact cosine search with numpy.
+"""The embedded vector index: in-process, exact cosine search with numpy,
+and BM25 (the ``bm25s`` library, English stop words and Snowball stemming) on
+the stored texts for hybrid requests.
 
-For the local server and the tests. One matrix per (dataset, kind), rebuilt
-lazily after writes; always filtered by user and dataset because the data of
-each dataset lives under its own key.
+For the local server and the tests. One matrix (and one BM25 index) per
+(dataset, kind), rebuilt lazily after writes; always filtered by user and
+dataset because the data of each dataset lives under its own key.
 """
 
 from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
+from typing import Any
 
+import bm25s
 import numpy as np
+import Stemmer
 
 from ..geo_math import haversine_km
 from ..models import DatasetKey
-from .port import KINDS, GeoHit, Hit, Kind, SearchRequest, VectorItem
+from .port import KINDS, GeoHit, Hit, Kind, SearchRequest, VectorItem, fuse
+
+_STEMMER = Stemmer.Stemmer("english")
+
+
+def _tokens(texts: list[str]) -> list[list[str]]:
+    out = bm25s.tokenize(
+        texts, stopwords="en", stemmer=_STEMMER, return_ids=False, show_progress=False
+    )
+    return out  # type: ignore[no-any-return]
 
 
 @dataclass
 class _Table:
     vectors: dict[int, np.ndarray] = field(default_factory=dict)
     coords: dict[int, tuple[float, float]] = field(default_factory=dict)
+    texts: dict[int, str] = field(default_factory=dict)
     _ids: np.ndarray | None = None
     _matrix: np.ndarray | None = None
+    _bm25: tuple[list[int], Any] | None = None
+
+    def lexical(self, text: str, k: int) -> list[int]:
+        """IDs of the stored texts by BM25 score, best first; only texts
+        sharing a term with ``text``."""
+        if not self.texts:
+            return []
+        if self._bm25 is None:
+            ids = list(self.texts)
+            corpus = _tokens([self.texts[i] for i in ids])
+            retriever = None
+            if any(corpus):  # bm25s cannot index a corpus without a single term
+                retriever = bm25s.BM25()
+                retriever.index(corpus, show_progress=False)
+            self._bm25 = (ids, retriever)
+        ids, retriever = self._bm25
+        if retriever is None:
+            return []
+        query = _tokens([text])
+        if not query[0]:
+            return []
+        docs, scores = retriever.retrieve(
+            query, k=min(k, len(ids)), show_progress=False, n_threads=1
+        )
+        return [ids[int(d)] for d, sc in zip(docs[0], scores[0], strict=True) if float(sc) > 0]
 
     def matrix(self) -> tuple[np.ndarray, np.ndarray]:
         if self._matrix is None or self._ids is None:
@@ -61,6 +101,9 @@ class MemoryVectorIndex:
                 t.vectors[item.id] = _unit(item.vector)
                 if item.lat is not None and item.lon is not None:
                     t.coords[item.id] = (item.lat, item.lon)
+                if item.text is not None:
+                    t.texts[item.id] = item.text
+                    t._bm25 = None
             t._matrix = t._ids = None
 
     def search(self, key: DatasetKey, requests: list[SearchRequest]) -> list[list[Hit]]:
@@ -72,21 +115,24 @@ class MemoryVectorIndex:
                 if t is None or not t.vectors:
                     out.append([])
                     continue
-                ids, mat = t.matrix()
-                q = _unit(req.vector)
-                if mat.shape[1] != q.shape[0]:
-                    out.append([])
-                    continue
-                scores = mat @ q
-                order = np.argsort(-scores, kind="stable")[: req.k]
-                out.append(
-                    [
-                        Hit(int(ids[i]), float(scores[i]))
-                        for i in order
-                        if float(scores[i]) >= req.min_score
-                    ]
-                )
+                hits = self._knn(t, req)
+                if req.text is not None:
+                    lexical = t.lexical(req.text, req.k)
+                    hits = fuse([[h.id for h in hits], lexical], req.k)
+                out.append(hits)
             return out
+
+    @staticmethod
+    def _knn(t: _Table, req: SearchRequest) -> list[Hit]:
+        ids, mat = t.matrix()
+        q = _unit(req.vector)
+        if mat.shape[1] != q.shape[0]:
+            return []
+        scores = mat @ q
+        order = np.argsort(-scores, kind="stable")[: req.k]
+        return [
+            Hit(int(ids[i]), float(scores[i])) for i in order if float(scores[i]) >= req.min_score
+        ]
 
     def nearby(
         self, key: DatasetKey, lat: float, lon: float, radius_km: float, limit: int

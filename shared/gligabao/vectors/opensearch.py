@@ -5,7 +5,8 @@ Layout: four multi-tenant indexes, ``{prefix}-entities``, ``-edges``,
 ``-chunks`` and ``-summaries`` (not one index per dataset: a domain has a shard
 budget, a Serverless collection an index budget). Each document carries
 ``user_id``, ``dataset``, ``pk`` (DatasetKey.pk, the tenant filter), ``row_id``
-(the graph row) and ``vector``; entities also ``location`` (geo_point).
+(the graph row) and ``vector``; entities also ``location`` (geo_point), chunks
+``text`` (the passage, for BM25).
 
 Vector field: ``knn_vector`` with HNSW (m=16, ef_construction=128); the
 engine is chosen by the target (:func:`default_engine`), and
@@ -47,8 +48,10 @@ Freshness: with ``refresh=True`` writes are searchable when the call returns
 its own schedule (about a second); leave ``refresh`` off there.
 
 Round trips (``self.requests`` counts every HTTP request, retries included):
-upsert 1 (aoss: 2; plus 1 the first time a process writes a kind), search 1 for any number of requests, nearby 1, count 1,
-delete_dataset 1 (aoss: 2 per page of 1000 documents, plus 1 per index), bootstrap 4.
+upsert 1 (aoss: 2; plus 1 the first time a process writes a kind), search 1
+for any number of requests (a hybrid request, ``text`` set, adds a ``match``
+body to the same ``_msearch``), nearby 1, count 1, delete_dataset 1 (aoss: 2
+per page of 1000 documents, plus 1 per index), bootstrap 5.
 Failures raise UpstreamError; 429 and 5xx (whole request or bulk items) and
 connection errors are retried with exponential backoff first.
 """
@@ -68,7 +71,7 @@ from .. import deadline
 from ..config import Settings
 from ..errors import UpstreamError, VectorIndexMissing
 from ..models import DatasetKey
-from .port import KINDS, GeoHit, Hit, Kind, SearchRequest, VectorItem
+from .port import KINDS, GeoHit, Hit, Kind, SearchRequest, VectorItem, fuse
 
 T = TypeVar("T")
 
@@ -80,6 +83,10 @@ ENGINES = ("lucene", "faiss")
 SPACES = {"lucene": "cosinesimil", "faiss": "innerproduct"}
 PAGE = 1000  # documents per page when deleting on Serverless
 MAX_K = 10_000  # OpenSearch's max k and index.max_result_window
+# The passage text of the chunks index, for the lexical half of hybrid search
+# (BM25, standard analyzer: the language analyzers live in a module that a
+# bare node, like the test node, does not load).
+TEXT_PROPERTY: dict[str, Any] = {"text": {"type": "text"}}
 
 
 def is_aws_endpoint(url: str) -> bool:
@@ -118,6 +125,8 @@ def mapping(kind: Kind, dimension: int, engine: str = "lucene") -> dict[str, Any
     }
     if kind == "entities":
         properties["location"] = {"type": "geo_point"}
+    if kind == "chunks":
+        properties.update(TEXT_PROPERTY)
     return {
         "settings": {"index": {"knn": True}},
         "mappings": {"dynamic": "strict", "properties": properties},
@@ -383,6 +392,15 @@ class OpenSearchVectorIndex:
 
             self._call(f"create index {name}", create)
             self._ready.add(kind)
+        # An index created before passages had their text: add the field
+        # (an additive mapping change; documents written since carry it).
+        chunks = self.index_name("chunks")
+        self._call(
+            f"map text in {chunks}",
+            lambda: self._client.indices.put_mapping(
+                index=chunks, body={"properties": TEXT_PROPERTY}
+            ),
+        )
         return created
 
     def _require_index(self, kind: Kind) -> None:
@@ -419,6 +437,8 @@ class OpenSearchVectorIndex:
             }
             if kind == "entities" and item.lat is not None and item.lon is not None:
                 source["location"] = {"lat": item.lat, "lon": item.lon}
+            if kind == "chunks" and item.text is not None:
+                source["text"] = item.text
             meta: dict[str, Any] = {"_index": index}
             if not self.serverless:
                 meta["_id"] = self._doc_id(key, item.id)
@@ -444,40 +464,41 @@ class OpenSearchVectorIndex:
         return [hit["_id"] for hit in response["hits"]["hits"]]
 
     def search(self, key: DatasetKey, requests: list[SearchRequest]) -> list[list[Hit]]:
+        # One _msearch for everything: a knn body per request, and for a
+        # hybrid request a match body on the text right after it.
         out: list[list[Hit]] = [[] for _ in requests]
-        sent: list[int] = []
+        sent: list[tuple[int, str]] = []  # (request, "knn" | "match"), in body order
         lines: list[str] = []
+        tenant = {"term": {"pk": key.pk}}
         for i, req in enumerate(requests):
             k = min(req.k, MAX_K)
-            # Like the embedded index: a vector of another dimension, or with
-            # no direction, matches nothing.
-            if k <= 0 or len(req.vector) != self.dimension or _norm(req.vector) == 0:
+            if k <= 0:
                 continue
             fetch = min(2 * k, MAX_K) if self.serverless else k
-            lines.append(json.dumps({"index": self.index_name(req.kind)}))
-            lines.append(
-                json.dumps(
-                    {
-                        "size": fetch,
-                        "_source": ["row_id"],
-                        "query": {
-                            "knn": {
-                                "vector": {
-                                    "vector": self._stored(req.vector),
-                                    "k": fetch,
-                                    "filter": {"bool": {"filter": [{"term": {"pk": key.pk}}]}},
-                                }
-                            }
-                        },
-                    }
-                )
-            )
-            sent.append(i)
+            index = json.dumps({"index": self.index_name(req.kind)})
+            # Like the embedded index: a vector of another dimension, or with
+            # no direction, matches nothing.
+            if len(req.vector) == self.dimension and _norm(req.vector) > 0:
+                knn = {
+                    "vector": self._stored(req.vector),
+                    "k": fetch,
+                    "filter": {"bool": {"filter": [tenant]}},
+                }
+                body = {"size": fetch, "_source": ["row_id"], "query": {"knn": {"vector": knn}}}
+                lines += [index, json.dumps(body)]
+                sent.append((i, "knn"))
+            if req.text is not None and req.text.strip():
+                match = {"bool": {"filter": [tenant], "must": [{"match": {"text": req.text}}]}}
+                body = {"size": fetch, "_source": ["row_id"], "query": match}
+                lines += [index, json.dumps(body)]
+                sent.append((i, "match"))
         if not sent:
             return out
-        body = "\n".join(lines) + "\n"
-        response = self._call("search", lambda: self._client.msearch(body=body))
-        for i, result in zip(sent, response["responses"], strict=True):
+        payload = "\n".join(lines) + "\n"
+        response = self._call("search", lambda: self._client.msearch(body=payload))
+        knn_hits: dict[int, list[Hit]] = {}
+        match_ids: dict[int, list[int]] = {}
+        for (i, part), result in zip(sent, response["responses"], strict=True):
             if "error" in result:
                 error = result["error"]
                 if isinstance(error, dict) and error.get("type") == "index_not_found_exception":
@@ -486,6 +507,10 @@ class OpenSearchVectorIndex:
                     "opensearch search: a rejected request", detail=_error_text(error)
                 )
             req = requests[i]
+            if part == "match":
+                ids = [int(hit["_source"]["row_id"]) for hit in result["hits"]["hits"]]
+                match_ids[i] = list(dict.fromkeys(ids))[: req.k]  # Serverless duplicates
+                continue
             best: dict[int, float] = {}
             for hit in result["hits"]["hits"]:
                 row_id = int(hit["_source"]["row_id"])
@@ -493,7 +518,12 @@ class OpenSearchVectorIndex:
                 if cosine >= req.min_score and cosine > best.get(row_id, -math.inf):
                     best[row_id] = cosine
             ranked = sorted(best.items(), key=lambda kv: (-kv[1], kv[0]))
-            out[i] = [Hit(row_id, score) for row_id, score in ranked[: req.k]]
+            knn_hits[i] = [Hit(row_id, score) for row_id, score in ranked[: req.k]]
+        for i, req in enumerate(requests):
+            hits = knn_hits.get(i, [])
+            if req.text is not None:
+                hits = fuse([[h.id for h in hits], match_ids.get(i, [])], req.k)
+            out[i] = hits
         return out
 
     def nearby(

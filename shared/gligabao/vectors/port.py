@@ -18,6 +18,7 @@ class VectorItem:
     vector: list[float]
     lat: float | None = None  # entities with coordinates only
     lon: float | None = None
+    text: str | None = None  # chunks: the passage's text, for the lexical (BM25) search
 
 
 @dataclass(frozen=True)
@@ -25,13 +26,30 @@ class SearchRequest:
     kind: Kind
     vector: list[float]
     k: int
-    min_score: float  # cosine similarity, -1..1
+    min_score: float  # cosine similarity, -1..1 (the vector side only)
+    # When set: a hybrid search, BM25 on the stored texts (``VectorItem.text``)
+    # beside the k-NN search, the two rankings fused by reciprocal rank.
+    text: str | None = None
 
 
 @dataclass(frozen=True)
 class Hit:
     id: int
-    score: float  # cosine similarity
+    score: float  # cosine similarity; for a hybrid request, the fused RRF score
+
+
+RRF_K = 60  # the usual constant of reciprocal rank fusion (Cormack et al. 2009)
+
+
+def fuse(rankings: list[list[int]], k: int, rrf_k: int = RRF_K) -> list[Hit]:
+    """Reciprocal rank fusion: each ranking gives 1 / (rrf_k + rank) to its
+    IDs (rank from 1); best fused score first, ties by ID; at most k."""
+    score: dict[int, float] = {}
+    for ranking in rankings:
+        for rank, row_id in enumerate(ranking, start=1):
+            score[row_id] = score.get(row_id, 0.0) + 1.0 / (rrf_k + rank)
+    order = sorted(score, key=lambda i: (-score[i], i))
+    return [Hit(i, score[i]) for i in order[:k]]
 
 
 @dataclass(frozen=True)
@@ -47,7 +65,9 @@ class VectorIndex(Protocol):
     def search(self, key: DatasetKey, requests: list[SearchRequest]) -> list[list[Hit]]:
         """Run several k-NN searches, always filtered to the dataset, in one
         round trip where the backend allows; one list of hits per request,
-        best first, only hits with score >= min_score."""
+        best first, only hits with score >= min_score. A request with
+        ``text`` is hybrid: its BM25 and k-NN rankings are fused (:func:`fuse`)
+        in the same round trip."""
 
     def nearby(
         self, key: DatasetKey, lat: float, lon: float, radius_km: float, limit: int

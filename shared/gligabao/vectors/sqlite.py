@@ -8,6 +8,10 @@ python.org-style builds this project runs on (and uv's) are not
 fresh clone. Brute force is exact, and numpy over a cached matrix answers a
 100k x 384 search in a few milliseconds (bench/sqlite_store.py prints it).
 
+Hybrid requests (``text`` set) also rank the passages' words with SQLite's
+own FTS5 BM25 (``passage_words``, Porter stems) and fuse the two rankings by
+reciprocal rank.
+
 The file holds the truth; each process keeps one matrix per (dataset, kind)
 in memory and reads only the rows written since (``seq`` grows with every
 write, also another process's), so a search costs one small SELECT. Deleting
@@ -30,7 +34,8 @@ from ..errors import UpstreamError
 from ..geo_math import haversine_km
 from ..models import DatasetKey
 from ..sqlite_db import Database
-from .port import GeoHit, Hit, Kind, SearchRequest, VectorItem
+from ..text import query_terms
+from .port import GeoHit, Hit, Kind, SearchRequest, VectorItem, fuse
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -90,6 +95,16 @@ class SqliteVectorIndex:
                     for item in items
                 ],
             )
+            texts = [(item.id, item.text) for item in items if item.text is not None]
+            if kind == "chunks" and texts:
+                conn.executemany(
+                    "DELETE FROM passage_words WHERE pk = ? AND id = ?",
+                    [(key.pk, i) for i, _ in texts],
+                )
+                conn.executemany(
+                    "INSERT INTO passage_words (pk, id, text) VALUES (?, ?, ?)",
+                    [(key.pk, i, t) for i, t in texts],
+                )
 
     def _fresh(self, conn: sqlite3.Connection, key: DatasetKey, kind: str) -> _Cached:
         """The cached matrix of (dataset, kind), brought up to date."""
@@ -122,25 +137,41 @@ class SqliteVectorIndex:
         out: list[list[Hit]] = []
         with self._lock, self.db.read() as conn:
             for req in requests:
-                c = self._fresh(conn, key, req.kind)
-                q = _unit(req.vector)
-                if c.matrix is None or c.matrix.shape[1] != q.shape[0]:
-                    out.append([])
-                    continue
-                scores = c.matrix @ q
-                if req.k < scores.shape[0]:  # the best k first, then only those sorted
-                    top = np.argpartition(-scores, req.k)[: req.k]
-                    order = top[np.argsort(-scores[top], kind="stable")]
-                else:
-                    order = np.argsort(-scores, kind="stable")
-                out.append(
-                    [
-                        Hit(int(c.ids[i]), float(scores[i]))
-                        for i in order
-                        if float(scores[i]) >= req.min_score
-                    ]
-                )
+                hits = self._knn(conn, key, req)
+                if req.text is not None and req.kind == "chunks":
+                    lexical = self._lexical(conn, key, req.text, req.k)
+                    hits = fuse([[h.id for h in hits], lexical], req.k)
+                out.append(hits)
         return out
+
+    @staticmethod
+    def _lexical(conn: sqlite3.Connection, key: DatasetKey, text: str, k: int) -> list[int]:
+        """Passage IDs by BM25 (best first) for any of the text's terms."""
+        terms = query_terms(text)
+        if not terms or k <= 0:
+            return []
+        match = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+        rows = conn.execute(
+            "SELECT id FROM passage_words WHERE passage_words MATCH ? AND pk = ? "
+            "ORDER BY bm25(passage_words), id LIMIT ?",
+            (match, key.pk, k),
+        ).fetchall()
+        return [int(r[0]) for r in rows]
+
+    def _knn(self, conn: sqlite3.Connection, key: DatasetKey, req: SearchRequest) -> list[Hit]:
+        c = self._fresh(conn, key, req.kind)
+        q = _unit(req.vector)
+        if c.matrix is None or c.matrix.shape[1] != q.shape[0]:
+            return []
+        scores = c.matrix @ q
+        if req.k < scores.shape[0]:  # the best k first, then only those sorted
+            top = np.argpartition(-scores, req.k)[: req.k]
+            order = top[np.argsort(-scores[top], kind="stable")]
+        else:
+            order = np.argsort(-scores, kind="stable")
+        return [
+            Hit(int(c.ids[i]), float(scores[i])) for i in order if float(scores[i]) >= req.min_score
+        ]
 
     @_upstream("nearby")
     def nearby(
@@ -168,6 +199,7 @@ class SqliteVectorIndex:
         self.requests += 1
         with self.db.write() as conn:
             conn.execute("DELETE FROM vectors WHERE pk = ?", (key.pk,))
+            conn.execute("DELETE FROM passage_words WHERE pk = ?", (key.pk,))
             conn.execute(
                 "INSERT INTO vector_epochs (pk, epoch) VALUES (?, 1) "
                 "ON CONFLICT (pk) DO UPDATE SET epoch = epoch + 1",

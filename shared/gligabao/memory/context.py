@@ -1,0 +1,163 @@
+"""The context of a query: its rendering for the answer call, and the
+best-first fill of the scored candidates (entities, facts, passages) under a
+token budget.
+
+The budget counts the whole rendered context (current time, graph, passages,
+question) with :func:`gligabao.text.estimate_tokens`: each line is charged
+its own estimate plus one token for the line break, which is never less than
+the estimate of the whole, so the filled context stays within the budget.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..ai import prompts
+from ..models import Artifact, Edge, Entity
+from ..text import estimate_tokens
+
+
+@dataclass
+class Passage:
+    chunk: Artifact  # a chunk of a long text, or a short text whole
+    summary: str | None  # given when the summary index found it
+    text: str | None
+
+    def public(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"artifact_id": self.chunk.id}
+        if self.chunk.parent_id is not None:
+            out["parent_id"] = self.chunk.parent_id
+        if self.chunk.index is not None:
+            out["index"] = self.chunk.index
+        if self.summary is not None:
+            out["summary"] = self.summary
+        if self.text is not None:
+            out["text"] = self.text
+        return out
+
+    def render(self) -> str:
+        # The date and the session, so that "when did ..." can be answered.
+        head = f"[passage {self.chunk.id}] {self.chunk.reference_time}"
+        if self.chunk.session_id is not None:
+            head += f" session {self.chunk.session_id}"
+        if self.chunk.parent_id is not None:
+            head += f" (chunk {self.chunk.index} of text {self.chunk.parent_id})"
+        lines = [head]
+        if self.summary is not None:
+            lines.append(f"summary: {self.summary}")
+        if self.text is not None:
+            lines.append(f"text: {self.text}")
+        return "\n".join(lines)
+
+
+@dataclass
+class Context:
+    entities: dict[int, Entity]
+    edges: dict[int, Edge]
+    passages: dict[int, Passage]
+    nearby: dict[str, Any] | None = None
+    budget: int | None = None  # the token budget it was filled under
+    left_out: int = 0  # candidates that did not fit
+    as_of: str | None = None  # the instant the question is about (query's as_of)
+
+    @property
+    def empty(self) -> bool:
+        return not self.entities and not self.edges and not self.passages
+
+    def render(self, question: str, now: str) -> str:
+        """The user message of the answer call: the graph, the passages and
+        the question."""
+        names = {i: e.name for i, e in self.entities.items()}
+        graph_lines = [prompts.entity_line(self.entities[i]) for i in sorted(self.entities)]
+        graph_lines += [prompts.edge_line(self.edges[i], names) for i in sorted(self.edges)]
+        parts = [f"<current_time>{now}</current_time>"]
+        if self.as_of is not None:
+            parts.append(f"<as_of>{self.as_of}</as_of>")
+        parts += ["<graph>", *graph_lines, "</graph>"]
+        if self.passages:
+            parts += [
+                "<passages>",
+                "\n\n".join(self.passages[i].render() for i in sorted(self.passages)),
+                "</passages>",
+            ]
+        parts.append(f"<question>{question}</question>")
+        return "\n".join(parts)
+
+    def token_estimate(self, question: str, now: str) -> int:
+        return estimate_tokens(self.render(question, now))
+
+
+@dataclass
+class Scored:
+    """One candidate: an entity (its own line), a fact (with its two ends), or
+    a passage (and, when it does not fit whole, its summary alone)."""
+
+    score: float
+    entity: Entity | None = None
+    edge: Edge | None = None
+    passage: Passage | None = None
+    alternatives: list[Passage] = field(default_factory=list)
+
+
+def _cost(line: str) -> int:
+    return estimate_tokens(line) + 1  # the line break
+
+
+def fill(
+    candidates: list[Scored],
+    entities: dict[int, Entity],
+    question: str,
+    now: str,
+    budget: int,
+    nearby: dict[str, Any] | None = None,
+    as_of: str | None = None,
+) -> Context:
+    """Take the candidates best first while they fit in ``budget`` tokens; a
+    fact brings its two ends (``entities`` holds every end). A candidate
+    that does not fit is skipped, and smaller ones after it may still fit."""
+    ctx = Context({}, {}, {}, nearby, budget, as_of=as_of)
+    skeleton = Context({}, {}, {}, as_of=as_of)
+    used = estimate_tokens(skeleton.render(question, now))
+    passage_tags = _cost("<passages>") + _cost("</passages>")
+    order = sorted(range(len(candidates)), key=lambda i: (-candidates[i].score, i))
+    for i in order:
+        c = candidates[i]
+        if c.entity is not None:
+            if c.entity.id in ctx.entities:
+                continue
+            cost = _cost(prompts.entity_line(c.entity))
+            if used + cost <= budget:
+                ctx.entities[c.entity.id] = c.entity
+                used += cost
+            else:
+                ctx.left_out += 1
+        elif c.edge is not None:
+            e = c.edge
+            if e.id in ctx.edges:
+                continue
+            ends = [entities[j] for j in dict.fromkeys((e.source_id, e.target_id))]
+            new_ends = [n for n in ends if n.id not in ctx.entities]
+            names = {n.id: n.name for n in ends}
+            cost = _cost(prompts.edge_line(e, names))
+            cost += sum(_cost(prompts.entity_line(n)) for n in new_ends)
+            if used + cost <= budget:
+                ctx.edges[e.id] = e
+                for n in new_ends:
+                    ctx.entities[n.id] = n
+                used += cost
+            else:
+                ctx.left_out += 1
+        elif c.passage is not None:
+            if c.passage.chunk.id in ctx.passages:
+                continue
+            tags = 0 if ctx.passages else passage_tags
+            for p in [c.passage, *c.alternatives]:
+                cost = tags + _cost(p.render())
+                if used + cost <= budget:
+                    ctx.passages[p.chunk.id] = p
+                    used += cost
+                    break
+            else:
+                ctx.left_out += 1
+    return ctx
