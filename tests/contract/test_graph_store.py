@@ -307,7 +307,7 @@ def test_recent_entities(store: Any) -> None:
 
 def test_recent_artifacts_newest_id_first(store: Any) -> None:
     store.ensure_dataset(A)
-    store.apply(A, GraphWrite(artifacts=[art(3, "three"), art(1, "one"), art(2, "two")]))
+    store.commit(A, GraphWrite(artifacts=[art(3, "three"), art(1, "one"), art(2, "two")]))
     assert [a.id for a in store.recent_artifacts(A, 2)] == [3, 2]
     assert [a.text for a in store.recent_artifacts(A, 10)] == ["three", "two", "one"]
     assert store.recent_artifacts(A, 10)[0].session_id == "s1"
