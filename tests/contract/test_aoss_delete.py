@@ -28,10 +28,20 @@ def test_aoss_delete_removes_more_than_a_thousand_vectors(opensearch_url: str) -
     # writes searchable at once for the set-up; the delete runs without any
     # refresh, as on Serverless
     loader = OpenSearchVectorIndex(
-        opensearch_url, dimension=DIM, service="aoss", index_prefix=prefix, refresh=True
+        opensearch_url,
+        dimension=DIM,
+        service="aoss",
+        index_prefix=prefix,
+        refresh=True,
+        engine="lucene",  # the test node has no Faiss libraries
     )
     adapter = OpenSearchVectorIndex(
-        opensearch_url, dimension=DIM, service="aoss", index_prefix=prefix, refresh=False
+        opensearch_url,
+        dimension=DIM,
+        service="aoss",
+        index_prefix=prefix,
+        refresh=False,
+        engine="lucene",
     )
     raw = OpenSearch(opensearch_url)
     loader.bootstrap()
