@@ -189,7 +189,18 @@ def test_delete_dataset_removes_everything_of_it_and_nothing_else(gb: Harness) -
     assert r.body is None  # no content
 
     after = snapshot(gb)
-    assert all(n == 0 for n in items_of(after, "u1", "main").values())
+    left = items_of(after, "u1", "main")
+    # The dataset row stays, marked deleted, with its ID counters: IDs are never
+    # reused, so a vector left anywhere can never name a later row.
+    assert left.pop("datasets") == 1
+    assert all(n == 0 for n in left.values()), left
+    (row,) = [
+        json.loads(raw)
+        for raw in after["datasets"]
+        if belongs("datasets", json.loads(raw), "u1", "main")
+    ]
+    assert row["deleted_at"]
+    after = {**after, "datasets": [r for r in after["datasets"] if json.loads(r) != row]}
     assert vector_counts(gb, "u1", "main") == dict.fromkeys(KINDS, 0)
     # Nothing else changed: not u1's other dataset, not u2's "main".
     assert after == without(before, "u1", "main")
@@ -218,13 +229,14 @@ def test_remember_after_delete_starts_a_fresh_dataset(gb: Harness) -> None:
     assert first["artifact_id"] == 2 and [e["id"] for e in first["entities"]] == [3, 4]
     assert delete(gb, "main").status == 204
 
-    # The counters went with the dataset row: IDs start again at 1.
+    # A fresh dataset of the same name, whose IDs go on above the deleted ones'
+    # (never reused: a stale vector can never resolve to a new row).
     gb.llm.script("extract", ALICE_GLOBEX)
     out = gb.remember("Alice works at Globex.")
-    assert out["artifact_id"] == 1
+    assert out["artifact_id"] == 3
     assert [(e["id"], e["name"], e["created"]) for e in out["entities"]] == [
-        (1, "Alice", True), (2, "Globex", True)]
-    assert [e["id"] for e in out["edges"]] == [1]
+        (5, "Alice", True), (6, "Globex", True)]
+    assert [e["id"] for e in out["edges"]] == [3]
     assert out["invalidated"] == []  # the old facts are gone, not superseded
     (listed,) = list_datasets(gb, "u1")
     assert (listed["entities"], listed["edges"], listed["artifacts"]) == (2, 1, 1)
@@ -232,8 +244,8 @@ def test_remember_after_delete_starts_a_fresh_dataset(gb: Harness) -> None:
     assert vector_counts(gb, "u1", "main") == {"entities": 2, "edges": 1, "chunks": 1,
                                                "summaries": 0}
     # Nothing of the old dataset reaches a query.
-    gb.llm.script("query", {"answer": "Globex.", "entities": [1, 2, 3, 4], "edges": [1, 2],
-                            "passages": []})
+    gb.llm.script("query", {"answer": "Globex.", "entities": [1, 2, 3, 4, 5, 6],
+                            "edges": [1, 2, 3], "passages": []})
     q = gb.query("Where does Alice work? Does Bob like tea?")
     assert [e["name"] for e in q["evidence"]["entities"]] == ["Alice", "Globex"]
     assert [e["relation"] for e in q["evidence"]["edges"]] == ["works_at"]
