@@ -144,6 +144,54 @@ class Killer:
             self.error = f"{type(exc).__name__}: {exc}"
 
 
+def unacknowledged_whole(stats: Stats) -> tuple[int, list[str]]:
+    """A visible artifact no acknowledged call wrote (the call committed, then
+    its server died before the answer) is whole all the same: every entity
+    and fact of its text is there, live, and linked to it. Returns how many
+    such artifacts were checked, and the problems."""
+    from collections import defaultdict
+
+    from gligabao import wiring
+    from gligabao.models import DatasetKey
+    from gligabao.text import normalize_name
+
+    graph = wiring.graph_store()
+    acked = {
+        (r.user, r.dataset, r.body["artifact_id"])
+        for r in stats.results
+        if r.kind in ("remember", "warm-up") and r.status == 200
+    }
+    checked, problems = 0, []
+    for user in load.USERS:
+        for dataset in load.DATASETS:
+            key, where = DatasetKey(user, dataset), f"{user}/{dataset}"
+            by_name = {normalize_name(e.name): e.id for e in graph.iter_entities(key)}
+            live: dict[tuple[int, int, str], list[int]] = defaultdict(list)
+            for e in graph.iter_edges(key):
+                if e.live:
+                    live[(e.source_id, e.target_id, e.relation)].append(e.id)
+            for art in graph.iter_artifacts(key):
+                if (user, dataset, art.id) in acked:
+                    continue
+                checked += 1
+                for p, verb, o in load.SENTENCE.findall(art.text):
+                    ids = [by_name.get(normalize_name(n)) for n in (p, o)]
+                    for name, eid in zip((p, o), ids, strict=True):
+                        if eid is None:
+                            problems.append(f"{where}: artifact {art.id} names {name}: missing")
+                        elif art.id not in set(graph.entity_artifacts(key, eid)):
+                            problems.append(f"{where}: entity {eid} not linked to {art.id}")
+                    rel = "works_at" if verb == "works at" else "lives_in"
+                    if ids[0] is None or ids[1] is None:
+                        continue
+                    edge_ids = live.get((ids[0], ids[1], rel), [])
+                    if not edge_ids:
+                        problems.append(f"{where}: artifact {art.id}: {p} {rel} {o} not live")
+                    elif not any(art.id in set(graph.edge_artifacts(key, i)) for i in edge_ids):
+                        problems.append(f"{where}: fact {edge_ids} not linked to {art.id}")
+    return checked, problems
+
+
 def after_leases(base: str, lease_s: float) -> list[str]:
     """Once every lease of a killed call has run out, a remember naming the
     pools' entities answers 200 in every dataset."""
@@ -262,6 +310,13 @@ def main(argv: list[str] | None = None) -> int:
             say(f"  - {p}")
         for w in warnings[:10]:
             say(f"  ~ {w}")
+        checked, halves = unacknowledged_whole(stats)
+        say(
+            f"visible artifacts of calls not acknowledged (committed, then killed): "
+            f"{checked}, {len(halves)} half-visible"
+        )
+        for p in halves[:30]:
+            say(f"  - {p}")
 
         killer.serve = start_serve(logs, killer.restarts + 1, port, env)
         killer.restarts += 1
@@ -273,7 +328,7 @@ def main(argv: list[str] | None = None) -> int:
         say(f"consistency after a restart and new remembers: {len(problems2)} problem(s)")
         for p in problems2[:30]:
             say(f"  - {p}")
-        bad = problems or late or problems2 or unexpected or killer.error
+        bad = problems or halves or late or problems2 or unexpected or killer.error
         return 1 if bad else 0
     finally:
         if killer is not None:
