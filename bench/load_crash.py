@@ -289,6 +289,8 @@ def main(argv: list[str] | None = None) -> int:
         calls = [r for r in stats.results if r.kind in ("remember", "replay", "query")]
         by_status = Counter((r.kind, r.status) for r in calls)
         say(f"  (kind, status): {dict(sorted(by_status.items()))}")
+        lost = Counter(str(r.body).split(":")[0] for r in calls if r.status == 0)
+        say(f"  connection errors (killed in flight / refused while down): {dict(lost)}")
         unexpected = [r for r in calls if r.status not in EXPECTED]
         for r in unexpected[:10]:
             say(f"  unexpected {r.kind} {r.status}: {str(r.body)[:300]}")
