@@ -108,51 +108,71 @@ class Env:
     stop: Any
 
 
-def start() -> Env:
-    """moto, the fakes and the local server, all on loopback."""
+def start_fakes() -> tuple[Any, Any]:
+    """The fake Anthropic (extract replies read off the text) and OpenAI."""
     from fakes.anthropic_server import FakeAnthropic
     from fakes.openai_server import FakeOpenAI
-    from gligabao import wiring
-    from gligabao.local.embedded import create_tables, start_moto
-    from gligabao.local.server import make_server
 
-    moto, moto_url = start_moto()
     llm = FakeAnthropic().start()
     emb = FakeOpenAI(dim=EMBED_DIM).start()
     llm.default("extract", extract_reply)
     llm.default(
         "query", {"answer": "They work there.", "entities": [], "edges": [], "passages": []}
     )
-    # Nothing may point outside this process.
-    for name in (
-        "GB_OPENSEARCH_URL",
-        "GB_ANTHROPIC_SECRET",
-        "GB_OPENAI_SECRET",
-        "GB_DEV_API_KEY",
-        "GB_REQUIRE_AUTH",
-        "GB_GEO",
-        "GB_EMBEDDER",
-        "GB_EMBEDDING_PROVIDER",
-        "GB_LLM_PROVIDER",
-        "GB_EMBEDDING_MODEL",
-    ):
-        os.environ.pop(name, None)
-    os.environ.update(
-        {
-            "GB_DYNAMODB_ENDPOINT": moto_url,
-            "GB_TABLE_PREFIX": f"load{uuid.uuid4().hex[:8]}_",
-            "ANTHROPIC_API_KEY": "load-anthropic-key",
-            "ANTHROPIC_BASE_URL": llm.url,
-            "OPENAI_API_KEY": "load-openai-key",
-            "OPENAI_BASE_URL": emb.base_url,
-            "GB_EMBEDDING_DIMENSION": str(EMBED_DIM),
-            "POWERTOOLS_METRICS_NAMESPACE": "gligabao-load",
-            "POWERTOOLS_LOG_LEVEL": "WARNING",
-        }
-    )
+    return llm, emb
+
+
+# Nothing may point outside this machine's loopback.
+FOREIGN_ENV = (
+    "GB_OPENSEARCH_URL",
+    "GB_ANTHROPIC_SECRET",
+    "GB_OPENAI_SECRET",
+    "GB_DEV_API_KEY",
+    "GB_REQUIRE_AUTH",
+    "GB_GEO",
+    "GB_EMBEDDER",
+    "GB_EMBEDDING_PROVIDER",
+    "GB_LLM_PROVIDER",
+    "GB_EMBEDDING_MODEL",
+)
+
+
+def server_env(moto_url: str, llm: Any, emb: Any) -> dict[str, str]:
+    """The variables that point the server at moto and the fakes."""
     for url in (moto_url, llm.url, emb.url):
         assert url.startswith(f"http://{HOST}:"), url
+    return {
+        "GB_DYNAMODB_ENDPOINT": moto_url,
+        "GB_TABLE_PREFIX": f"load{uuid.uuid4().hex[:8]}_",
+        "ANTHROPIC_API_KEY": "load-anthropic-key",
+        "ANTHROPIC_BASE_URL": llm.url,
+        "OPENAI_API_KEY": "load-openai-key",
+        "OPENAI_BASE_URL": emb.base_url,
+        "GB_EMBEDDING_DIMENSION": str(EMBED_DIM),
+        "POWERTOOLS_METRICS_NAMESPACE": "gligabao-load",
+        "POWERTOOLS_LOG_LEVEL": "WARNING",
+    }
+
+
+def use_env(env: dict[str, str]) -> None:
+    """Point this process (the server thread, the checks) at `env` only."""
+    from gligabao import wiring
+
+    for name in FOREIGN_ENV:
+        os.environ.pop(name, None)
+    os.environ.update(env)
     wiring.reset()
+
+
+def start() -> Env:
+    """moto, the fakes and the local server, all on loopback."""
+    from gligabao import wiring
+    from gligabao.local.embedded import create_tables, start_moto
+    from gligabao.local.server import make_server
+
+    moto, moto_url = start_moto()
+    llm, emb = start_fakes()
+    use_env(server_env(moto_url, llm, emb))
     create_tables()
     server = make_server(HOST, 0, quiet=True)
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
@@ -227,9 +247,20 @@ def make_text(rng: random.Random) -> str:
     return " ".join(sentences)
 
 
-def client(base: str, deadline: float, seed: int, stats: Stats) -> None:
+REFUSED_PAUSE_S = 0.2  # after a connection error: the server is (re)starting
+
+
+def client(
+    base: str, deadline: float, seed: int, stats: Stats, max_requests: int | None = None
+) -> None:
+    """Sends until the deadline, or until the run has sent `max_requests`."""
     rng = random.Random(seed)
-    while time.monotonic() < deadline:
+    status = 200
+    while time.monotonic() < deadline and (
+        max_requests is None or len(stats.results) < max_requests
+    ):
+        if status == 0:
+            time.sleep(REFUSED_PAUSE_S)  # not a hot loop against a dead port
         user, dataset = rng.choice(USERS), rng.choice(DATASETS)
         if rng.random() < QUERY_SHARE:
             q = rng.choice(QUESTIONS).format(p=rng.choice(PEOPLE), o=rng.choice(ORGS))
@@ -304,10 +335,12 @@ def _links_of(read: Any, key: Any) -> Any:
     return links
 
 
-def check(stats: Stats) -> tuple[list[str], list[str]]:
+def check(stats: Stats, facts_once: bool = False) -> tuple[list[str], list[str]]:
     """Read back every acknowledged remember through the store. Returns the
     problems and the warnings (what the spec does not promise under
-    concurrency: the same new fact stated by two concurrent calls)."""
+    concurrency: the same new fact stated by two concurrent calls; with
+    `facts_once`, the fact claims of the commit protocol do, so a fact live
+    twice is a problem)."""
     from gligabao import wiring
     from gligabao.models import DatasetKey
     from gligabao.text import normalize_name
@@ -423,7 +456,7 @@ def check(stats: Stats) -> tuple[list[str], list[str]]:
                 live[(e.source_id, e.target_id, e.relation)].append(e.id)
         dup_facts = {k: v for k, v in live.items() if len(v) > 1}
         if dup_facts:
-            warnings.append(
+            (problems if facts_once else warnings).append(
                 f"{where}: {len(dup_facts)} live facts stored more than once "
                 f"{dict(list(dup_facts.items())[:3])}"
             )
