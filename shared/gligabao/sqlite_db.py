@@ -21,7 +21,7 @@ DEFAULT_PATH = ".gligabao/gligabao.db"
 # PRAGMA user_version of a file this code writes; bumped with every change of
 # SCHEMA that an older file would not have (CREATE ... IF NOT EXISTS adds new
 # tables and indexes, never new columns).
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: datasets.deleted_at (IDs never reused across a delete)
 BUSY_TIMEOUT_MS = 30_000  # a writer waits this long for another one
 
 SCHEMA = """
@@ -31,6 +31,7 @@ CREATE TABLE IF NOT EXISTS datasets (
     artifacts INTEGER NOT NULL DEFAULT 0,
     next_entity INTEGER NOT NULL DEFAULT 0, next_edge INTEGER NOT NULL DEFAULT 0,
     next_artifact INTEGER NOT NULL DEFAULT 0,
+    deleted_at TEXT,
     PRIMARY KEY (user_id, name)
 );
 CREATE TABLE IF NOT EXISTS entities (

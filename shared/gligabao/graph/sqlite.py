@@ -130,7 +130,7 @@ class SqliteGraphStore:
     def get_dataset(self, key: DatasetKey) -> Dataset | None:
         rows = self._rows(
             "SELECT name, created_at, entities, edges, artifacts FROM datasets "
-            "WHERE user_id = ? AND name = ?",
+            "WHERE user_id = ? AND name = ? AND deleted_at IS NULL",
             (key.user_id, key.dataset),
         )
         return _dataset(rows[0]) if rows else None
@@ -138,8 +138,12 @@ class SqliteGraphStore:
     @upstream("graph store ensure_dataset")
     def ensure_dataset(self, key: DatasetKey) -> Dataset:
         with self.db.write() as conn:
+            # A deleted dataset's name in use again: a new, empty dataset whose
+            # ID counters go on from the old one's (IDs are never reused).
             conn.execute(
-                "INSERT OR IGNORE INTO datasets (user_id, name, created_at) VALUES (?, ?, ?)",
+                "INSERT INTO datasets (user_id, name, created_at) VALUES (?, ?, ?) "
+                "ON CONFLICT (user_id, name) DO UPDATE SET deleted_at = NULL, "
+                "created_at = excluded.created_at WHERE deleted_at IS NOT NULL",
                 (key.user_id, key.dataset, clock.now_str()),
             )
         found = self.get_dataset(key)
@@ -151,7 +155,7 @@ class SqliteGraphStore:
     def list_datasets(self, user_id: str) -> list[Dataset]:
         rows = self._rows(
             "SELECT name, created_at, entities, edges, artifacts FROM datasets "
-            "WHERE user_id = ? ORDER BY name",
+            "WHERE user_id = ? AND deleted_at IS NULL ORDER BY name",
             (user_id,),
         )
         return [_dataset(r) for r in rows]
@@ -161,8 +165,12 @@ class SqliteGraphStore:
         with self.db.write() as conn:
             for table in PARTITIONED:
                 conn.execute(f"DELETE FROM {table} WHERE pk = ?", (key.pk,))
+            # The row stays, marked deleted, with its ID counters: a vector
+            # left anywhere can never resolve to a later row of the same name.
             cur = conn.execute(
-                "DELETE FROM datasets WHERE user_id = ? AND name = ?", (key.user_id, key.dataset)
+                "UPDATE datasets SET deleted_at = ?, entities = 0, edges = 0, artifacts = 0 "
+                "WHERE user_id = ? AND name = ? AND deleted_at IS NULL",
+                (clock.now_str(), key.user_id, key.dataset),
             )
             return cur.rowcount > 0
 
@@ -176,7 +184,7 @@ class SqliteGraphStore:
             row = conn.execute(
                 "UPDATE datasets SET next_entity = next_entity + ?, next_edge = next_edge + ?, "
                 "next_artifact = next_artifact + ? WHERE user_id = ? AND name = ? "
-                "RETURNING next_entity, next_edge, next_artifact",
+                "AND deleted_at IS NULL RETURNING next_entity, next_edge, next_artifact",
                 (entities, edges, artifacts, key.user_id, key.dataset),
             ).fetchone()
         if row is None:
@@ -477,7 +485,7 @@ class SqliteGraphStore:
         # The dataset first: a write to a deleted dataset fails before any row.
         cur = conn.execute(
             "UPDATE datasets SET entities = entities + ?, edges = edges + ?, "
-            "artifacts = artifacts + ? WHERE user_id = ? AND name = ?",
+            "artifacts = artifacts + ? WHERE user_id = ? AND name = ? AND deleted_at IS NULL",
             (n_ent, n_edge, n_art, key.user_id, key.dataset),
         )
         if cur.rowcount == 0:
