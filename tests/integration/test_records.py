@@ -26,8 +26,8 @@ PRICES = {DEFAULT_MODEL: [1_000_000, 2_000_000], EMBED_MODEL: [1_000_000, 0]}
 TS = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
 QUERY_STEPS = ["parse", "keyword_seeds", "search_vectors", "expand", "entities", "passages",
                "score", "fill", "llm", "evidence"]
-REMEMBER_STEPS = ["parse", "chunk", "embed_text", "known_entities", "summarize", "extract", "resolve",
-                  "facts", "invalidate", "write"]
+REMEMBER_STEPS = ["parse", "chunk", "embed_text", "known_entities", "context", "summarize",
+                  "extract", "resolve", "facts", "invalidate", "write"]
 BUDGETS = {"low": 1024, "medium": 4096, "high": 16384}
 
 ALICE_ACME = {
@@ -421,7 +421,10 @@ def test_inferences_of_other_users_are_never_listed(gb: Harness) -> None:
     assert {r["user_id"] for r in rows} == {"u1"}
     assert inferences(gb, call_id=theirs) == []
     their_rows = inferences(gb, user="u2")
-    assert {r["user_id"] for r in their_rows} == {"u2"} and len(their_rows) == 3
+    assert {r["user_id"] for r in their_rows} == {"u2"}, their_rows
+    # u2's remember (its text embedded, one extraction) and query (the question
+    # embedded; the stored text is a passage, so the model is asked)
+    assert sorted(r["stage"] for r in their_rows) == ["embed", "embed", "extract", "query"]
     # A cursor of u1 used by u2 only ever reads u2's partition.
     first = get(gb, "/v1/gb/inferences", user_id="u1", limit=1)
     assert first.body["next"]
