@@ -11,13 +11,43 @@ fails half-way on a lock upgrade.
 
 from __future__ import annotations
 
+import functools
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import ParamSpec, TypeVar
+
+from .errors import GbError, UpstreamError
 
 DEFAULT_PATH = ".gligabao/gligabao.db"
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def sqlite_errors(what: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
+    """Map any sqlite3 failure of the wrapped method to UpstreamError. The
+    client sees what failed; the exception itself goes to the log only (as
+    DynamoDB's errors do, see graph/batch.py). Domain errors pass through."""
+
+    def deco(fn: Callable[P, R]) -> Callable[P, R]:
+        @functools.wraps(fn)
+        def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+            try:
+                return fn(*args, **kwargs)
+            except GbError:
+                raise
+            except sqlite3.Error as exc:
+                raise UpstreamError(
+                    f"{what} failed: a database error", detail=f"{type(exc).__name__}: {exc}"
+                ) from exc
+
+        return wrapper
+
+    return deco
+
+
 # PRAGMA user_version of a file this code writes; bumped with every change of
 # SCHEMA that an older file would not have (CREATE ... IF NOT EXISTS adds new
 # tables and indexes, never new columns).

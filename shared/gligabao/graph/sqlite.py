@@ -14,15 +14,14 @@ is None or empty, never an error.
 
 from __future__ import annotations
 
-import functools
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any, ParamSpec, TypeVar
 
 from .. import clock
-from ..errors import Busy, GbError, NotFound, UpstreamError
+from ..errors import Busy, NotFound, UpstreamError
 from ..models import (
     Artifact,
     Committed,
@@ -33,7 +32,7 @@ from ..models import (
     GraphWrite,
     KeywordHit,
 )
-from ..sqlite_db import Database
+from ..sqlite_db import Database, sqlite_errors
 from ..text import index_terms, normalize_name
 from .port import fact_triple
 
@@ -42,24 +41,6 @@ R = TypeVar("R")
 
 ITER_PAGE = 500  # rows per read while iterating a dataset
 PARTITIONED = ("entities", "terms", "names", "facts", "edges", "artifacts", "links")
-
-
-def upstream(what: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
-    """Map any sqlite3 failure of the wrapped method to UpstreamError."""
-
-    def deco(fn: Callable[P, R]) -> Callable[P, R]:
-        @functools.wraps(fn)
-        def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
-            try:
-                return fn(*args, **kwargs)
-            except GbError:
-                raise
-            except sqlite3.Error as exc:
-                raise UpstreamError(f"{what} failed: {type(exc).__name__}: {exc}") from exc
-
-        return wrapper
-
-    return deco
 
 
 def _unique(values: Iterable[Any]) -> list[Any]:
@@ -126,7 +107,7 @@ class SqliteGraphStore:
 
     # --- datasets ------------------------------------------------------------------
 
-    @upstream("graph store get_dataset")
+    @sqlite_errors("graph store get_dataset")
     def get_dataset(self, key: DatasetKey) -> Dataset | None:
         rows = self._rows(
             "SELECT name, created_at, entities, edges, artifacts FROM datasets "
@@ -135,7 +116,7 @@ class SqliteGraphStore:
         )
         return _dataset(rows[0]) if rows else None
 
-    @upstream("graph store ensure_dataset")
+    @sqlite_errors("graph store ensure_dataset")
     def ensure_dataset(self, key: DatasetKey) -> Dataset:
         with self.db.write() as conn:
             # A deleted dataset's name in use again: a new, empty dataset whose
@@ -151,7 +132,7 @@ class SqliteGraphStore:
             raise UpstreamError("graph store ensure_dataset failed: dataset vanished")
         return found
 
-    @upstream("graph store list_datasets")
+    @sqlite_errors("graph store list_datasets")
     def list_datasets(self, user_id: str) -> list[Dataset]:
         rows = self._rows(
             "SELECT name, created_at, entities, edges, artifacts FROM datasets "
@@ -160,7 +141,7 @@ class SqliteGraphStore:
         )
         return [_dataset(r) for r in rows]
 
-    @upstream("graph store delete_dataset")
+    @sqlite_errors("graph store delete_dataset")
     def delete_dataset(self, key: DatasetKey) -> bool:
         with self.db.write() as conn:
             for table in PARTITIONED:
@@ -174,7 +155,7 @@ class SqliteGraphStore:
             )
             return cur.rowcount > 0
 
-    @upstream("graph store allocate_ids")
+    @sqlite_errors("graph store allocate_ids")
     def allocate_ids(
         self, key: DatasetKey, entities: int, edges: int, artifacts: int
     ) -> tuple[int, int, int]:
@@ -202,19 +183,19 @@ class SqliteGraphStore:
             (key.pk, *wanted),
         )
 
-    @upstream("graph store get_entities")
+    @sqlite_errors("graph store get_entities")
     def get_entities(self, key: DatasetKey, ids: list[int]) -> dict[int, Entity]:
         return {r[0]: _entity(r) for r in self._by_ids("entities", ENTITY_COLS, key, ids)}
 
-    @upstream("graph store get_edges")
+    @sqlite_errors("graph store get_edges")
     def get_edges(self, key: DatasetKey, ids: list[int]) -> dict[int, Edge]:
         return {r[0]: _edge(r) for r in self._by_ids("edges", EDGE_COLS, key, ids)}
 
-    @upstream("graph store get_artifacts")
+    @sqlite_errors("graph store get_artifacts")
     def get_artifacts(self, key: DatasetKey, ids: list[int]) -> dict[int, Artifact]:
         return {r[0]: _artifact(r) for r in self._by_ids("artifacts", ARTIFACT_COLS, key, ids)}
 
-    @upstream("graph store keyword_hits")
+    @sqlite_errors("graph store keyword_hits")
     def keyword_hits(self, key: DatasetKey, terms: list[str], per_term: int) -> list[KeywordHit]:
         wanted = [t for t in _unique(terms) if t and "#" not in t]
         if not wanted or per_term <= 0:
@@ -231,7 +212,7 @@ class SqliteGraphStore:
                 out += [KeywordHit(r[0], term, bool(r[1]), bool(r[2]), r[3], r[4]) for r in rows]
         return out
 
-    @upstream("graph store recent_entities")
+    @sqlite_errors("graph store recent_entities")
     def recent_entities(self, key: DatasetKey, limit: int) -> list[Entity]:
         if limit <= 0:
             return []
@@ -242,7 +223,7 @@ class SqliteGraphStore:
         )
         return [_entity(r) for r in rows]
 
-    @upstream("graph store recent_artifacts")
+    @sqlite_errors("graph store recent_artifacts")
     def recent_artifacts(self, key: DatasetKey, limit: int) -> list[Artifact]:
         if limit <= 0:
             return []
@@ -252,11 +233,11 @@ class SqliteGraphStore:
         )
         return [_artifact(r) for r in rows]
 
-    @upstream("graph store live_edges_around")
+    @sqlite_errors("graph store live_edges_around")
     def live_edges_around(self, key: DatasetKey, entity_ids: list[int], limit: int) -> list[Edge]:
         return self._edges_around(key, entity_ids, limit, live=True)
 
-    @upstream("graph store expired_edges_around")
+    @sqlite_errors("graph store expired_edges_around")
     def expired_edges_around(
         self, key: DatasetKey, entity_ids: list[int], limit: int
     ) -> list[Edge]:
@@ -286,7 +267,7 @@ class SqliteGraphStore:
                         found[r[0]] = r
         return [_edge(found[i]) for i in sorted(found, reverse=True)[:limit]]
 
-    @upstream("graph store session_texts")
+    @sqlite_errors("graph store session_texts")
     def session_texts(
         self, key: DatasetKey, session_id: str, limit: int, before: int | None = None
     ) -> list[Artifact]:
@@ -300,7 +281,7 @@ class SqliteGraphStore:
         )
         return [_artifact(r) for r in rows]
 
-    @upstream("graph store entity_ids_by_names")
+    @sqlite_errors("graph store entity_ids_by_names")
     def entity_ids_by_names(self, key: DatasetKey, norm_names: list[str]) -> dict[str, int]:
         names = [n for n in _unique(norm_names) if n]
         if not names:
@@ -379,7 +360,7 @@ class SqliteGraphStore:
                 raise Busy("a name or fact is being written by a concurrent call; try again", 1)
             time.sleep(0.05)
 
-    @upstream("graph store claim_names")
+    @sqlite_errors("graph store claim_names")
     def claim_names(self, key: DatasetKey, txn: str, claims: dict[str, int]) -> dict[str, int]:
         out = dict(claims)  # an empty name is not claimable: nothing to collide with
         for name, entity_id in sorted(claims.items()):
@@ -387,13 +368,13 @@ class SqliteGraphStore:
                 out[name] = self._claim(key, txn, "name", name, entity_id)
         return out
 
-    @upstream("graph store claim_facts")
+    @sqlite_errors("graph store claim_facts")
     def claim_facts(self, key: DatasetKey, txn: str, claims: dict[str, int]) -> dict[str, int]:
         return {
             t: self._claim(key, txn, "fact", t, edge_id) for t, edge_id in sorted(claims.items())
         }
 
-    @upstream("graph store abort")
+    @sqlite_errors("graph store abort")
     def abort(self, key: DatasetKey, txn: str) -> None:
         held = self._forget(txn)
         with self.db.write() as conn:
@@ -426,11 +407,11 @@ class SqliteGraphStore:
         )
         return [r[0] for r in rows]
 
-    @upstream("graph store entity_artifacts")
+    @sqlite_errors("graph store entity_artifacts")
     def entity_artifacts(self, key: DatasetKey, entity_id: int) -> list[int]:
         return self._links(key, "E", entity_id)
 
-    @upstream("graph store edge_artifacts")
+    @sqlite_errors("graph store edge_artifacts")
     def edge_artifacts(self, key: DatasetKey, edge_id: int) -> list[int]:
         return self._links(key, "D", edge_id)
 

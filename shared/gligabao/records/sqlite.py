@@ -9,15 +9,11 @@ expired rows and each save deletes a batch of them.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import json
-import sqlite3
 import time
-from collections.abc import Callable
 from typing import Any, ParamSpec, TypeVar
 
-from ..errors import GbError, UpstreamError
-from ..sqlite_db import Database
+from ..sqlite_db import Database, sqlite_errors
 from .codec import (
     MAX_KEY_BYTES,
     decode_cursor,
@@ -39,22 +35,6 @@ INFERENCE_COLS = ", ".join(INFERENCE_FIELDS)
 LIVE = "(expires_at IS NULL OR expires_at > ?)"
 
 
-def _upstream(what: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
-    def deco(fn: Callable[P, R]) -> Callable[P, R]:
-        @functools.wraps(fn)
-        def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
-            try:
-                return fn(*args, **kwargs)
-            except GbError:
-                raise
-            except sqlite3.Error as exc:
-                raise UpstreamError(f"record store {what} failed: {exc}") from exc
-
-        return wrapper
-
-    return deco
-
-
 def _inference(row: tuple[Any, ...]) -> Inference:
     return Inference(*row)
 
@@ -67,7 +47,7 @@ class SqliteRecordStore:
     def _expires(self) -> float | None:
         return time.time() + self._ttl_s if self._ttl_s else None
 
-    @_upstream("save_call")
+    @sqlite_errors("record store save_call")
     def save_call(self, call: CallRecord) -> None:
         expires = self._expires()
         with self.db.write() as conn:
@@ -106,7 +86,7 @@ class SqliteRecordStore:
                     (now, PURGE_BATCH),
                 )
 
-    @_upstream("get_call")
+    @sqlite_errors("record store get_call")
     def get_call(self, user_id: str, call_id: str) -> CallRecord | None:
         if not call_id or len(call_id.encode()) > MAX_KEY_BYTES:
             return None  # as on DynamoDB: cannot be a key, no such call
@@ -140,7 +120,7 @@ class SqliteRecordStore:
             result=json.loads(row[7]) if row[7] else None,
         )
 
-    @_upstream("list_inferences")
+    @sqlite_errors("record store list_inferences")
     def list_inferences(
         self,
         user_id: str,
@@ -174,7 +154,7 @@ class SqliteRecordStore:
         nxt = encode_cursor(page[-1][0]) if len(rows) > limit else None
         return [_inference(r[1:]) for r in page], nxt
 
-    @_upstream("delete_dataset")
+    @sqlite_errors("record store delete_dataset")
     def delete_dataset(self, user_id: str, dataset: str) -> None:
         with self.db.write() as conn:
             conn.execute(

@@ -20,40 +20,23 @@ a dataset bumps its epoch, which makes every process reload it.
 
 from __future__ import annotations
 
-import functools
 import math
 import sqlite3
 import threading
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import ParamSpec, TypeVar
 
 import numpy as np
 
-from ..errors import UpstreamError
 from ..geo_math import haversine_km
 from ..models import DatasetKey
-from ..sqlite_db import Database
+from ..sqlite_db import Database, sqlite_errors
 from ..text import query_terms
 from .port import GeoHit, Hit, Kind, SearchRequest, VectorItem, fuse
 
 P = ParamSpec("P")
 R = TypeVar("R")
 KM_PER_DEGREE_LAT = 111.2
-
-
-def _upstream(what: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
-    def deco(fn: Callable[P, R]) -> Callable[P, R]:
-        @functools.wraps(fn)
-        def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
-            try:
-                return fn(*args, **kwargs)
-            except sqlite3.Error as exc:
-                raise UpstreamError(f"vector index {what} failed: {exc}") from exc
-
-        return wrapper
-
-    return deco
 
 
 def _unit(vector: list[float]) -> np.ndarray:
@@ -79,7 +62,7 @@ class SqliteVectorIndex:
         self._lock = threading.Lock()
         self.requests = 0
 
-    @_upstream("upsert")
+    @sqlite_errors("vector index upsert")
     def upsert(self, key: DatasetKey, kind: Kind, items: list[VectorItem]) -> None:
         if not items:
             return
@@ -131,7 +114,7 @@ class SqliteVectorIndex:
             c.matrix = np.stack(c.rows) if len(dims) == 1 else None
         return c
 
-    @_upstream("search")
+    @sqlite_errors("vector index search")
     def search(self, key: DatasetKey, requests: list[SearchRequest]) -> list[list[Hit]]:
         self.requests += 1
         out: list[list[Hit]] = []
@@ -173,7 +156,7 @@ class SqliteVectorIndex:
             Hit(int(c.ids[i]), float(scores[i])) for i in order if float(scores[i]) >= req.min_score
         ]
 
-    @_upstream("nearby")
+    @sqlite_errors("vector index nearby")
     def nearby(
         self, key: DatasetKey, lat: float, lon: float, radius_km: float, limit: int
     ) -> list[GeoHit]:
@@ -194,7 +177,7 @@ class SqliteVectorIndex:
         hits.sort(key=lambda h: (h.distance_km, h.id))
         return hits[:limit]
 
-    @_upstream("delete_dataset")
+    @sqlite_errors("vector index delete_dataset")
     def delete_dataset(self, key: DatasetKey) -> None:
         self.requests += 1
         with self.db.write() as conn:
@@ -206,7 +189,7 @@ class SqliteVectorIndex:
                 (key.pk,),
             )
 
-    @_upstream("count")
+    @sqlite_errors("vector index count")
     def count(self, key: DatasetKey, kind: Kind) -> int:
         with self.db.connect() as conn:
             row = conn.execute(
