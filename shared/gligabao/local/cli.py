@@ -155,7 +155,7 @@ def bootstrap(dry_run: bool = False) -> int:
     if dry_run:
         # No request: the bodies follow from the settings alone
         # (GB_OPENSEARCH_SERVICE picks the engine), so anyone can read them.
-        from ..vectors.opensearch import default_engine, index_bodies
+        from ..vectors.opensearch_bodies import default_engine, index_bodies
 
         engine = default_engine(cfg.opensearch_service)
         bodies = index_bodies(cfg.opensearch_index_prefix, cfg.embedding_dimension, engine)

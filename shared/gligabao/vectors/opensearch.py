@@ -71,22 +71,15 @@ from .. import deadline
 from ..config import Settings
 from ..errors import UpstreamError, VectorIndexMissing
 from ..models import DatasetKey
+from .opensearch_bodies import ENGINES, TEXT_PROPERTY, cosine_of, default_engine, index_bodies
 from .port import KINDS, GeoHit, Hit, Kind, SearchRequest, VectorItem, fuse
 
 T = TypeVar("T")
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
-HNSW_M = 16
-HNSW_EF_CONSTRUCTION = 128
-ENGINES = ("lucene", "faiss")
-# The space of each engine: cosine itself, or the inner product of unit vectors.
-SPACES = {"lucene": "cosinesimil", "faiss": "innerproduct"}
 PAGE = 1000  # documents per page when deleting on Serverless
 MAX_K = 10_000  # OpenSearch's max k and index.max_result_window
-# The passage text of the chunks index, for the lexical half of hybrid search
-# (BM25, standard analyzer: the language analyzers live in a module that a
-# bare node, like the test node, does not load).
-TEXT_PROPERTY: dict[str, Any] = {"text": {"type": "text"}}
+
 
 
 def is_aws_endpoint(url: str) -> bool:
@@ -95,56 +88,6 @@ def is_aws_endpoint(url: str) -> bool:
     return parsed.scheme == "https" and (
         host.endswith(".amazonaws.com") or host.endswith(".amazonaws.com.cn")
     )
-
-
-def default_engine(service: str) -> str:
-    """Faiss on Serverless (what its vector collections take), Lucene elsewhere
-    (no native library needed, so it runs on any node with the k-NN plugin)."""
-    return "faiss" if service == "aoss" else "lucene"
-
-
-def mapping(kind: Kind, dimension: int, engine: str = "lucene") -> dict[str, Any]:
-    """The index body (settings and mappings) of one kind."""
-    if engine not in ENGINES:
-        raise ValueError(f"vector engine must be one of {ENGINES}, not {engine!r}")
-    properties: dict[str, Any] = {
-        "user_id": {"type": "keyword"},
-        "dataset": {"type": "keyword"},
-        "pk": {"type": "keyword"},
-        "row_id": {"type": "long"},
-        "vector": {
-            "type": "knn_vector",
-            "dimension": dimension,
-            "method": {
-                "name": "hnsw",
-                "engine": engine,
-                "space_type": SPACES[engine],
-                "parameters": {"m": HNSW_M, "ef_construction": HNSW_EF_CONSTRUCTION},
-            },
-        },
-    }
-    if kind == "entities":
-        properties["location"] = {"type": "geo_point"}
-    if kind == "chunks":
-        properties.update(TEXT_PROPERTY)
-    return {
-        "settings": {"index": {"knn": True}},
-        "mappings": {"dynamic": "strict", "properties": properties},
-    }
-
-
-def index_bodies(prefix: str, dimension: int, engine: str) -> dict[str, dict[str, Any]]:
-    """Index name -> body, for every kind (what bootstrap and the deploy create)."""
-    return {f"{prefix}-{kind}": mapping(kind, dimension, engine) for kind in KINDS}
-
-
-def cosine_of(score: float, engine: str) -> float:
-    """The cosine behind an OpenSearch k-NN score. cosinesimil scores
-    (1 + cos) / 2; innerproduct (of unit vectors, so ip = cos) scores ip + 1
-    when ip >= 0 and 1 / (1 - ip) below."""
-    if engine == "lucene":
-        return 2.0 * score - 1.0
-    return score - 1.0 if score >= 1.0 else 1.0 - 1.0 / score
 
 
 def _missing(name: str) -> str:
