@@ -10,8 +10,8 @@ import uuid
 from opensearchpy import OpenSearch
 
 from gligabao.models import DatasetKey
-from gligabao.vectors.opensearch import KINDS, OpenSearchVectorIndex
-from gligabao.vectors.port import VectorItem
+from gligabao.vectors.opensearch import OpenSearchVectorIndex
+from gligabao.vectors.port import KINDS, VectorItem
 
 DIM = 8
 

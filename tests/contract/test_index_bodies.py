@@ -18,7 +18,9 @@ from gligabao.vectors.port import SearchRequest, VectorItem
 DIM = 8
 
 
-def _dry_run(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], **env: str) -> Any:
+def _dry_run(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], **env: str
+) -> Any:
     from gligabao import wiring
     from gligabao.local.cli import main
 
@@ -78,7 +80,7 @@ def test_dry_run_on_serverless_prints_faiss_bodies(
 
 
 def test_faiss_scores_turn_back_into_cosines() -> None:
-    from gligabao.vectors.opensearch import cosine_of
+    from gligabao.vectors.opensearch_bodies import cosine_of
 
     # innerproduct of unit vectors: score = ip + 1 (ip >= 0), 1 / (1 - ip) below
     for cos in (1.0, 0.7071, 0.25, 0.0, -0.3162, -1.0):
@@ -137,7 +139,8 @@ def test_dry_run_on_a_node_prints_lucene_bodies_the_node_takes(
         GB_OPENSEARCH_SERVICE="es",
         GB_OPENSEARCH_INDEX_PREFIX=prefix,
     )
-    assert {b["mappings"]["properties"]["vector"]["method"]["engine"] for b in bodies.values()} == {"lucene"}
+    engines = {b["mappings"]["properties"]["vector"]["method"]["engine"] for b in bodies.values()}
+    assert engines == {"lucene"}
     index = OpenSearchVectorIndex(opensearch_url, dimension=DIM, index_prefix=prefix, refresh=True)
     assert index.index_bodies() == bodies
     try:

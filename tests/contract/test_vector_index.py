@@ -491,7 +491,7 @@ def test_hybrid_search_is_one_msearch_with_a_knn_and_a_match_body() -> None:
 
 
 def test_aws_endpoints_are_recognised() -> None:
-    from gligabao.vectors.opensearch import is_aws_endpoint
+    from gligabao.vectors.opensearch_transport import is_aws_endpoint
 
     assert is_aws_endpoint("https://search-x.us-east-1.es.amazonaws.com")
     assert is_aws_endpoint("https://abc.us-east-1.aoss.amazonaws.com:443")

@@ -1,29 +1,9 @@
 """The OpenSearch vector index: k-NN on a managed domain ("es") or a Serverless
 vector collection ("aoss").
 
-Layout: four multi-tenant indexes, ``{prefix}-entities``, ``-edges``,
-``-chunks`` and ``-summaries`` (not one index per dataset: a domain has a shard
-budget, a Serverless collection an index budget). Each document carries
-``user_id``, ``dataset``, ``pk`` (DatasetKey.pk, the tenant filter), ``row_id``
-(the graph row) and ``vector``; entities also ``location`` (geo_point), chunks
-``text`` (the passage, for BM25).
-
-Vector field: ``knn_vector`` with HNSW (m=16, ef_construction=128); the
-engine is chosen by the target (:func:`default_engine`), and
-``gligabao bootstrap --dry-run`` prints the exact bodies:
-
-- ``faiss`` on Serverless (``aoss``): vector collections are documented to
-  take Faiss HNSW mappings. Space ``innerproduct`` on vectors normalized to
-  unit length before they are written and searched, which is the cosine, on
-  every Faiss version. Faiss HNSW also applies the tenant filter inside the
-  graph traversal (efficient filtering, 2.9 and later).
-- ``lucene`` on a node without Faiss (``es``: the test node built from Maven
-  Central has no native libraries, and every managed domain has Lucene):
-  space ``cosinesimil``, the filter applied inside the HNSW traversal too.
-
-Either way the k-NN clause carries the tenant filter, so a search returns
-exactly k hits of the dataset, never fewer because other tenants took the top
-k; :func:`cosine_of` turns the engine's score back into the cosine.
+The indexes (layout, vector field, engines) and every JSON body sent are in
+``opensearch_bodies.py``; the client and its retries in
+``opensearch_transport.py``.
 
 Indexes are created by the deploy (a CloudFormation custom resource) or by
 ``gligabao bootstrap``, never implicitly: before its first write of a kind,
@@ -60,34 +40,31 @@ from __future__ import annotations
 
 import json
 import math
-import random
-import threading
 import time
 from collections.abc import Callable, Iterable
-from typing import Any, TypeVar
-from urllib.parse import urlparse
+from typing import Any
 
-from .. import deadline
 from ..config import Settings
 from ..errors import UpstreamError, VectorIndexMissing
 from ..models import DatasetKey
-from .opensearch_bodies import ENGINES, TEXT_PROPERTY, cosine_of, default_engine, index_bodies
+from .opensearch_bodies import (
+    ENGINES,
+    MAX_K,
+    TEXT_PROPERTY,
+    cosine_of,
+    dataset_query,
+    default_engine,
+    index_bodies,
+    knn_body,
+    match_body,
+    nearby_body,
+    page_body,
+    rows_body,
+)
+from .opensearch_transport import BulkAction, Transport, error_text, make_client
 from .port import KINDS, GeoHit, Hit, Kind, SearchRequest, VectorItem, fuse
 
-T = TypeVar("T")
-
-RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 PAGE = 1000  # documents per page when deleting on Serverless
-MAX_K = 10_000  # OpenSearch's max k and index.max_result_window
-
-
-
-def is_aws_endpoint(url: str) -> bool:
-    parsed = urlparse(url)
-    host = (parsed.hostname or "").lower()
-    return parsed.scheme == "https" and (
-        host.endswith(".amazonaws.com") or host.endswith(".amazonaws.com.cn")
-    )
 
 
 def _missing(name: str) -> str:
@@ -104,28 +81,6 @@ def _norm(vector: list[float]) -> float:
 def _unit(vector: list[float]) -> list[float]:
     n = _norm(vector)
     return [float(x) / n for x in vector]
-
-
-def _error_text(error: Any) -> str:
-    if isinstance(error, dict) and "error" in error:  # a whole response body
-        return _error_text(error["error"])
-    if isinstance(error, dict):
-        reason = error.get("reason") or ""
-        kind = error.get("type") or ""
-        caused = error.get("caused_by")
-        text = f"{kind}: {reason}" if kind else str(reason)
-        if isinstance(caused, dict):
-            text += f" (caused by {_error_text(caused)})"
-        return text
-    return str(error)
-
-
-class _Retry(Exception):
-    """Raised inside an attempt to ask for another one after a backoff."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
 
 
 class OpenSearchVectorIndex:
@@ -160,45 +115,15 @@ class OpenSearchVectorIndex:
             raise ValueError(f"vector engine must be one of {ENGINES}, not {self.engine!r}")
         self._ready: set[Kind] = set()  # kinds whose index is known to exist
         self.refresh = refresh
-        self.max_retries = max_retries
-        self.backoff_s = backoff_s
-        self._sleep = sleep
-        self._lock = threading.Lock()
-        self.requests = 0  # HTTP round trips, retries included (benchmarks)
         self._client = (
             client
             if client is not None
-            else self._make_client(
+            else make_client(
                 url, service=service, region=region, aws_auth=aws_auth, timeout_s=timeout_s
             )
         )
-
-    @staticmethod
-    def _make_client(
-        url: str, *, service: str, region: str, aws_auth: bool | None, timeout_s: float
-    ) -> Any:
-        from opensearchpy import OpenSearch, Urllib3AWSV4SignerAuth
-
-        if aws_auth is None:
-            aws_auth = is_aws_endpoint(url)
-        auth: Any = None
-        if aws_auth:
-            import boto3
-
-            credentials = boto3.Session().get_credentials()
-            if credentials is None:
-                raise UpstreamError("opensearch: no AWS credentials to sign requests with")
-            auth = Urllib3AWSV4SignerAuth(credentials, region, service)
-        # The adapter retries with backoff itself; the client must not.
-        return OpenSearch(
-            hosts=[url],
-            http_auth=auth,
-            timeout=timeout_s,
-            max_retries=0,
-            retry_on_timeout=False,
-            # gzip request bodies (vectors are long JSON arrays); managed domains
-            # accept them, Serverless is left uncompressed to be safe.
-            http_compress=service == "es",
+        self._transport = Transport(
+            self._client, max_retries=max_retries, backoff_s=backoff_s, sleep=sleep
         )
 
     @classmethod
@@ -226,87 +151,13 @@ class OpenSearchVectorIndex:
     def _doc_id(self, key: DatasetKey, row_id: int) -> str:
         return f"{key.pk}:{row_id}"
 
-    # -- transport --------------------------------------------------------------
+    @property
+    def requests(self) -> int:
+        """HTTP round trips, retries included (benchmarks)."""
+        return self._transport.requests
 
-    def _call(self, op: str, fn: Callable[[], T]) -> T:
-        """One logical request: retried on 429, 5xx and connection errors with
-        exponential backoff (and jitter); UpstreamError on anything else or
-        when the retries run out. ``fn`` may raise _Retry to retry by itself."""
-        from opensearchpy.exceptions import (
-            ConnectionError as OsConnectionError,
-        )
-        from opensearchpy.exceptions import (
-            OpenSearchException,
-            TransportError,
-        )
-
-        attempt = 0
-        while True:
-            deadline.check(f"opensearch {op}")
-            with self._lock:
-                self.requests += 1
-            try:
-                return fn()
-            # The body names the operation and the kind of failure; the
-            # error text (index names, request IDs) goes to the log.
-            except _Retry as e:
-                message, detail = "throttled", e.message
-            except OsConnectionError as e:  # includes timeouts
-                message, detail = "unreachable", str(e)
-            except TransportError as e:
-                status = e.status_code if isinstance(e.status_code, int) else 0
-                message, detail = f"HTTP {status}", _error_text(e.info or e.error)
-                if status not in RETRY_STATUSES:
-                    raise UpstreamError(f"opensearch {op}: {message}", detail=detail) from e
-            except OpenSearchException as e:
-                raise UpstreamError(f"opensearch {op}: an error", detail=str(e)) from e
-            if attempt >= self.max_retries:
-                raise UpstreamError(
-                    f"opensearch {op}: {message} (after {attempt + 1} tries)", detail=detail
-                )
-            delay = self.backoff_s * (2**attempt) * (0.5 + random.random() / 2)
-            left = deadline.remaining()
-            if left is not None and left < delay:
-                raise UpstreamError(
-                    f"opensearch {op}: {message} (no time left to retry)", detail=detail
-                )
-            self._sleep(delay)
-            attempt += 1
-
-    def _bulk(self, op: str, actions: list[tuple[dict[str, Any], dict[str, Any] | None]]) -> None:
-        """Send bulk actions (an action line and an optional source); items
-        that fail with 429/5xx are sent again with backoff, other item
-        failures raise. Deleting a document that is already gone is fine."""
-        pending = actions
-
-        def attempt() -> None:
-            nonlocal pending
-            lines: list[str] = []
-            for action, source in pending:
-                lines.append(json.dumps(action))
-                if source is not None:
-                    lines.append(json.dumps(source))
-            params = {"refresh": "true"} if self.refresh else None
-            response = self._client.bulk(body="\n".join(lines) + "\n", params=params)
-            if not response.get("errors"):
-                return
-            retry: list[tuple[dict[str, Any], dict[str, Any] | None]] = []
-            for (action, source), item in zip(pending, response["items"], strict=True):
-                ((verb, result),) = item.items()
-                status = int(result.get("status", 0))
-                if status < 300 or (verb == "delete" and status == 404):
-                    continue
-                if status in RETRY_STATUSES:
-                    retry.append((action, source))
-                    continue
-                raise UpstreamError(
-                    f"opensearch {op}: {verb} failed: {status} {_error_text(result.get('error'))}"
-                )
-            if retry:
-                pending = retry
-                raise _Retry(f"{len(retry)} bulk items throttled or failed")
-
-        self._call(op, attempt)
+    def _bulk(self, op: str, actions: list[BulkAction]) -> None:
+        self._transport.bulk(op, actions, refresh=self.refresh)
 
     # -- the port -----------------------------------------------------------------
 
@@ -333,12 +184,12 @@ class OpenSearchVectorIndex:
                     if e.error != "resource_already_exists_exception":
                         raise
 
-            self._call(f"create index {name}", create)
+            self._transport.call(f"create index {name}", create)
             self._ready.add(kind)
         # An index created before passages had their text: add the field
         # (an additive mapping change; documents written since carry it).
         chunks = self.index_name("chunks")
-        self._call(
+        self._transport.call(
             f"map text in {chunks}",
             lambda: self._client.indices.put_mapping(
                 index=chunks, body={"properties": TEXT_PROPERTY}
@@ -352,7 +203,9 @@ class OpenSearchVectorIndex:
         if kind in self._ready:
             return
         name = self.index_name(kind)
-        if not self._call(f"check index {name}", lambda: self._client.indices.exists(index=name)):
+        if not self._transport.call(
+            f"check index {name}", lambda: self._client.indices.exists(index=name)
+        ):
             raise VectorIndexMissing(_missing(name))
         self._ready.add(kind)
 
@@ -366,7 +219,7 @@ class OpenSearchVectorIndex:
             return
         index = self.index_name(kind)
         self._require_index(kind)
-        actions: list[tuple[dict[str, Any], dict[str, Any] | None]] = []
+        actions: list[BulkAction] = []
         if self.serverless:
             for doc_id in self._existing_ids(key, kind, [item.id for item in items]):
                 actions.append(({"delete": {"_index": index, "_id": doc_id}}, None))
@@ -391,14 +244,8 @@ class OpenSearchVectorIndex:
     def _existing_ids(self, key: DatasetKey, kind: Kind, row_ids: list[int]) -> list[str]:
         """Serverless only: the auto IDs of the documents of these rows."""
         index = self.index_name(kind)
-        body = {
-            "size": min(MAX_K, 4 * len(row_ids)),
-            "_source": False,
-            "query": {
-                "bool": {"filter": [{"term": {"pk": key.pk}}, {"terms": {"row_id": row_ids}}]}
-            },
-        }
-        response = self._call(
+        body = rows_body(key.pk, row_ids)
+        response = self._transport.call(
             f"find rows in {index}",
             lambda: self._client.search(
                 index=index, body=body, params={"ignore_unavailable": "true"}
@@ -412,7 +259,6 @@ class OpenSearchVectorIndex:
         out: list[list[Hit]] = [[] for _ in requests]
         sent: list[tuple[int, str]] = []  # (request, "knn" | "match"), in body order
         lines: list[str] = []
-        tenant = {"term": {"pk": key.pk}}
         for i, req in enumerate(requests):
             k = min(req.k, MAX_K)
             if k <= 0:
@@ -422,23 +268,16 @@ class OpenSearchVectorIndex:
             # Like the embedded index: a vector of another dimension, or with
             # no direction, matches nothing.
             if len(req.vector) == self.dimension and _norm(req.vector) > 0:
-                knn = {
-                    "vector": self._stored(req.vector),
-                    "k": fetch,
-                    "filter": {"bool": {"filter": [tenant]}},
-                }
-                body = {"size": fetch, "_source": ["row_id"], "query": {"knn": {"vector": knn}}}
+                body = knn_body(key.pk, self._stored(req.vector), fetch)
                 lines += [index, json.dumps(body)]
                 sent.append((i, "knn"))
             if req.text is not None and req.text.strip():
-                match = {"bool": {"filter": [tenant], "must": [{"match": {"text": req.text}}]}}
-                body = {"size": fetch, "_source": ["row_id"], "query": match}
-                lines += [index, json.dumps(body)]
+                lines += [index, json.dumps(match_body(key.pk, req.text, fetch))]
                 sent.append((i, "match"))
         if not sent:
             return out
         payload = "\n".join(lines) + "\n"
-        response = self._call("search", lambda: self._client.msearch(body=payload))
+        response = self._transport.call("search", lambda: self._client.msearch(body=payload))
         knn_hits: dict[int, list[Hit]] = {}
         match_ids: dict[int, list[int]] = {}
         for (i, part), result in zip(sent, response["responses"], strict=True):
@@ -447,7 +286,7 @@ class OpenSearchVectorIndex:
                 if isinstance(error, dict) and error.get("type") == "index_not_found_exception":
                     raise VectorIndexMissing(_missing(self.index_name(requests[i].kind)))
                 raise UpstreamError(
-                    "opensearch search: a rejected request", detail=_error_text(error)
+                    "opensearch search: a rejected request", detail=error_text(error)
                 )
             req = requests[i]
             if part == "match":
@@ -475,31 +314,8 @@ class OpenSearchVectorIndex:
         if limit <= 0:
             return []
         index = self.index_name("entities")
-        point = {"lat": lat, "lon": lon}
-        body = {
-            "size": min(limit, MAX_K),
-            "_source": ["row_id"],
-            "query": {
-                "bool": {
-                    "filter": [
-                        {"term": {"pk": key.pk}},
-                        {"geo_distance": {"distance": f"{radius_km}km", "location": point}},
-                    ]
-                }
-            },
-            "sort": [
-                {
-                    "_geo_distance": {
-                        "location": point,
-                        "order": "asc",
-                        "unit": "km",
-                        "distance_type": "arc",
-                    }
-                },
-                {"row_id": "asc"},
-            ],
-        }
-        response = self._call(
+        body = nearby_body(key.pk, lat, lon, radius_km, limit)
+        response = self._transport.call(
             "nearby",
             lambda: self._client.search(
                 index=index, body=body, params={"ignore_unavailable": "true"}
@@ -516,12 +332,12 @@ class OpenSearchVectorIndex:
 
     def delete_dataset(self, key: DatasetKey) -> None:
         indexes = ",".join(self.index_name(kind) for kind in KINDS)
-        query = {"query": {"term": {"pk": key.pk}}}
+        query = dataset_query(key.pk)
         if not self.serverless:
             params = {"conflicts": "proceed", "ignore_unavailable": "true"}
             if self.refresh:
                 params["refresh"] = "true"
-            self._call(
+            self._transport.call(
                 "delete dataset",
                 lambda: self._client.delete_by_query(index=indexes, body=query, params=params),
             )
@@ -537,20 +353,8 @@ class OpenSearchVectorIndex:
             deleted: set[str] = set()
             last = 0
             while True:
-                body = {
-                    "size": PAGE,
-                    "_source": ["row_id"],
-                    "sort": [{"row_id": "asc"}],
-                    "query": {
-                        "bool": {
-                            "filter": [
-                                {"term": {"pk": key.pk}},
-                                {"range": {"row_id": {"gte": last}}},
-                            ]
-                        }
-                    },
-                }
-                response = self._call(
+                body = page_body(key.pk, last, PAGE)
+                response = self._transport.call(
                     "delete dataset: list",
                     lambda body=body, index=index: self._client.search(  # type: ignore[misc]
                         index=index, body=body, params={"ignore_unavailable": "true"}
@@ -569,8 +373,8 @@ class OpenSearchVectorIndex:
 
     def count(self, key: DatasetKey, kind: Kind) -> int:
         index = self.index_name(kind)
-        body = {"query": {"term": {"pk": key.pk}}}
-        response = self._call(
+        body = dataset_query(key.pk)
+        response = self._transport.call(
             "count",
             lambda: self._client.count(
                 index=index, body=body, params={"ignore_unavailable": "true"}
@@ -583,7 +387,7 @@ class OpenSearchVectorIndex:
     def drop_indexes(self, kinds: Iterable[Kind] = KINDS) -> None:
         """Delete the indexes (test teardown)."""
         names = ",".join(self.index_name(kind) for kind in kinds)
-        self._call(
+        self._transport.call(
             "drop indexes",
             lambda: self._client.indices.delete(index=names, params={"ignore_unavailable": "true"}),
         )
