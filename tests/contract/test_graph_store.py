@@ -115,7 +115,7 @@ def seed(store: GraphStore, key: DatasetKey) -> None:
 def impatient(store: Any, wait_s: float = 0.2) -> Any:
     """The same store, waiting only ``wait_s`` for a live lease."""
     if isinstance(store, SqliteGraphStore):
-        store.lease_wait_s = wait_s
+        store._claims.lease_wait_s = wait_s
     else:
         store._commits.wait_s = wait_s
     return store
@@ -506,7 +506,8 @@ def test_delete_dataset_removes_every_row_and_nothing_else(store: Any) -> None:
     rows_after = scan_all(store)
     # (the datasets row stays, marked deleted: its ID counters go on)
     rows_after = {
-        name: [i for i in items if i.get("deleted_at") is None] for name, items in rows_after.items()
+        name: [i for i in items if i.get("deleted_at") is None]
+        for name, items in rows_after.items()
     }
     for name, items in rows_after.items():
         assert not [i for i in items if belongs_to(i, A)], name
