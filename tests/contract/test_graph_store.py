@@ -117,7 +117,7 @@ def impatient(store: Any, wait_s: float = 0.2) -> Any:
     if isinstance(store, SqliteGraphStore):
         store._claims.lease_wait_s = wait_s
     else:
-        store._commits.wait_s = wait_s
+        store._leases.wait_s = wait_s
     return store
 
 

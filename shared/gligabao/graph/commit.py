@@ -4,9 +4,8 @@ A remember's rows are written tagged with its ``txn`` and stay invisible to
 every reader until one TransactWriteItems turns its commit record (a row
 ``C#<txn>`` of the terms table) from pending to committed; the same
 transaction writes every update of a stored row, each conditional on the row
-as read. Claims (names, facts) are leases: owner ``txn`` and ``lease_until``;
-an expired lease of a call that did not commit is taken over after its commit
-record is marked aborted (so that the slow owner can no longer commit).
+as read. Claims (names, facts) and the locks on the rows to update are leases
+(``leases.py``: the records' states, what a reader sees, taking a claim).
 Leftovers of dead calls are finished (committed) or removed (not committed)
 by the next commit in the dataset.
 
@@ -22,25 +21,23 @@ from __future__ import annotations
 
 import json
 import logging
-import math
 import os
 import random
-import threading
 import time
 import uuid
 import zlib
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any, TypeVar
 
 from pynamodb.exceptions import PynamoDBException, TransactWriteError
-from pynamodb.expressions.condition import Condition
 from pynamodb.models import Model
 from pynamodb.transactions import TransactWrite
 
 from ..errors import Busy, NotFound, UpstreamError
 from ..models import Committed, DatasetKey, Edge, Entity, GraphWrite
 from .batch import batch_write, is_condition_failure, unique
+from .leases import ABORTED, COMMITTED, PENDING, Leases
 from .rows import (
     INTENT_PREFIX,
     MAX_KEY_BYTES,
@@ -64,11 +61,8 @@ log = logging.getLogger(__name__)
 
 R = TypeVar("R")
 
-PENDING, COMMITTED, ABORTED = "pending", "committed", "aborted"
-POLL_S = 0.1  # between two looks at a live lease
 TRANSACT_MAX = 100  # DynamoDB's limit of items in one TransactWriteItems
 COMMIT_ATTEMPTS = 8  # the transaction, again after a concurrent update of a row
-CLAIM_ROUNDS = 50  # looks at one claim that keeps changing hands before Busy
 CRASH_ENV = "GB_TEST_CRASH_AT"
 LOCK_PREFIX = "U#"  # update locks share the terms table too (see TermRow)
 
@@ -87,182 +81,16 @@ def unpack(blob: bytes | None) -> dict[str, Any]:
     return json.loads(zlib.decompress(blob)) if blob else {}
 
 
-def _key_of(row: Model) -> tuple[Any, Any]:
-    return getattr(row, str(row._hash_keyname)), getattr(row, str(row._range_keyname))
-
-
 class Commits:
     """The protocol's moves; ``map`` runs a function over items in parallel."""
 
     def __init__(
         self,
         map_: Callable[[Callable[[Any], Any], Sequence[Any]], list[Any]],
-        lease_s: float,
-        wait_s: float,
+        leases: Leases,
     ) -> None:
         self._map = map_
-        self.lease_s = lease_s
-        self.wait_s = wait_s
-        self._lock = threading.Lock()
-        self._leases: dict[str, float] = {}  # txn -> lease_until, this process's calls
-        self._claims: dict[str, dict[str, list[str]]] = {}  # txn -> names / facts claimed
-
-    # --- states and visibility ----------------------------------------------------
-
-    def states(self, pk: str, txns: Iterable[str]) -> dict[str, str]:
-        """The state of each txn's commit record (absent: no record)."""
-        wanted = unique(txns)
-        if not wanted:
-            return {}
-        rows = TermRow.batch_get(
-            [(pk, intent_sk(t)) for t in wanted],
-            consistent_read=True,
-            attributes_to_get=["sk", "state"],
-        )
-        return {r.sk[len(INTENT_PREFIX) :]: r.state or PENDING for r in rows}
-
-    def visible(self, pk: str, rows: list[Any]) -> list[Any]:
-        """The rows a reader may see: untagged, or tagged by a committed txn.
-        A tagged row whose record is gone is read again: the record of a
-        committed txn is deleted only after its rows lost their tags."""
-        tagged = [r for r in rows if getattr(r, "txn", None)]
-        if not tagged:
-            return rows
-        states = self.states(pk, (r.txn for r in tagged))
-        unknown = [r for r in tagged if r.txn not in states]
-        fresh: dict[tuple[Any, Any], Any] = {}
-        if unknown:
-            model = type(unknown[0])
-            for r in model.batch_get([_key_of(r) for r in unknown], consistent_read=True):
-                if not r.txn:
-                    fresh[_key_of(r)] = r
-        out = []
-        for r in rows:
-            if not getattr(r, "txn", None) or states.get(r.txn) == COMMITTED:
-                out.append(r)
-            elif r.txn not in states:
-                again = fresh.get(_key_of(r))
-                if again is not None:
-                    out.append(again)
-        return out
-
-    # --- leases -------------------------------------------------------------------
-
-    def lease_of(self, txn: str) -> float:
-        with self._lock:
-            return self._leases.setdefault(txn, time.time() + self.lease_s)
-
-    def _note_claims(self, txn: str, kind: str, sks: list[str]) -> None:
-        with self._lock:
-            self._claims.setdefault(txn, {}).setdefault(kind, []).extend(sks)
-
-    def _forget(self, txn: str) -> dict[str, list[str]]:
-        with self._lock:
-            self._leases.pop(txn, None)
-            return self._claims.pop(txn, {})
-
-    def _check_lease(self, txn: str) -> None:
-        # One second of margin for the clocks of two Lambdas to disagree.
-        if time.time() > self.lease_of(txn) - 1:
-            raise Busy("the write ran past its lease; try again", 1)
-
-    def mark_aborted(self, pk: str, txn: str, lease_until: float, owner: bool = False) -> bool:
-        """Make sure ``txn`` can no longer commit: its record becomes (or is
-        created as) aborted, unless it committed. True when it is aborted.
-        Only the owner may abort a record whose lease is still live."""
-        expired = TermRow.state == PENDING
-        if not owner:
-            expired = expired & (TermRow.lease_until < time.time())
-        row = TermRow(pk, intent_sk(txn))
-        try:
-            row.update(
-                actions=[
-                    TermRow.state.set(ABORTED),
-                    TermRow.entity_id.set(TermRow.entity_id | 0),
-                    TermRow.lease_until.set(TermRow.lease_until | lease_until),
-                ],
-                condition=TermRow.sk.does_not_exist() | expired | (TermRow.state == ABORTED),
-            )
-            return True
-        except PynamoDBException as exc:
-            if not is_condition_failure(exc):
-                raise
-        return self.states(pk, [txn]).get(txn) == ABORTED
-
-    def claim(
-        self,
-        model: type[NameRow] | type[TermRow],
-        pk: str,
-        sk: str,
-        txn: str,
-        proposed: int,
-        holds: Callable[[int], bool],
-    ) -> int:
-        """One lease (see the port's claim_names). ``holds(owner)``: whether a
-        committed owner still holds the claim (a fact's edge may have ended)."""
-        lease_until = self.lease_of(txn)
-        range_attr = model.norm_name if model is NameRow else model.sk  # type: ignore[union-attr]
-        condition: Condition | None = range_attr.does_not_exist()
-        deadline = time.time() + self.wait_s
-        for _ in range(CLAIM_ROUNDS):
-            if condition is not None:
-                try:
-                    model(pk, sk, entity_id=proposed, txn=txn, lease_until=lease_until).save(
-                        condition=condition
-                    )
-                    return proposed
-                except PynamoDBException as exc:
-                    if not is_condition_failure(exc):
-                        raise
-            try:
-                row = model.get(pk, sk, consistent_read=True)
-            except model.DoesNotExist:
-                condition = range_attr.does_not_exist()
-                continue
-            owner = int(row.entity_id)
-            if row.txn == txn:
-                return owner
-            if not row.txn or self.states(pk, [row.txn]).get(row.txn) == COMMITTED:
-                if holds(owner):
-                    return owner
-                condition = (model.entity_id == owner) & (
-                    model.txn == row.txn if row.txn else model.txn.does_not_exist()
-                )
-                continue
-            now = time.time()
-            if (row.lease_until or 0) > now:  # a live lease: wait for it, briefly
-                if now >= deadline:
-                    raise Busy(
-                        "a name or fact is being written by a concurrent call; try again",
-                        math.ceil(float(row.lease_until) - now),
-                    )
-                time.sleep(POLL_S)
-                condition = None
-                continue
-            if not self.mark_aborted(pk, row.txn, float(row.lease_until or 0)):
-                condition = None  # it committed meanwhile: look again
-                continue
-            condition = (model.entity_id == owner) & (model.txn == row.txn)
-        raise Busy("a name or fact kept changing hands; try again", 1)
-
-    def claim_all(
-        self,
-        model: type[NameRow] | type[TermRow],
-        kind: str,
-        pk: str,
-        txn: str,
-        claims: dict[str, int],
-        holds: Callable[[int], bool],
-    ) -> dict[str, int]:
-        items = [(sk, i) for sk, i in claims.items() if sk and len(sk.encode()) <= MAX_KEY_BYTES]
-        self._note_claims(txn, kind, [sk for sk, _ in items])
-        out = dict(claims)  # a key too long to claim has nothing to collide with
-        # One at a time, in key order, names before facts before locks: every
-        # call takes its leases in one global order, so that no two calls
-        # ever wait for each other (no deadlock).
-        for sk, proposed in sorted(items):
-            out[sk] = self.claim(model, pk, sk, txn, proposed, holds)
-        return out
+        self.leases = leases
 
     # --- commit -------------------------------------------------------------------
 
@@ -291,10 +119,10 @@ class Commits:
             {f"{LOCK_PREFIX}E#{u.id}" for u in write.entity_updates}
             | {f"{LOCK_PREFIX}D#{u.id}" for u in write.edge_updates}
         )
-        self._note_claims(txn, "locks", locks)
+        self.leases.note_claims(txn, "locks", locks)
         for sk in locks:
-            self.claim(TermRow, pk, sk, txn, 0, lambda _: False)
-        claims = self._claims.get(txn, {})
+            self.leases.claim(TermRow, pk, sk, txn, 0, lambda _: False)
+        claims = self.leases.claimed(txn)
         keys = {
             "entities": [e.id for e in write.new_entities],
             "edges": [e.id for e in write.new_edges],
@@ -305,14 +133,14 @@ class Commits:
             "facts": claims.get("facts", []),
             "locks": locks,
         }
-        self._check_lease(txn)
+        self.leases.check_lease(txn)
         try:
             TermRow(
                 pk,
                 intent_sk(txn),
                 entity_id=0,
                 state=PENDING,
-                lease_until=self.lease_of(txn),
+                lease_until=self.leases.lease_of(txn),
                 keys=pack(keys),
             ).save(condition=TermRow.sk.does_not_exist())
         except PynamoDBException as exc:
@@ -328,7 +156,7 @@ class Commits:
         committed, finish = self._transact(key, write)
         crash_point("committed")
         self.finish(pk, txn, keys, finish)
-        self._forget(txn)
+        self.leases.forget(txn)
         return committed
 
     def _transact(self, key: DatasetKey, write: GraphWrite) -> tuple[Committed, dict[str, Any]]:
@@ -338,7 +166,7 @@ class Commits:
         pk, txn = key.pk, write.txn
         counts = (len(write.new_entities), len(write.new_edges), len(write.artifacts))
         for attempt in range(COMMIT_ATTEMPTS):
-            self._check_lease(txn)
+            self.leases.check_lease(txn)
             ents = self._read(EntityRow, entity_from_row, pk, [u.id for u in write.entity_updates])
             edges = self._read(EdgeRow, edge_from_row, pk, [u.id for u in write.edge_updates])
             out = Committed()
@@ -419,7 +247,7 @@ class Commits:
         if not wanted:
             return {}
         rows = list(model.batch_get([(pk, i) for i in wanted], consistent_read=True))
-        return {int(r.id): convert(r) for r in self.visible(pk, rows)}
+        return {int(r.id): convert(r) for r in self.leases.visible(pk, rows)}
 
     # --- after the commit point, and cleanup ---------------------------------------
 
@@ -499,9 +327,9 @@ class Commits:
                 raise
 
     def abort(self, key: DatasetKey, txn: str) -> None:
-        claims = self._forget(txn)
+        claims = self.leases.forget(txn)
         pk = key.pk
-        if not self.mark_aborted(pk, txn, time.time(), owner=True):
+        if not self.leases.mark_aborted(pk, txn, time.time(), owner=True):
             return  # committed: nothing to undo
         try:
             record = TermRow.get(pk, intent_sk(txn), consistent_read=True)
@@ -526,10 +354,10 @@ class Commits:
                 log.warning("finishing the commit of %s, left by a call that died", txn)
                 self.finish(pk, txn, unpack(rec.keys), unpack(rec.finish))
             elif rec.state == PENDING or (rec.state == ABORTED and rec.keys):
-                if self.mark_aborted(pk, txn, lease_until):
+                if self.leases.mark_aborted(pk, txn, lease_until):
                     log.warning("removing the rows of %s, left by a call that died", txn)
                     self.cleanup(pk, txn, unpack(rec.keys))
                     # a marker, kept while a late call of that txn could still try
                     TermRow(pk, intent_sk(txn)).update(actions=[TermRow.keys.remove()])
-            elif lease_until + self.lease_s < now:
+            elif lease_until + self.leases.lease_s < now:
                 TermRow(pk, intent_sk(txn)).delete()

@@ -4,7 +4,7 @@ Layout (see ``tables`` for the keys): every graph table is partitioned by the
 dataset key, so each method is a bounded number of GetItem / Query /
 BatchGetItem / BatchWriteItem calls on the caller's own partition. Writes
 follow the commit protocol of ``commit`` (docs/commit-protocol.md): every
-read here shows only committed rows (``Commits.visible``).
+read here shows only committed rows (``Leases.visible``).
 
 Every botocore / pynamodb failure leaves this module as ``UpstreamError``
 (``upstream``); "not found" is None or empty, never an error.
@@ -34,6 +34,7 @@ from ..models import (
 from . import tables
 from .batch import batch_write, is_condition_failure, unique, upstream, upstream_iter
 from .commit import Commits, crash_point
+from .leases import Leases
 from .rows import (
     MAX_KEY_BYTES,
     artifact_from_row,
@@ -72,7 +73,8 @@ class DynamoGraphStore:
         self, max_workers: int = 8, lease_s: float = LEASE_S, lease_wait_s: float = LEASE_WAIT_S
     ) -> None:
         self._pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="gb-dynamo")
-        self._commits = Commits(self._map, lease_s, lease_wait_s)
+        self._leases = Leases(lease_s, lease_wait_s)
+        self._commits = Commits(self._map, self._leases)
 
     @property
     def requests(self) -> int:
@@ -218,16 +220,16 @@ class DynamoGraphStore:
         if not wanted:
             return {}
         rows = list(model.batch_get([(key.pk, i) for i in wanted]))
-        return {int(r.id): convert(r) for r in self._commits.visible(key.pk, rows)}
+        return {int(r.id): convert(r) for r in self._leases.visible(key.pk, rows)}
 
     def _iter(self, model: Any, convert: Callable[[Any], R], key: DatasetKey) -> Iterator[R]:
         page: list[Any] = []
         for r in model.query(key.pk):
             page.append(r)
             if len(page) == PAGE:
-                yield from (convert(v) for v in self._commits.visible(key.pk, page))
+                yield from (convert(v) for v in self._leases.visible(key.pk, page))
                 page = []
-        yield from (convert(v) for v in self._commits.visible(key.pk, page))
+        yield from (convert(v) for v in self._leases.visible(key.pk, page))
 
     @upstream("graph store get_entities")
     def get_entities(self, key: DatasetKey, ids: list[int]) -> dict[int, Entity]:
@@ -268,7 +270,7 @@ class DynamoGraphStore:
         if limit <= 0:
             return []
         rows = list(EntityRow.by_updated.query(key.pk, scan_index_forward=False, limit=limit))
-        return [entity_from_row(r) for r in self._commits.visible(key.pk, rows)]
+        return [entity_from_row(r) for r in self._leases.visible(key.pk, rows)]
 
     @upstream("graph store recent_artifacts")
     def recent_artifacts(self, key: DatasetKey, limit: int) -> list[Artifact]:
@@ -313,7 +315,7 @@ class DynamoGraphStore:
 
         found: dict[int, Edge] = {}
         for rows in self._map(one, jobs):
-            for r in self._commits.visible(key.pk, rows):
+            for r in self._leases.visible(key.pk, rows):
                 edge = edge_from_row(r)
                 if edge.live == live:  # the GSIs are sparse, but eventually consistent
                     found[edge.id] = edge
@@ -331,7 +333,7 @@ class DynamoGraphStore:
                 f"{key.pk}#{session_id}", cond, scan_index_forward=False, limit=limit
             )
         )
-        return [artifact_from_row(r) for r in self._commits.visible(key.pk, rows)]
+        return [artifact_from_row(r) for r in self._leases.visible(key.pk, rows)]
 
     @upstream("graph store entity_ids_by_names")
     def entity_ids_by_names(self, key: DatasetKey, norm_names: list[str]) -> dict[str, int]:
@@ -339,7 +341,7 @@ class DynamoGraphStore:
         if not names:
             return {}
         rows = list(NameRow.batch_get([(key.pk, n) for n in names]))
-        return {r.norm_name: int(r.entity_id) for r in self._commits.visible(key.pk, rows)}
+        return {r.norm_name: int(r.entity_id) for r in self._leases.visible(key.pk, rows)}
 
     def _links(self, key: DatasetKey, prefix: str) -> list[int]:
         rows = LinkRow.query(key.pk, LinkRow.sk.startswith(prefix))
@@ -369,7 +371,7 @@ class DynamoGraphStore:
 
     @upstream("graph store claim_names")
     def claim_names(self, key: DatasetKey, txn: str, claims: dict[str, int]) -> dict[str, int]:
-        out = self._commits.claim_all(NameRow, "names", key.pk, txn, claims, lambda _: True)
+        out = self._leases.claim_all(NameRow, "names", key.pk, txn, claims, lambda _: True)
         crash_point("claimed")
         return out
 
@@ -380,7 +382,7 @@ class DynamoGraphStore:
             return edge is not None and is_open(edge)
 
         sks = {fact_claim_sk(t): i for t, i in claims.items()}
-        owners = self._commits.claim_all(TermRow, "facts", key.pk, txn, sks, holds)
+        owners = self._leases.claim_all(TermRow, "facts", key.pk, txn, sks, holds)
         crash_point("claimed")
         return {t: owners[fact_claim_sk(t)] for t in claims}
 

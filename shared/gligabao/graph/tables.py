@@ -168,7 +168,7 @@ class NameRow(_Base):
     """Name claims: one normalized name maps to one entity of the dataset.
     While the claiming call has not committed, the claim is a lease: ``txn``
     names the call and ``lease_until`` (epoch seconds) when it may be taken
-    over (see graph/commit.py)."""
+    over (see graph/leases.py)."""
 
     Meta = _meta("names")
     short_name = "names"
