@@ -23,7 +23,7 @@ Each question is one ``Query(...).run(QueryInput, Meter)``, as the handler
 runs it (without the HTTP layer and the call record's save).
 
 Measures, per question:
-- DynamoDB requests: ``gligabao.graph.tables.REQUESTS`` (a botocore
+- DynamoDB requests: ``gligabao.graph.dynamo_client.REQUESTS`` (a botocore
   ``before-call`` hook: every try of every operation, batch pages included),
   by operation.
 - Vector-index requests: ``MemoryVectorIndex.requests`` (round trips).
@@ -69,8 +69,9 @@ from query_scale_vectors import near, vec_of
 
 from gligabao.ai.port import Embeddings, EmbedKind, LLMReply, LLMRequest
 from gligabao.config import Settings
-from gligabao.graph import tables
+from gligabao.graph import table_admin, tables
 from gligabao.graph.dynamo import DynamoGraphStore, batch_write
+from gligabao.graph.dynamo_client import REQUESTS
 from gligabao.local.embedded import start_moto
 from gligabao.memory.options import StageOptions
 from gligabao.memory.query import Query, QueryInput
@@ -602,8 +603,8 @@ def run_size(
     workers: int,
     rt: RoundTrips,
 ) -> SizeResult:
-    tables.configure_tables(f"bench{n_edges}_", url, "us-east-1")
-    tables.create_tables()
+    table_admin.configure_tables(f"bench{n_edges}_", url, "us-east-1")
+    table_admin.create_tables()
     store = DynamoGraphStore(max_workers=workers)
     rt.attach(tables.EntityRow._get_connection().connection.client)
     index = MemoryVectorIndex()
@@ -632,7 +633,7 @@ def run_size(
         call = new_call(f"bench-{i}", "query", key.user_id, key.dataset, None)
         meter = Meter(call, llm, emb, settings.prices)
         inp = QueryInput(key.user_id, key.dataset, q, None, StageOptions(settings.llm_model))
-        before_ops = tables.REQUESTS.snapshot()
+        before_ops = REQUESTS.snapshot()
         before_vec = index.requests
         vec_watch.seconds = ai_watch.seconds = 0.0
         rt.reset()
@@ -640,7 +641,7 @@ def run_size(
         query.run(inp, meter)
         total = time.perf_counter() - t_start
         dyn = rt.union_seconds()
-        after_ops = tables.REQUESTS.snapshot()
+        after_ops = REQUESTS.snapshot()
         ops = Counter({k: after_ops.get(k, 0) - before_ops.get(k, 0) for k in after_ops})
         res.by_op.update(ops)
         res.dynamo.append(sum(ops.values()))

@@ -26,7 +26,7 @@ Measures, per text:
 - ``llm``: Messages requests; ``in``/``out``: their input and output tokens
   (the fake's usage: a quarter of the characters).
 - ``emb``: embeddings requests.
-- ``ddb``: DynamoDB requests (``gligabao.graph.tables.REQUESTS``: every try of
+- ``ddb``: DynamoDB requests (``gligabao.graph.dynamo_client.REQUESTS``: every try of
   every operation, batch pages included); ``graph``: those that touch a graph
   table (the rest save the call record and its inferences); ``qry``: Queries.
 - ``wr``: write requests (PutItem, UpdateItem, DeleteItem, BatchWriteItem,
@@ -68,7 +68,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from fakes.anthropic_server import FakeAnthropic  # noqa: E402
 from fakes.openai_server import FakeOpenAI  # noqa: E402
-from gligabao.graph import tables  # noqa: E402
+from gligabao.graph.dynamo_client import REQUESTS  # noqa: E402
 
 USER, DATASET = "bench", "main"
 RECORD_TABLES = ("calls", "inferences", "idempotency")
@@ -372,7 +372,7 @@ WRITES = WriteMeter()
 def install_write_hook() -> None:
     """Wrap the request counter's botocore hook (registered on every client
     pynamodb creates) so that each request's body is seen too."""
-    counter = tables.REQUESTS
+    counter = REQUESTS
     original = counter._hook
 
     def hook(model: Any = None, params: Any = None, **kwargs: Any) -> None:
@@ -505,9 +505,9 @@ def main() -> None:
             "127.0.0.1",
         )
         llm_before, emb_before = len(llm.requests), emb.calls()
-        ddb_before = tables.REQUESTS.total
+        ddb_before = REQUESTS.total
         graph_before, wr_before, items_before, wcu_before = WRITES.snapshot()
-        query_before = tables.REQUESTS.snapshot().get("Query", 0)
+        query_before = REQUESTS.snapshot().get("Query", 0)
         vec_before = vectors.requests
         t0 = time.perf_counter()
         sys.stdout = open(os.devnull, "w")  # the monitoring event lines  # noqa: SIM115
@@ -535,9 +535,9 @@ def main() -> None:
             sum((r.reply or {}).get("usage", {}).get("input_tokens", 0) for r in reqs),
             sum((r.reply or {}).get("usage", {}).get("output_tokens", 0) for r in reqs),
             emb.calls() - emb_before,
-            tables.REQUESTS.total - ddb_before,
+            REQUESTS.total - ddb_before,
             graph - graph_before,
-            tables.REQUESTS.snapshot().get("Query", 0) - query_before,
+            REQUESTS.snapshot().get("Query", 0) - query_before,
             wr - wr_before,
             items - items_before,
             wcu_now - wcu_before,
@@ -566,7 +566,7 @@ def main() -> None:
         meds = [statistics.median(getattr(r, c) for r in subset) for c in COLUMNS]
         print(f"  {label:<9} (n={len(subset):>2}) " + "  ".join(f"{m:>7.1f}" for m in meds))
 
-    ops = Counter(tables.REQUESTS.snapshot())
+    ops = Counter(REQUESTS.snapshot())
     print(
         "\nDynamoDB requests of the whole run, by operation: "
         + ", ".join(f"{op} {n}" for op, n in ops.most_common())

@@ -39,7 +39,9 @@ def dynamo_both(request: pytest.FixtureRequest) -> str:
     """Every table, fresh, once in moto's mock and once on a moto server in
     another process (where this process cannot tell that moto answers, as
     under `sam local`)."""
-    return str(request.getfixturevalue("dynamo_mock" if request.param == "moto-mock" else "dynamo_process"))
+    return str(
+        request.getfixturevalue("dynamo_mock" if request.param == "moto-mock" else "dynamo_process")
+    )
 
 
 def dynamodb_client() -> Any:
@@ -48,7 +50,9 @@ def dynamodb_client() -> Any:
 
     from gligabao.graph import tables
 
-    return boto3.client("dynamodb", region_name="us-east-1", endpoint_url=tables.EntityRow.Meta.host)
+    return boto3.client(
+        "dynamodb", region_name="us-east-1", endpoint_url=tables.EntityRow.Meta.host
+    )
 
 
 @pytest.fixture
@@ -56,14 +60,14 @@ def dynamo_mock(aws_env: None) -> Iterator[str]:
     """Every table, fresh, in moto's in-process mock; yields the prefix."""
     from moto import mock_aws
 
-    from gligabao.graph import tables
+    from gligabao.graph import table_admin
 
     prefix = f"t{next(_prefixes)}_"
     with mock_aws():
-        tables.configure_tables(prefix, "", "us-east-1")
-        tables.create_tables()
+        table_admin.configure_tables(prefix, "", "us-east-1")
+        table_admin.create_tables()
         yield prefix
-    tables.configure_tables("gb_", "", "us-east-1")
+    table_admin.configure_tables("gb_", "", "us-east-1")
 
 
 @pytest.fixture(scope="session")
@@ -114,11 +118,11 @@ def dynamo_server(aws_env: None, moto_server_url: str) -> Iterator[str]:
 
 
 def _tables_on(url: str) -> Iterator[str]:
-    from gligabao.graph import tables
+    from gligabao.graph import table_admin
 
     prefix = f"s{next(_prefixes)}_"
-    tables.configure_tables(prefix, url, "us-east-1")
-    tables.create_tables()
+    table_admin.configure_tables(prefix, url, "us-east-1")
+    table_admin.create_tables()
     yield prefix
-    tables.delete_tables()
-    tables.configure_tables("gb_", "", "us-east-1")
+    table_admin.delete_tables()
+    table_admin.configure_tables("gb_", "", "us-east-1")

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 @lru_cache(maxsize=1)
 def tables_configured() -> bool:
-    from .graph.tables import configure_tables
+    from .graph.table_admin import configure_tables
 
     cfg = settings()
     configure_tables(cfg.table_prefix, cfg.dynamodb_endpoint, cfg.region)

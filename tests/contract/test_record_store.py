@@ -16,6 +16,7 @@ from dynamo_fixtures import dynamodb_client
 
 from gligabao.errors import BadRequest, UpstreamError
 from gligabao.graph import tables
+from gligabao.graph.dynamo_client import REQUESTS
 from gligabao.records.dynamo import DynamoRecordStore, decode_cursor, encode_cursor
 from gligabao.records.model import CallRecord, Inference, Step
 from gligabao.records.sqlite import SqliteRecordStore
@@ -309,7 +310,7 @@ def test_errors_are_upstream_errors(store: Any) -> None:
 
 def test_records_count_requests(dynamo: str) -> None:
     store = DynamoRecordStore()
-    before = tables.REQUESTS.total
+    before = REQUESTS.total
     store.save_call(call("r", [inf(1), inf(2)]))
-    assert tables.REQUESTS.total - before == 1  # one BatchWriteItem
-    assert store.requests == tables.REQUESTS.total
+    assert REQUESTS.total - before == 1  # one BatchWriteItem
+    assert store.requests == REQUESTS.total

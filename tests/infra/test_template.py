@@ -18,7 +18,7 @@ import pytest
 cfn_yaml = pytest.importorskip("cfnlint.decode.cfn_yaml")
 
 from gligabao import secrets  # noqa: E402
-from gligabao.graph.tables import table_definitions  # noqa: E402
+from gligabao.graph.table_admin import table_definitions  # noqa: E402
 from gligabao.local import devservices  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -316,14 +316,16 @@ def test_remember_queue_feeds_the_worker(template: dict[str, Any]) -> None:
     arn = {"Fn::GetAtt": [queue_id, "Arn"]}
     for sender in (remember, functions["query"]):  # both take Prefer: respond-async
         sends = [st for st in _statements(sender) if "sqs:SendMessage" in _as_list(st["Action"])]
-        assert [(_as_list(st["Action"]), st["Resource"]) for st in sends] == [(["sqs:SendMessage"], arn)]
-        assert sender["Properties"]["Environment"]["Variables"]["GB_REMEMBER_QUEUE_URL"] == {"Ref": queue_id}
+        assert [(_as_list(st["Action"]), st["Resource"]) for st in sends] == [
+            (["sqs:SendMessage"], arn)
+        ]
+        assert sender["Properties"]["Environment"]["Variables"]["GB_REMEMBER_QUEUE_URL"] == {
+            "Ref": queue_id
+        }
     others = [f for n, f in functions.items() if n not in ("remember", "query")]
     for other in others:
         assert not any("sqs:SendMessage" in _as_list(st["Action"]) for st in _statements(other))
-    sqs = {
-        a for st in _statements(worker) for a in _as_list(st["Action"]) if a.startswith("sqs:")
-    }
+    sqs = {a for st in _statements(worker) for a in _as_list(st["Action"]) if a.startswith("sqs:")}
     assert sqs == {
         "sqs:ReceiveMessage",
         "sqs:DeleteMessage",
@@ -351,7 +353,9 @@ def test_sam_local_reads_the_api_resources(template: dict[str, Any]) -> None:
     """SAM CLI takes its route reader from the first API-ish resource: with a function
     first it reads only function Events and finds no routes."""
     api_types = ("AWS::ApiGatewayV2::", "AWS::Serverless::Function", "AWS::Serverless::HttpApi")
-    first = next(v["Type"] for v in template["Resources"].values() if v["Type"].startswith(api_types))
+    first = next(
+        v["Type"] for v in template["Resources"].values() if v["Type"].startswith(api_types)
+    )
     assert first == "AWS::ApiGatewayV2::Api"
 
 

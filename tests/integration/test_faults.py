@@ -336,7 +336,7 @@ def _drop_table(gb: Harness, short: str) -> None:
 def test_store_failure_mid_write_is_invisible_and_the_retry_completes(
     gb: Harness, table: str, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from gligabao.graph import tables
+    from gligabao.graph import table_admin
 
     n = 8
     gb.llm.default("extract", _many_entities(n))
@@ -372,7 +372,7 @@ def test_store_failure_mid_write_is_invisible_and_the_retry_completes(
     assert q["evidence"] == {"entities": [], "edges": [], "passages": []}
     assert gb.llm.calls("query") == 0
 
-    tables.create_tables()
+    table_admin.create_tables()
     again = remember(gb, text, idem="mid-write")
     assert again.status == 200, again.body
     assert len(again.body["entities"]) == n + 1

@@ -10,8 +10,9 @@ import boto3
 import pytest
 
 from gligabao.errors import UpstreamError
-from gligabao.graph import tables
+from gligabao.graph import table_admin, tables
 from gligabao.graph.dynamo import DynamoGraphStore
+from gligabao.graph.dynamo_client import REQUESTS
 from gligabao.models import Artifact, DatasetKey, Edge, Entity, GraphWrite
 
 A = DatasetKey("user-a", "main")
@@ -28,7 +29,7 @@ def store(dynamo: str) -> Iterator[DynamoGraphStore]:
 
 
 def test_table_definitions_match_created_tables(dynamo: str) -> None:
-    defs = tables.table_definitions()
+    defs = table_admin.table_definitions()
     assert set(defs) >= {
         "datasets",
         "entities",
@@ -66,15 +67,15 @@ def test_table_definitions_match_created_tables(dynamo: str) -> None:
 
 
 def test_configure_tables_switches_prefix_and_can_be_called_again(dynamo: str) -> None:
-    tables.configure_tables("other_", "http://localhost:1", "eu-west-1")
+    table_admin.configure_tables("other_", "http://localhost:1", "eu-west-1")
     assert tables.EntityRow.Meta.table_name == "other_entities"
     assert tables.EntityRow.Meta.host == "http://localhost:1"
     assert tables.EntityRow.Meta.region == "eu-west-1"
     assert tables.EntityRow._connection is None
-    tables.configure_tables(dynamo, "", "us-east-1")
+    table_admin.configure_tables(dynamo, "", "us-east-1")
     assert tables.EntityRow.Meta.host is None
     assert tables.CallRow.Meta.table_name == dynamo + "calls"
-    assert tables.create_tables() == []  # all exist
+    assert table_admin.create_tables() == []  # all exist
 
 
 def seed(store: DynamoGraphStore, key: DatasetKey) -> None:
@@ -105,16 +106,16 @@ def edge(i: int, src: int, dst: int) -> Edge:
 
 def test_keyword_hits_one_query_per_term(store: Any) -> None:
     seed(store, A)
-    before = tables.REQUESTS.snapshot()
+    before = REQUESTS.snapshot()
     store.keyword_hits(A, ["dog", "bob", "acme", "zzz"], per_term=3)
-    after = tables.REQUESTS.snapshot()
+    after = REQUESTS.snapshot()
     assert after.get("Query", 0) - before.get("Query", 0) == 4
     assert sum(after.values()) - sum(before.values()) == 4
 
 
 def test_request_counts_of_commit(store: Any) -> None:
     store.ensure_dataset(A)
-    before = tables.REQUESTS.total
+    before = REQUESTS.total
     store.commit(
         A,
         GraphWrite(
@@ -124,12 +125,12 @@ def test_request_counts_of_commit(store: Any) -> None:
             entity_links=[(1, 1)],
         ),
     )
-    used = tables.REQUESTS.total - before
+    used = REQUESTS.total - before
     # the commit protocol: 1 Query for leftovers, the pending record, 3 pages
     # (moto refuses (pk, 1) of two tables in one batch page), the transaction,
     # 3 tags off, the record deleted
     assert used <= 10
-    assert store.requests == tables.REQUESTS.total
+    assert store.requests == REQUESTS.total
 
 
 def test_store_errors_are_upstream_errors(store: Any) -> None:

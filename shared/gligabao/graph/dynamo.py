@@ -31,9 +31,9 @@ from ..models import (
     GraphWrite,
     KeywordHit,
 )
-from . import tables
 from .batch import batch_write, is_condition_failure, unique, upstream, upstream_iter
 from .commit import Commits, crash_point
+from .dynamo_client import REQUESTS
 from .leases import Leases
 from .rows import (
     MAX_KEY_BYTES,
@@ -66,7 +66,7 @@ PAGE = 100  # rows filtered for visibility at once while iterating
 
 class DynamoGraphStore:
     """GraphStore on DynamoDB. Point the tables at the right place first
-    (``tables.configure_tables``); ``max_workers`` bounds the per-call
+    (``table_admin.configure_tables``); ``max_workers`` bounds the per-call
     parallel queries (keyword terms, edges around entities, name claims)."""
 
     def __init__(
@@ -79,7 +79,7 @@ class DynamoGraphStore:
     @property
     def requests(self) -> int:
         """DynamoDB requests sent so far by this process (all stores)."""
-        return tables.REQUESTS.total
+        return REQUESTS.total
 
     def close(self) -> None:
         self._pool.shutdown(wait=False)

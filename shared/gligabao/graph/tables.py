@@ -6,14 +6,14 @@ dataset joined with a unit separator), so a dataset is read, listed and deleted
 with Queries on its own partition, never with a Scan, and no key of one user
 can ever address a row of another.
 
-Table names are ``<prefix><short name>`` (``configure_tables``). Short names:
-datasets, entities, names, terms, edges, artifacts, links, calls, inferences.
+Table names are ``<prefix><short name>`` (``table_admin.configure_tables``).
+Short names: datasets, entities, names, terms, edges, artifacts, links, calls,
+inferences, idempotency. Every model shares one client per endpoint
+(``dynamo_client.py``).
 """
 
 from __future__ import annotations
 
-import threading
-from collections import Counter
 from typing import Any
 
 from pynamodb.attributes import (
@@ -24,75 +24,14 @@ from pynamodb.attributes import (
     UnicodeAttribute,
     UnicodeSetAttribute,
 )
-from pynamodb.connection.table import TableConnection
 from pynamodb.constants import PAY_PER_REQUEST_BILLING_MODE
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
 from pynamodb.models import Model
 
+from .dynamo_client import SharedClientModel
+
 DEFAULT_PREFIX = "gb_"
 DEFAULT_REGION = "us-east-1"
-
-
-# --- request counting ---------------------------------------------------------
-
-
-class RequestCounter:
-    """Counts the DynamoDB requests this process sent (every try of every
-    call, batch pages and retries of unprocessed items included), by operation.
-    Process-wide: all stores share the pynamodb connections."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self.by_operation: Counter[str] = Counter()
-
-    @property
-    def total(self) -> int:
-        with self._lock:
-            return sum(self.by_operation.values())
-
-    def snapshot(self) -> dict[str, int]:
-        with self._lock:
-            return dict(self.by_operation)
-
-    def reset(self) -> None:
-        with self._lock:
-            self.by_operation.clear()
-
-    def _hook(self, model: Any = None, **kwargs: Any) -> None:
-        # botocore "before-call.dynamodb.<Operation>": model is the OperationModel.
-        name = getattr(model, "name", "unknown")
-        with self._lock:
-            self.by_operation[name] += 1
-
-
-REQUESTS = RequestCounter()
-
-
-# One botocore client per (region, endpoint), shared by every table: pynamodb
-# would build one per model (a session and a service model load each, which
-# is most of a cold start with ten tables).
-_clients: dict[tuple[str | None, str | None], Any] = {}
-_clients_lock = threading.Lock()
-
-
-class _Base(Model):
-    """Shares one botocore client between the models and counts requests."""
-
-    @classmethod
-    def _get_connection(cls) -> TableConnection:
-        conn = super()._get_connection()
-        inner: Any = conn.connection
-        if not getattr(inner, "_gb_shared", False):
-            with _clients_lock:
-                key = (inner.region, inner.host)
-                client = _clients.get(key)
-                if client is None:
-                    client = inner.client  # built by pynamodb, with its config
-                    client.meta.events.register("before-call.dynamodb", REQUESTS._hook)
-                    _clients[key] = client
-                inner._client = client
-                inner._gb_shared = True
-        return conn
 
 
 def _meta(short: str) -> Any:
@@ -116,7 +55,7 @@ def _gsi_meta(name: str) -> Any:
 # --- graph tables -------------------------------------------------------------
 
 
-class DatasetRow(_Base):
+class DatasetRow(SharedClientModel):
     Meta = _meta("datasets")
     short_name = "datasets"
 
@@ -144,7 +83,7 @@ class EntityByUpdated(GlobalSecondaryIndex["EntityRow"]):
     updated_key = UnicodeAttribute(range_key=True)
 
 
-class EntityRow(_Base):
+class EntityRow(SharedClientModel):
     Meta = _meta("entities")
     short_name = "entities"
 
@@ -164,7 +103,7 @@ class EntityRow(_Base):
     by_updated = EntityByUpdated()
 
 
-class NameRow(_Base):
+class NameRow(SharedClientModel):
     """Name claims: one normalized name maps to one entity of the dataset.
     While the claiming call has not committed, the claim is a lease: ``txn``
     names the call and ``lease_until`` (epoch seconds) when it may be taken
@@ -180,7 +119,7 @@ class NameRow(_Base):
     lease_until = NumberAttribute(null=True)
 
 
-class TermRow(_Base):
+class TermRow(SharedClientModel):
     """The keyword index: sk = f"{term}#{10**12 - entity_id:012d}", so a
     begins_with(term#) Query in ascending order yields the newest entities
     first.
@@ -244,7 +183,7 @@ class EdgeExpiredByTarget(GlobalSecondaryIndex["EdgeRow"]):
     id = NumberAttribute(range_key=True)
 
 
-class EdgeRow(_Base):
+class EdgeRow(SharedClientModel):
     Meta = _meta("edges")
     short_name = "edges"
 
@@ -280,7 +219,7 @@ class ArtifactBySession(GlobalSecondaryIndex["ArtifactRow"]):
     id = NumberAttribute(range_key=True)
 
 
-class ArtifactRow(_Base):
+class ArtifactRow(SharedClientModel):
     Meta = _meta("artifacts")
     short_name = "artifacts"
 
@@ -300,7 +239,7 @@ class ArtifactRow(_Base):
     by_session = ArtifactBySession()
 
 
-class LinkRow(_Base):
+class LinkRow(SharedClientModel):
     """Provenance: sk = f"E#{entity_id:012d}#{artifact_id:012d}" or
     f"D#{edge_id:012d}#{artifact_id:012d}"."""
 
@@ -314,7 +253,7 @@ class LinkRow(_Base):
 # --- records tables -----------------------------------------------------------
 
 
-class CallRow(_Base):
+class CallRow(SharedClientModel):
     Meta = _meta("calls")
     short_name = "calls"
 
@@ -332,7 +271,7 @@ class CallRow(_Base):
     expires_at = TTLAttribute(null=True)
 
 
-class InferenceRow(_Base):
+class InferenceRow(SharedClientModel):
     """sk = f"{created_at}#{id}": a descending Query is newest first."""
 
     Meta = _meta("inferences")
@@ -359,7 +298,7 @@ class InferenceRow(_Base):
     expires_at = TTLAttribute(null=True)
 
 
-class IdempotencyRow(_Base):
+class IdempotencyRow(SharedClientModel):
     """Powertools' idempotency records (remember with an Idempotency-Key).
     Powertools reads and writes it itself; this model only declares it."""
 
@@ -369,7 +308,7 @@ class IdempotencyRow(_Base):
     expiration = TTLAttribute(null=True)
 
 
-GRAPH_MODELS: list[type[_Base]] = [
+GRAPH_MODELS: list[type[SharedClientModel]] = [
     DatasetRow,
     EntityRow,
     NameRow,
@@ -379,7 +318,7 @@ GRAPH_MODELS: list[type[_Base]] = [
     LinkRow,
 ]
 # The graph tables partitioned by DatasetKey.pk (everything but `datasets`).
-DATASET_PARTITIONED: list[type[_Base]] = [
+DATASET_PARTITIONED: list[type[SharedClientModel]] = [
     EntityRow,
     NameRow,
     TermRow,
@@ -387,86 +326,9 @@ DATASET_PARTITIONED: list[type[_Base]] = [
     ArtifactRow,
     LinkRow,
 ]
-RECORD_MODELS: list[type[_Base]] = [CallRow, InferenceRow, IdempotencyRow]
-ALL_MODELS: list[type[_Base]] = GRAPH_MODELS + RECORD_MODELS
+RECORD_MODELS: list[type[SharedClientModel]] = [CallRow, InferenceRow, IdempotencyRow]
+ALL_MODELS: list[type[SharedClientModel]] = GRAPH_MODELS + RECORD_MODELS
 
 
 def short_name(model: type[Model]) -> str:
     return str(model.short_name)  # type: ignore[attr-defined]
-
-
-def configure_tables(prefix: str, endpoint: str, region: str) -> None:
-    """Point every model at ``<prefix><short name>`` on ``endpoint`` (empty:
-    the AWS endpoint of ``region``). Can be called again: cached connections
-    are dropped."""
-    for model in ALL_MODELS:
-        model.Meta.table_name = prefix + short_name(model)
-        model.Meta.host = endpoint or None
-        model.Meta.region = region or DEFAULT_REGION
-        model._connection = None
-    with _clients_lock:
-        _clients.clear()
-
-
-def create_tables(wait: bool = True) -> list[str]:
-    """Create the tables that do not exist yet (on-demand billing). Returns
-    the names of the tables it created."""
-    created: list[str] = []
-    for model in ALL_MODELS:
-        if model.exists():
-            continue
-        model.create_table(
-            wait=wait,
-            billing_mode=PAY_PER_REQUEST_BILLING_MODE,
-            ignore_update_ttl_errors=True,
-        )
-        created.append(model.Meta.table_name)
-    return created
-
-
-def delete_tables() -> None:
-    """Drop every table (tests and the local server's reset only)."""
-    for model in ALL_MODELS:
-        if model.exists():
-            model.delete_table()
-
-
-def _keys(key_schema: Any) -> list[dict[str, str]]:
-    keys = [{"AttributeName": k["AttributeName"], "KeyType": k["KeyType"]} for k in key_schema]
-    return sorted(keys, key=lambda k: k["KeyType"])  # HASH before RANGE
-
-
-def table_definitions() -> dict[str, dict[str, Any]]:
-    """Per short name, the CloudFormation ``AWS::DynamoDB::Table`` properties
-    the models imply (KeySchema, AttributeDefinitions, BillingMode, and when
-    present GlobalSecondaryIndexes and TimeToLiveSpecification), for
-    template.yaml to be checked against."""
-    out: dict[str, dict[str, Any]] = {}
-    for model in ALL_MODELS:
-        schema = model._get_schema()
-        props: dict[str, Any] = {
-            "BillingMode": PAY_PER_REQUEST_BILLING_MODE,
-            "AttributeDefinitions": sorted(
-                (
-                    {"AttributeName": a["AttributeName"], "AttributeType": a["AttributeType"]}
-                    for a in schema["attribute_definitions"]
-                ),
-                key=lambda a: a["AttributeName"],
-            ),
-            "KeySchema": _keys(schema["key_schema"]),
-        }
-        gsis = [
-            {
-                "IndexName": g["index_name"],
-                "KeySchema": _keys(g["key_schema"]),
-                "Projection": dict(g["projection"]),
-            }
-            for g in schema["global_secondary_indexes"]
-        ]
-        if gsis:
-            props["GlobalSecondaryIndexes"] = sorted(gsis, key=lambda g: g["IndexName"])
-        ttl = model._ttl_attribute()
-        if ttl is not None:
-            props["TimeToLiveSpecification"] = {"AttributeName": ttl.attr_name, "Enabled": True}
-        out[short_name(model)] = props
-    return out

@@ -49,7 +49,9 @@ class MotoServer:
         # moto's server logs every DynamoDB request; the API's own log is enough.
         logging.getLogger("werkzeug").setLevel(logging.ERROR)
         app = _Serialized(DomainDispatcherApplication(create_backend_app))
-        self._server = make_server(host, port, app, threaded=True, request_handler=MotoRequestHandler)
+        self._server = make_server(
+            host, port, app, threaded=True, request_handler=MotoRequestHandler
+        )
         self.url = f"http://{host}:{self._server.server_address[1]}"
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
         self._thread.start()
@@ -67,7 +69,7 @@ def start_moto() -> tuple[MotoServer, str]:
 
 def create_tables() -> None:
     from .. import wiring
-    from ..graph.tables import create_tables as create
+    from ..graph.table_admin import create_tables as create
 
     wiring.tables_configured()
     create()

@@ -18,7 +18,8 @@ from pynamodb.expressions.condition import Condition
 from pynamodb.models import Model
 
 from ..graph.dynamo import batch_write, upstream
-from ..graph.tables import REQUESTS, CallRow, InferenceRow
+from ..graph.dynamo_client import REQUESTS
+from ..graph.tables import CallRow, InferenceRow
 from .codec import (  # noqa: F401  (re-exported: the tests and callers use them from here)
     MAX_KEY_BYTES,
     MAX_RESULT_BYTES,
@@ -82,7 +83,7 @@ def inference_from_row(row: InferenceRow) -> Inference:
 
 class DynamoRecordStore:
     """RecordStore on DynamoDB (tables configured with
-    ``gligabao.graph.tables.configure_tables``). ``retention_days`` sets the
+    ``gligabao.graph.table_admin.configure_tables``). ``retention_days`` sets the
     TTL attribute of the rows it writes (None: kept until the dataset goes)."""
 
     def __init__(self, retention_days: int | None = None) -> None:
