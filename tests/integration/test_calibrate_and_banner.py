@@ -18,6 +18,17 @@ from gligabao.local.calibrate import DISTINCT, QUESTIONS, SAME
 from gligabao.local.cli import describe_models
 
 
+def run_calibrate(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """`gligabao calibrate` in a child process, as a user runs it."""
+    return subprocess.run(
+        [sys.executable, "-m", "gligabao.local.cli", "calibrate"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
 def test_calibrate_measures_the_configured_bedrock_model() -> None:
     with FakeBedrock() as fake:
         for a, b in SAME:
@@ -34,13 +45,7 @@ def test_calibrate_measures_the_configured_bedrock_model() -> None:
                 "GB_EMBEDDING_MODEL": "amazon.titan-embed-text-v2:0",
             }
         )
-        out = subprocess.run(
-            [sys.executable, "-m", "gligabao.local.cli", "calibrate"],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        out = run_calibrate(env)
         assert out.returncode == 0, out.stderr
         titan = fake.invocations("titan")
     assert titan and all(r.status == 200 and r["dimensions"] == 512 for r in titan)
@@ -67,13 +72,7 @@ def test_calibrate_reports_an_unreachable_embedder() -> None:
             "GB_LLM_MAX_RETRIES": "0",
         }
     )
-    out = subprocess.run(
-        [sys.executable, "-m", "gligabao.local.cli", "calibrate"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    out = run_calibrate(env)
     assert out.returncode == 1
     assert "calibration failed: embeddings request failed" in out.stderr
 
