@@ -5,6 +5,7 @@ failure or a killed process leaves all of it or none of it."""
 from __future__ import annotations
 
 import sqlite3
+from typing import Any
 
 from ..errors import NotFound, UpstreamError
 from ..models import Committed, DatasetKey, Entity, GraphWrite
@@ -80,24 +81,14 @@ def apply(conn: sqlite3.Connection, key: DatasetKey, write: GraphWrite) -> Commi
     done = Committed()
     # Inside the write lock: the rows as they are now, merged.
     for eu in write.entity_updates:
-        row = conn.execute(
-            f"SELECT {ENTITY_COLS} FROM entities WHERE pk = ? AND id = ?", (pk, eu.id)
-        ).fetchone()
-        if row is None:
-            raise UpstreamError("graph store write failed: an entity to update is gone")
-        cur_ent = entity_of(row)
+        cur_ent = entity_of(_stored(conn, "entities", ENTITY_COLS, pk, eu.id, "an entity"))
         new = eu.apply(cur_ent, write.now)
         done.entities[eu.id] = new
         if new != cur_ent:
             conn.execute("DELETE FROM terms WHERE pk = ? AND entity_id = ?", (pk, eu.id))
             put_entity(conn, pk, new)
     for du in write.edge_updates:
-        row = conn.execute(
-            f"SELECT {EDGE_COLS} FROM edges WHERE pk = ? AND id = ?", (pk, du.id)
-        ).fetchone()
-        if row is None:
-            raise UpstreamError("graph store write failed: an edge to update is gone")
-        old_edge = edge_of(row)
+        old_edge = edge_of(_stored(conn, "edges", EDGE_COLS, pk, du.id, "an edge"))
         new_edge = du.apply(old_edge)
         done.edges[du.id] = new_edge
         conn.execute(
@@ -112,6 +103,18 @@ def apply(conn: sqlite3.Connection, key: DatasetKey, write: GraphWrite) -> Commi
                 (pk, triple, old_edge.id),
             )
     return done
+
+
+def _stored(
+    conn: sqlite3.Connection, table: str, cols: str, pk: str, row_id: int, what: str
+) -> tuple[Any, ...]:
+    """The row to update as it is now; ``what`` names it if it is gone."""
+    row = conn.execute(
+        f"SELECT {cols} FROM {table} WHERE pk = ? AND id = ?", (pk, row_id)
+    ).fetchone()
+    if row is None:
+        raise UpstreamError(f"graph store write failed: {what} to update is gone")
+    return row
 
 
 def put_entity(conn: sqlite3.Connection, pk: str, e: Entity) -> None:
