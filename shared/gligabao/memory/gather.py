@@ -29,6 +29,7 @@ search round trip; batch reads of at most 100 keys go out at once.
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from concurrent.futures import Future
 from dataclasses import dataclass, field
@@ -39,6 +40,7 @@ from ..errors import NotFound
 from ..graph.port import GraphStore
 from ..models import Artifact, DatasetKey, Edge, Entity
 from ..records.meter import Meter
+from ..records.model import Step
 from ..text import index_terms, query_terms
 from ..vectors.port import Hit, SearchRequest, VectorIndex
 from .keywords import PER_TERM, missing_named, name_lookups, rank_keywords
@@ -83,6 +85,7 @@ class Found:
     edges: list[Hit]
     chunks: list[Hit]
     summaries: list[Hit]
+    step: Step  # its trajectory step (timed on the worker)
 
 
 @dataclass
@@ -93,6 +96,7 @@ class Gathered:
     kw: dict[int, int]  # keyword seeds and their points
     strength: dict[int, float]  # every seed (rows that exist), by strength
     seeds: list[int]  # strongest first
+    matched: list[Entity]  # the entities the question matched (the geo search's)
     fallback: bool  # nothing matched: the seeds are the newest entities
     found: Found
     edge_sim: dict[int, float]  # similar facts' cosine to the question
@@ -105,10 +109,6 @@ class Gathered:
     question: set[str]  # the question's stems, less the seeds' names
     degree: Counter[int] = field(default_factory=Counter)
     led: dict[int, float] = field(default_factory=dict)  # what an entity passes on
-
-    @property
-    def matched_entities(self) -> list[Entity]:
-        return [self.entities[i] for i in self.seeds if i in self.entities]
 
 
 def held(edge: Edge, instant: str) -> bool:
@@ -150,6 +150,7 @@ class Gatherer:
         try:
             kw, kw_rows, kw_around = self._by_words(key, inp, meter, check_dataset)
             found = searched.result()
+            meter.call.steps.append(found.step)
         except BaseException:
             _settle(searched)
             raise
@@ -168,26 +169,31 @@ class Gatherer:
         return [a.text[-SESSION_CHARS:] for a in reversed(last[:SESSION_MESSAGES])]
 
     def _search(self, key: DatasetKey, inp: QueryInput, meter: Meter) -> Found:
-        """On a worker: the session's last messages, the embedding, the search."""
-        with meter.call.step("search_vectors") as c:
-            said = self._session_said(key, inp)
-            qvec = meter.embed(["\n".join([*said, inp.query])], "query").vectors[0]
-            t = self.settings.query_threshold
-            ents, edges, chunks, sums = self.vectors.search(
-                key,
-                [
-                    SearchRequest("entities", qvec, SIMILAR_ENTITIES, t),
-                    SearchRequest("edges", qvec, SIMILAR_EDGES, t),
-                    SearchRequest("chunks", qvec, SIMILAR_PASSAGES, t, text=inp.query),
-                    SearchRequest("summaries", qvec, SIMILAR_SUMMARIES, t),
-                ],
-            )
-            c["session_messages"] = len(said)
-            c["entities"] = len(ents)
-            c["edges"] = len(edges)
-            c["chunks"] = len(chunks)
-            c["summaries"] = len(sums)
-        return Found(ents, edges, chunks, sums)
+        """On a worker: the session's last messages, the embedding, the
+        search. Its step is recorded by the caller, after keyword_seeds, so
+        that the trajectory's order does not depend on which ends first."""
+        t0 = time.perf_counter()
+        said = self._session_said(key, inp)
+        qvec = meter.embed(["\n".join([*said, inp.query])], "query").vectors[0]
+        t = self.settings.query_threshold
+        ents, edges, chunks, sums = self.vectors.search(
+            key,
+            [
+                SearchRequest("entities", qvec, SIMILAR_ENTITIES, t),
+                SearchRequest("edges", qvec, SIMILAR_EDGES, t),
+                SearchRequest("chunks", qvec, SIMILAR_PASSAGES, t, text=inp.query),
+                SearchRequest("summaries", qvec, SIMILAR_SUMMARIES, t),
+            ],
+        )
+        counts = {
+            "session_messages": len(said),
+            "entities": len(ents),
+            "edges": len(edges),
+            "chunks": len(chunks),
+            "summaries": len(sums),
+        }
+        step = Step("search_vectors", (time.perf_counter() - t0) * 1000, counts)
+        return Found(ents, edges, chunks, sums, step)
 
     def _by_words(
         self, key: DatasetKey, inp: QueryInput, meter: Meter, check_dataset: bool
@@ -240,10 +246,7 @@ class Gatherer:
             # ends are not read yet), lend the entity they lead to a share of
             # their score; the best such entities that are not seeds have
             # their edges read (at most HOP2_FROM).
-            degree = Counter(end for e in kw_around for end in {e.source_id, e.target_id})
-            led = self._led(kw_around, strength, degree, edge_sim, question)
-            ahead = sorted((n for n in led if n not in strength), key=lambda n: (-led[n], -n))
-            neighbours = ahead[:HOP2_FROM]
+            neighbours = self._neighbours(kw_around, strength, edge_sim, question)
 
             # Wave 3: the rows of what the search found; the edges around the
             # similar entities that are not keyword seeds; the two-hop edges.
@@ -262,13 +265,16 @@ class Gatherer:
             strength = {i: s for i, s in strength.items() if i in seed_rows}  # deleted rows
             passages = passages_f.result()
             around = _newest([*kw_around, *vec_around], EDGE_CAP)
+            matched = [seed_rows[i] for i in strength]  # keyword ones first
             if not strength and not similar_edges:
-                # Nothing matched: the newest entities stand in for seeds.
+                # Nothing matched: the newest entities stand in for seeds (two
+                # more waves: their edges, then the two-hop edges).
                 recent = recent_f.result() or g.recent_entities(key, FALLBACK_SEEDS)
                 seed_rows = {e.id: e for e in recent}
                 strength = {e.id: W_KEYWORD for e in recent}
                 around = self._around(key, list(strength), EDGE_CAP, inp)
-                hop2_all = []
+                neighbours = self._neighbours(around, strength, edge_sim, question)
+                hop2_all = self._around(key, neighbours, HOP2_CAP, inp)
                 fallback = True
             hop1 = {e.id: e for e in around}
             hop2 = [e for e in hop2_all if e.id not in hop1]
@@ -278,6 +284,12 @@ class Gatherer:
             # or what the facts leading to it lent it, whichever is more.
             led = {n: max(strength.get(n, 0.0), led.get(n, 0.0)) for n in {*strength, *led}}
 
+            c["seeds"] = len(strength)
+            c["fallback"] = int(fallback)
+            c["edges"] = len(hop1)
+            c["two_hop_edges"] = len(hop2)
+
+        with meter.call.step("entities") as c:
             # Wave 4: the ends not read yet, and the texts the best facts
             # (scored on their own words) were stated in.
             facts = [*around, *similar_edges]
@@ -299,15 +311,14 @@ class Gatherer:
             entities = {**seed_rows, **(g.get_entities(key, need) if need else {})}
             texts = texts_f.result()
             seeds = sorted(strength, key=lambda i: (-strength[i], i))
-            c["seeds"] = len(seeds)
-            c["fallback"] = int(fallback)
-            c["edges"] = len(hop1)
-            c["two_hop_edges"] = len(hop2)
+            c["entities"] = len(entities)
+            c["texts"] = len(texts)
         return Gathered(
             terms=terms,
             kw=kw,
             strength=strength,
             seeds=seeds,
+            matched=matched,
             fallback=fallback,
             found=found,
             edge_sim=edge_sim,
@@ -321,6 +332,20 @@ class Gatherer:
             degree=degree,
             led=led,
         )
+
+    def _neighbours(
+        self,
+        around: list[Edge],
+        strength: dict[int, float],
+        edge_sim: dict[int, float],
+        question: set[str],
+    ) -> list[int]:
+        """The entities the best one-hop facts lead to that are not seeds
+        (at most HOP2_FROM): whose edges are read for two hops."""
+        degree = Counter(end for e in around for end in {e.source_id, e.target_id})
+        led = self._led(around, strength, degree, edge_sim, question)
+        ahead = sorted((n for n in led if n not in strength), key=lambda n: (-led[n], -n))
+        return ahead[:HOP2_FROM]
 
     @staticmethod
     def _led(

@@ -65,7 +65,7 @@ class Retriever:
         near_edges: list[Edge] = []
         if self.nearby is not None:
             with call.step("nearby") as c:
-                nearby, near_edges = self.nearby.search(key, inp, meter, got.matched_entities)
+                nearby, near_edges = self.nearby.search(key, inp, meter, got.matched)
                 near_edges = [e for e in near_edges if kept(e, inp)]
                 for n in (nearby or {}).pop("_entities", []):
                     entities.setdefault(n.id, n)
@@ -73,6 +73,12 @@ class Retriever:
                 if need:
                     entities.update(self.graph.get_entities(key, sorted(need)))
                 c["entities"] = len(nearby["nearby"]) if nearby else 0
+
+        with call.step("passages") as c:
+            rows = dict(got.passages)
+            # The texts the matched passages are (short texts) or are part of.
+            matched_texts = set(rows) | {a.parent_id for a in rows.values() if a.parent_id}
+            c["matched"] = len(rows)
 
         with call.step("score") as c:
             pool: dict[int, Edge] = {}
@@ -82,9 +88,6 @@ class Retriever:
             pool = {
                 i: e for i, e in pool.items() if e.source_id in entities and e.target_id in entities
             }
-            rows = dict(got.passages)
-            # The texts the matched passages are (short texts) or are part of.
-            matched_texts = set(rows) | {a.parent_id for a in rows.values() if a.parent_id}
             age = {eid: n for n, eid in enumerate(sorted(pool), start=1)}
             scored_edges: dict[int, float] = {}
             for e in pool.values():
@@ -110,7 +113,6 @@ class Retriever:
                 if i in entities
             ]
             candidates += self._passages(rows, got, sources)
-            c["matched_passages"] = len(got.passages)
             c["candidates"] = len(candidates)
             c["sources"] = len(sources)
 
