@@ -365,14 +365,14 @@ def test_store_failure_mid_write_is_invisible_and_the_retry_completes(
     assert list(gb.graph.iter_artifacts(DatasetKey("u1", "main"))) == []
     [ds] = gb.client.get("/v1/gb/datasets?user_id=u1").body["datasets"]
     assert (ds["entities"], ds["edges"], ds["artifacts"]) == (0, 0, 0)
-    # a query sees nothing: the fallback to recent entities finds none, the
-    # vectors written before the rows resolve to no visible row
+    # the table back (empty): a query sees nothing, the vectors written
+    # before the rows resolve to no visible row
+    table_admin.create_tables()
     gb.emb.alias("Who works at Acme?", "Acme", 1.0)
     q = gb.query("Who works at Acme?")
     assert q["evidence"] == {"entities": [], "edges": [], "passages": []}
     assert gb.llm.calls("query") == 0
 
-    table_admin.create_tables()
     again = remember(gb, text, idem="mid-write")
     assert again.status == 200, again.body
     assert len(again.body["entities"]) == n + 1

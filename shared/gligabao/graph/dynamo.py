@@ -62,6 +62,11 @@ R = TypeVar("R")
 LEASE_S = 60.0  # a claim's lease: longer than the write stage of any remember
 LEASE_WAIT_S = 5.0  # how long a call waits for a live lease before Busy (409)
 PAGE = 100  # rows filtered for visibility at once while iterating
+BATCH_GET = 100  # keys per BatchGetItem (DynamoDB's limit)
+# Parallel requests of one call: the edges around 20 seeds are 40 queries,
+# sent in one wave rather than five (botocore's connection pool is sized to
+# match in tables.py).
+WORKERS = 48
 
 
 class DynamoGraphStore:
@@ -70,7 +75,10 @@ class DynamoGraphStore:
     parallel queries (keyword terms, edges around entities, name claims)."""
 
     def __init__(
-        self, max_workers: int = 8, lease_s: float = LEASE_S, lease_wait_s: float = LEASE_WAIT_S
+        self,
+        max_workers: int = WORKERS,
+        lease_s: float = LEASE_S,
+        lease_wait_s: float = LEASE_WAIT_S,
     ) -> None:
         self._pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="gb-dynamo")
         self._leases = Leases(lease_s, lease_wait_s)
@@ -219,7 +227,13 @@ class DynamoGraphStore:
         wanted = unique(int(i) for i in ids)
         if not wanted:
             return {}
-        rows = list(model.batch_get([(key.pk, i) for i in wanted]))
+        # More than one batch: the batches go at once (one wave, not several).
+        batches = [wanted[i : i + BATCH_GET] for i in range(0, len(wanted), BATCH_GET)]
+
+        def one(ids: list[int]) -> list[Any]:
+            return list(model.batch_get([(key.pk, i) for i in ids]))
+
+        rows = [r for part in self._map(one, batches) for r in part]
         return {int(r.id): convert(r) for r in self._leases.visible(key.pk, rows)}
 
     def _iter(self, model: Any, convert: Callable[[Any], R], key: DatasetKey) -> Iterator[R]:

@@ -40,6 +40,9 @@ def _meta(short: str) -> Any:
         region = DEFAULT_REGION
         host: str | None = None
         billing_mode = PAY_PER_REQUEST_BILLING_MODE
+        # The store sends up to 48 requests at once (dynamo.WORKERS); the
+        # default pool of 10 connections would queue them.
+        max_pool_connections = 64
 
     return Meta
 

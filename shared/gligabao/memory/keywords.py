@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..graph.port import GraphStore
-from ..models import DatasetKey, Entity
+from ..models import DatasetKey, Entity, KeywordHit
 from ..text import contains_phrase, index_terms, normalize_name
 
 PER_TERM = 50  # index entries read per term: bounds the cost of a common word
@@ -40,22 +40,51 @@ def keyword_scores(
     (``Acme`` when fifty people "work at Acme"): the names the text holds
     whole are also looked up in the names table, and those entities read
     from their rows. A term in the name is scored from the name itself, so a
-    cut index list costs at most the +1 of a description."""
+    cut index list costs at most the +1 of a description.
+
+    The reads one after the other; the query sends the first two at once
+    (:func:`name_lookups`, :func:`missing_named`, :func:`rank_keywords`)."""
+    if not terms:
+        return {}
+    hits = graph.keyword_hits(key, terms, PER_TERM)
+    named = graph.entity_ids_by_names(key, name_lookups(text, terms))
+    missing = missing_named(hits, named)
+    rows = graph.get_entities(key, missing) if missing else {}
+    return rank_keywords(text, terms, hits, rows, limit)
+
+
+def name_lookups(text: str, terms: list[str]) -> list[str]:
+    """The names to look up whole in the names table."""
+    return whole_name_candidates(normalize_name(text), set(terms))
+
+
+def missing_named(hits: list[KeywordHit], named: dict[str, int]) -> list[int]:
+    """The entities the text names whole that the term lists left out (their
+    rows are read)."""
+    return sorted(set(named.values()) - {h.entity_id for h in hits})
+
+
+def rank_keywords(
+    text: str,
+    terms: list[str],
+    hits: list[KeywordHit],
+    rows: dict[int, Entity],
+    limit: int,
+) -> dict[int, int]:
+    """Score the term index's hits and the rows of the named entities it
+    left out (the rules of :func:`keyword_scores`), best ``limit`` first."""
     if not terms:
         return {}
     wanted = set(terms)
     norm_text = normalize_name(text)
     candidates: dict[int, _Candidate] = {}
-    for h in graph.keyword_hits(key, terms, PER_TERM):
+    for h in hits:
         c = candidates.setdefault(h.entity_id, _Candidate(h.norm_name, h.updated_at))
         c.updated_at = max(c.updated_at, h.updated_at)
         if h.in_description:
             c.in_description.add(h.term)
-    named = graph.entity_ids_by_names(key, whole_name_candidates(norm_text, wanted))
-    missing = sorted(set(named.values()) - set(candidates))
-    if missing:
-        for e in graph.get_entities(key, missing).values():
-            candidates[e.id] = _from_row(e, wanted)
+    for e in rows.values():
+        candidates.setdefault(e.id, _from_row(e, wanted))
 
     def score(c: _Candidate) -> int:
         whole = 5 if contains_phrase(norm_text, c.norm_name) else 0

@@ -10,7 +10,7 @@ from ..ai import prompts
 from ..ai.jsonreply import as_id, parse_json_object
 from ..ai.port import LLMRequest
 from ..config import Settings
-from ..errors import NotFound, UpstreamError
+from ..errors import UpstreamError
 from ..graph.port import GraphStore
 from ..models import DatasetKey
 from ..records.meter import Meter
@@ -41,9 +41,8 @@ class Query:
 
     def run(self, inp: QueryInput, meter: Meter) -> dict[str, Any]:
         key = DatasetKey(inp.user_id, inp.dataset)
-        if self.graph.get_dataset(key) is None:
-            raise NotFound(f"dataset {inp.dataset!r} does not exist")
-        ctx = self.retrieve(key, inp, meter)
+        # The dataset is checked while the question is embedded (NotFound).
+        ctx = self.retriever.retrieve(key, inp, meter, check_dataset=True)
         out: dict[str, Any] = {}
         if inp.session_id is not None:
             out["session_id"] = inp.session_id

@@ -3,6 +3,9 @@ passages (the weights are set by running bench/eval; see the README)."""
 
 from __future__ import annotations
 
+import math
+from collections import Counter
+
 from ..models import Edge
 from ..text import index_terms
 
@@ -18,6 +21,7 @@ W_PASSAGE = 1.5  # best passage; decays with its rank
 PASSAGE_DECAY = 0.25
 W_SOURCE = 0.5  # the source text of a fact: times the fact's score
 W_SEED_LINE = 0.5  # a seed's own line: times its strength
+HUB_DEGREE = 5  # a seed with more facts than this passes less to each
 
 
 def stem(term: str) -> str:
@@ -46,3 +50,15 @@ def fact_score(
     """Graph distance, vector similarity and shared words (recency and
     provenance are added by the caller, who knows the pool)."""
     return graph_score + W_EDGE_SIM * similarity + W_LEXICAL * lexical_share(question_stems, line)
+
+
+def reach(e: Edge, strength: dict[int, float], degree: Counter[int]) -> float:
+    """What a fact gets from its ends: the stronger end's strength, damped
+    for a hub (a seed with many facts passes less to each, as in a random
+    walk from the seeds)."""
+    best = 0.0
+    for end in (e.source_id, e.target_id):
+        d = degree.get(end, 0)
+        damp = min(1.0, math.sqrt(HUB_DEGREE / d)) if d else 1.0
+        best = max(best, strength.get(end, 0.0) * damp)
+    return best

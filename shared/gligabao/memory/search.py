@@ -8,7 +8,6 @@ from __future__ import annotations
 from typing import Any
 
 from .. import clock
-from ..errors import NotFound
 from ..graph.port import GraphStore
 from ..models import DatasetKey
 from ..records.meter import Meter
@@ -36,9 +35,7 @@ class Search:
 
     def run(self, inp: QueryInput, meter: Meter) -> dict[str, Any]:
         key = DatasetKey(inp.user_id, inp.dataset)
-        if self.graph.get_dataset(key) is None:
-            raise NotFound(f"dataset {inp.dataset!r} does not exist")
-        ctx = self.retriever.retrieve(key, inp, meter)
+        ctx = self.retriever.retrieve(key, inp, meter, check_dataset=True)
         # An empty context is never sent (query answers without the LLM).
         tokens = 0 if ctx.empty else ctx.token_estimate(inp.query, clock.now_str())
         return public(ctx, inp, tokens)
