@@ -15,7 +15,9 @@ Then `gligabao serve` as a subprocess, ``GB_DYNAMODB_ENDPOINT`` at the proxy
 at Org3. ...") are remembered over HTTP, half of them in one session, with no
 hold; then ``--questions`` questions are asked over ``POST /v1/gb/query``, one
 at a time, each once without and once with ``session_id`` (after one warm-up
-query of each kind, not counted).
+query of each kind, not counted). A question names a person, an organization
+or a city (keyword reads find it), and its vector is scripted at cosine 0.85
+to a remembered fact (the vector search finds facts whose rows are read).
 
 Per query, from the recorded intervals (times of this process):
 
@@ -66,6 +68,7 @@ from load import HOST, ROOT
 from fakes.anthropic_server import FakeAnthropic
 from fakes.latency import HeldOpenAI, Interval, LatencyProxy, Split, is_record, split
 from gligabao.local.embedded import free_port
+from gligabao.text import fact_text
 
 USER, DATASET, SESSION = "waves-u1", "main", "chat-1"
 PEOPLE, ORGS, CITIES = load.PEOPLE[:12], load.ORGS[:4], load.CITIES[:4]
@@ -76,6 +79,7 @@ QUESTIONS = (
     "Who lives in {c}?",
 )
 START_TIMEOUT_S = 60.0
+SIMILAR = 0.85  # the question's cosine with a fact: above the query threshold (0.75)
 
 
 @dataclass
@@ -147,6 +151,14 @@ def question(i: int) -> str:
     return q.format(p=PEOPLE[i % len(PEOPLE)], o=ORGS[i % len(ORGS)], c=CITIES[i % len(CITIES)])
 
 
+def near_fact(i: int) -> str:
+    """What question ``i``'s vector is near: the embedded text of a fact
+    remembered (its person's workplace), so that the similar entities and
+    facts of the vector search are read too, as a real embedder would find."""
+    k = i % len(PEOPLE)
+    return fact_text("works_at", f"{PEOPLE[k]} works at {ORGS[k % len(ORGS)]}.")
+
+
 @dataclass
 class Row:
     session: bool
@@ -176,9 +188,15 @@ def union_ms(intervals: list[Interval], since: float) -> float:
     return total * 1000
 
 
-def ask(base: str, proxy: LatencyProxy, emb: HeldOpenAI, q: str, session: bool) -> Row:
+def ask(
+    base: str, proxy: LatencyProxy, emb: HeldOpenAI, i: int, session: bool, said: list[str]
+) -> Row:
+    """Question ``i``; with the session, its last messages (``said``) are
+    embedded with it."""
+    q = question(i)
     proxy.reset()
     emb.reset()
+    emb.alias("\n".join([*said, q]) if session else q, near_fact(i), SIMILAR)
     body: dict[str, Any] = {"user_id": USER, "dataset": DATASET, "query": q}
     if session:
         body["session_id"] = SESSION
@@ -290,6 +308,8 @@ def main(argv: list[str] | None = None) -> int:
         "--trace", action="store_true", help="also print the first two queries' requests"
     )
     args = ap.parse_args(argv)
+    if args.texts < len(PEOPLE):
+        ap.error(f"--texts: at least {len(PEOPLE)} (each person's workplace)")
 
     def say(text: str = "") -> None:
         print(text, flush=True)
@@ -339,17 +359,18 @@ def main(argv: list[str] | None = None) -> int:
                 raise SystemExit(f"remember {text!r}: {status} {json.dumps(reply)[:300]}")
         say(f"remembered {args.texts} texts in {time.monotonic() - t0:.1f} s (no hold)")
 
+        said = [t for t, sid in texts(args.texts) if sid][-2:]  # what the session said last
         proxy.hold_s, emb.hold_s = args.hold_ms / 1000, args.embed_ms / 1000
         say(
             f"each DynamoDB request held {args.hold_ms:g} ms, each embeddings request "
             f"{args.embed_ms:g} ms; {args.questions} questions, each without and with session_id"
         )
         for session in (False, True):  # warm-up: connections, first imports
-            ask(base, proxy, emb, question(0), session)
+            ask(base, proxy, emb, 0, session, said)
         rows = []
         for i in range(args.questions):
             for session in (False, True):
-                rows.append(ask(base, proxy, emb, question(i), session))
+                rows.append(ask(base, proxy, emb, i, session, said))
         say("")
         report(rows, say)
         if args.trace:
