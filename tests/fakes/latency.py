@@ -223,6 +223,9 @@ def _proxy_handler(proxy: LatencyProxy) -> type[BaseHTTPRequestHandler]:
                 )
             except OSError as exc:
                 status, headers, data = 502, [], f"proxy: {exc}".encode()
+            # Recorded before the client can have the answer: a caller that
+            # resets the records after an answer never sees it come in late.
+            proxy._answered(Interval(op, tables, start, time.monotonic()))
             self.send_response(status)
             for k, v in headers:
                 if k.lower() != "content-length":
@@ -231,7 +234,6 @@ def _proxy_handler(proxy: LatencyProxy) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self.wfile.write(data)
             self.wfile.flush()
-            proxy._answered(Interval(op, tables, start, time.monotonic()))
 
     return Handler
 

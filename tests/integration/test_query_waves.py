@@ -18,6 +18,7 @@ is not a read and is not counted.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
@@ -102,6 +103,7 @@ def ask(gb: Harness, proxy: LatencyProxy, held: HeldOpenAI, session: bool) -> li
     )
     proxy.gate = gate
     body = {"user_id": "u1", "query": QUESTION, **({"session_id": SESSION} if session else {})}
+    sent = time.monotonic()
     with ThreadPoolExecutor(1) as pool:
         future = pool.submit(gb.client.post, "/v1/gb/query", body)
         try:
@@ -122,7 +124,7 @@ def ask(gb: Harness, proxy: LatencyProxy, held: HeldOpenAI, session: bool) -> li
         "that never came while it was in flight: they run before the embedding"
     )
     [embed] = held.intervals
-    return [embed, *[i for i in proxy.intervals if not is_record(i)]]
+    return [embed, *[i for i in proxy.intervals if i.start >= sent and not is_record(i)]]
 
 
 @pytest.mark.parametrize("session", [False, True], ids=["no-session", "session"])
