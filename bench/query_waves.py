@@ -181,17 +181,11 @@ class Row:
 
 def union_ms(intervals: list[Interval], since: float) -> float:
     """ms covered by the intervals after ``since``."""
-    spans = sorted((max(i.start, since), i.end) for i in intervals if i.end > since)
-    total, cur_s, cur_e = 0.0, None, None
-    for s, e in spans:
-        if cur_e is None or s > cur_e:
-            if cur_e is not None and cur_s is not None:
-                total += cur_e - cur_s
-            cur_s, cur_e = s, e
-        else:
-            cur_e = max(cur_e, e)
-    if cur_e is not None and cur_s is not None:
-        total += cur_e - cur_s
+    total, covered = 0.0, since
+    for s, e in sorted((max(i.start, since), i.end) for i in intervals if i.end > since):
+        if e > covered:
+            total += e - max(s, covered)
+            covered = e
     return total * 1000
 
 
