@@ -40,15 +40,14 @@ from .options import StageOptions
 from .scoring import (
     HOP1,
     HOP2,
-    PASSAGE_DECAY,
     W_ENTITY_SIM,
     W_KEYWORD,
-    W_PASSAGE,
     W_PROVENANCE,
     W_RECENCY,
     W_SEED_LINE,
     W_SOURCE,
     fact_score,
+    passage_score,
     stem,
 )
 from .temporal import Interval, contains
@@ -279,7 +278,7 @@ class Retriever:
                 for i in seeds
                 if i in entities
             ]
-            candidates += self._passages(rows, sum_hits, ranks, sources)
+            candidates += self._passages(rows, sum_hits, ranks, sources, question)
             c["candidates"] = len(candidates)
             c["sources"] = len(sources)
 
@@ -291,6 +290,7 @@ class Retriever:
             c["edges"] = len(ctx.edges)
             c["passages"] = len(ctx.passages)
             c["left_out"] = ctx.left_out
+            c["below_floor"] = ctx.below_floor
         return ctx
 
     @staticmethod
@@ -320,6 +320,7 @@ class Retriever:
         sum_hits: list[Hit],
         ranks: dict[int, tuple[int, bool]],
         sources: dict[int, float],
+        question: set[str],
     ) -> list[Scored]:
         """Matched passages, scored by rank (and as the source of a good fact
         too), and the source texts of the best facts that are passages."""
@@ -329,8 +330,9 @@ class Retriever:
             row = rows.get(cid)
             if row is None:  # a deleted row's vector is dropped
                 continue
-            s = W_PASSAGE / (1 + PASSAGE_DECAY * rank) + sources.get(cid, 0.0)
             summary = row.summary if cid in by_summary else None
+            words = row.text if by_text else (summary or "")
+            s = passage_score(rank, question, words) + sources.get(cid, 0.0)
             if by_text:
                 whole = Passage(row, summary, row.text)
                 short = [Passage(row, summary, None)] if summary is not None else []
