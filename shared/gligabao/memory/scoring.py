@@ -3,6 +3,9 @@ passages (the weights are set by running bench/eval; see the README)."""
 
 from __future__ import annotations
 
+import calendar
+import re
+
 from ..models import Edge
 from ..text import index_terms
 
@@ -24,6 +27,7 @@ PASSAGE_DECAY = 0.25
 PASSAGE_BASE = 0.25
 W_SOURCE = 0.5  # the source text of a fact: times the fact's score
 W_SEED_LINE = 0.5  # a seed's own line: times its strength
+W_WHEN = 1.0  # a fact that began or ended, a passage said, in a period the question names
 # The budget is a cap, not a target: a candidate scoring under this share of
 # the best candidate's score is left out even when there is room (bench/eval,
 # long corpus: 0.25 keeps recall 0.99 in a third of the default budget's tokens;
@@ -64,3 +68,43 @@ def passage_score(rank: int, question_stems: set[str], text: str) -> float:
     it shares with the question."""
     by_rank = W_PASSAGE / (1 + PASSAGE_DECAY * rank)
     return by_rank * (PASSAGE_BASE + lexical_share(question_stems, text))
+
+
+MONTHS = {name: f"{i:02d}" for i, name in enumerate(calendar.month_name) if name}
+_DATE = re.compile(
+    r"\b(" + "|".join(MONTHS) + r")\b(?:\s+(\d{1,2})(?:st|nd|rd|th)?\b)?(?:,?\s+(\d{4})\b)?"
+    r"|\b((?:19|20)\d\d)\b"
+)
+
+Period = tuple[str | None, str | None, str | None]  # year, month, day (as in RFC 3339)
+
+
+def question_periods(question: str) -> list[Period]:
+    """The periods a question names: "in March 2024", "on April 18, 2024",
+    "in March", "between 2015 and 2019" (each year). Month names count
+    capitalized only, and "May" alone not at all ("May I ...")."""
+    out: list[Period] = []
+    for m in _DATE.finditer(question):
+        month, day, year, bare_year = m.groups()
+        if bare_year is not None:
+            out.append((bare_year, None, None))
+        elif month == "May" and day is None and year is None:
+            continue
+        else:
+            out.append((year, MONTHS[month], f"{int(day):02d}" if day else None))
+    return out
+
+
+def within(periods: list[Period], *instants: str | None) -> bool:
+    """One of the instants (RFC 3339 UTC) falls in one of the periods."""
+    for ts in instants:
+        if ts is None:
+            continue
+        for year, month, day in periods:
+            if (
+                (year is None or ts[0:4] == year)
+                and (month is None or ts[5:7] == month)
+                and (day is None or ts[8:10] == day)
+            ):
+                return True
+    return False
