@@ -46,9 +46,13 @@ from .scoring import (
     W_RECENCY,
     W_SEED_LINE,
     W_SOURCE,
+    W_WHEN,
+    Period,
     fact_score,
     passage_score,
+    question_periods,
     stem,
+    within,
 )
 from .temporal import Interval, contains
 
@@ -253,6 +257,7 @@ class Retriever:
             c["matched"] = len(rows)
 
         with call.step("score") as c:
+            periods = question_periods(inp.query)  # "in March 2024": what happened then
             age = {eid: n for n, eid in enumerate(sorted(pool), start=1)}
             scored_edges: dict[int, float] = {}
             for e in pool.values():
@@ -263,6 +268,8 @@ class Retriever:
                 s += W_RECENCY * age[e.id] / len(age)
                 if e.artifact_id in matched_texts:
                     s += W_PROVENANCE
+                if within(periods, e.valid_at, e.invalid_at):
+                    s += W_WHEN
                 scored_edges[e.id] = s
             best_facts = sorted(scored_edges, key=lambda i: -scored_edges[i])[:PROVENANCE_FROM]
             sources: dict[int, float] = {}
@@ -278,7 +285,7 @@ class Retriever:
                 for i in seeds
                 if i in entities
             ]
-            candidates += self._passages(rows, sum_hits, ranks, sources, question)
+            candidates += self._passages(rows, sum_hits, ranks, sources, question, periods)
             c["candidates"] = len(candidates)
             c["sources"] = len(sources)
 
@@ -321,6 +328,7 @@ class Retriever:
         ranks: dict[int, tuple[int, bool]],
         sources: dict[int, float],
         question: set[str],
+        periods: list[Period],
     ) -> list[Scored]:
         """Matched passages, scored by rank (and as the source of a good fact
         too), and the source texts of the best facts that are passages."""
@@ -333,6 +341,8 @@ class Retriever:
             summary = row.summary if cid in by_summary else None
             words = row.text if by_text else (summary or "")
             s = passage_score(rank, question, words) + sources.get(cid, 0.0)
+            if within(periods, row.reference_time):
+                s += W_WHEN
             if by_text:
                 whole = Passage(row, summary, row.text)
                 short = [Passage(row, summary, None)] if summary is not None else []
