@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from gligabao.memory.scoring import (
+    above,
     lexical_share,
     passage_score,
     question_periods,
@@ -58,3 +59,11 @@ def test_a_passage_scores_by_rank_and_by_the_question_words_it_holds() -> None:
     relevant = passage_score(3, question, "My job title is architect.")
     assert relevant > passage_score(0, question, "Any tips for winter tires?")
     assert passage_score(0, question, "x") > passage_score(1, question, "x")
+
+
+def test_above_is_the_share_of_the_way_from_the_threshold_to_one() -> None:
+    assert above(0.82, 0.82) == 0.0
+    assert above(0.70, 0.82) == 0.0  # never negative
+    assert abs(above(0.91, 0.82) - 0.5) < 1e-9
+    assert above(1.0, 0.82) == 1.0
+    assert above(0.99, 1.0) == 0.0

@@ -13,7 +13,7 @@ W_KEYWORD = 0.1  # per keyword point (+5 whole name, +3 a name term, +1 descript
 W_ENTITY_SIM = 1.0  # times the entity's cosine to the question
 HOP1 = 0.5  # a fact touching a seed: times the seed's strength
 HOP2 = 0.6  # a fact two hops away: times the score of the fact that leads there
-W_EDGE_SIM = 1.5  # times the fact's cosine to the question
+W_EDGE_SIM = 1.5  # times how far the fact's cosine is above the query threshold (0..1)
 W_LEXICAL = 2.0  # times the share of the question's terms the fact holds
 W_RECENCY = 0.2  # newest fact of the pool; oldest 0
 W_PROVENANCE = 0.5  # a fact stated in a matched passage
@@ -46,6 +46,15 @@ def stem(term: str) -> str:
 
 def stems(text: str) -> set[str]:
     return {stem(t) for t in index_terms(text)}
+
+
+def above(similarity: float, threshold: float) -> float:
+    """A cosine as its share of the way from the search threshold to 1: the
+    embedding models put most texts at 0.75 to 0.9 of any question, so the
+    raw cosine hardly tells one similar fact from another."""
+    if threshold >= 1.0:
+        return 0.0
+    return max(0.0, (similarity - threshold) / (1.0 - threshold))
 
 
 def lexical_share(question_stems: set[str], text: str) -> float:
