@@ -48,6 +48,7 @@ from .scoring import (
     W_SOURCE,
     W_WHEN,
     Period,
+    above,
     fact_score,
     passage_score,
     question_periods,
@@ -170,7 +171,7 @@ class Retriever:
             strength: dict[int, float] = {i: W_KEYWORD * s for i, s in kw.items()}
             for h in ent_hits:
                 strength[h.id] = strength.get(h.id, 0.0) + W_ENTITY_SIM * h.score
-            edge_sim = {h.id: h.score for h in edge_hits}
+            edge_sim = {h.id: above(h.score, t) for h in edge_hits}
             # Superseded facts never enter the context, whichever way they
             # came; with as_of, the facts valid then do, superseded or not.
             similar_edges = [
