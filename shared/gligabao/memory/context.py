@@ -2,9 +2,10 @@
 best-first fill of the scored candidates (entities, facts, passages) under a
 token budget.
 
-The budget is a cap, not a target: candidates scoring under
-:data:`~.scoring.RELEVANCE_FLOOR` of the best one are left out even when they
-would fit.
+The budget is a cap, not a target: facts and passages scoring under
+:data:`~.scoring.RELEVANCE_FLOOR` of the best candidate are left out even when
+they would fit (a seed's own line, one short line the question named or
+resembles, competes for the budget only).
 
 The budget counts the whole rendered context (current time, graph, passages,
 question) with :func:`gligabao.text.estimate_tokens`: each line is charged
@@ -122,8 +123,8 @@ def fill(
     """Take the candidates best first while they fit in ``budget`` tokens; a
     fact brings its two ends (``entities`` holds every end). A candidate
     that does not fit is skipped, and smaller ones after it may still fit.
-    Candidates under the relevance floor (a share of the best score) are
-    not taken at all."""
+    Facts and passages under the relevance floor (a share of the best
+    score) are not taken at all."""
     ctx = Context({}, {}, {}, nearby, budget, as_of=as_of)
     floor = RELEVANCE_FLOOR * max((c.score for c in candidates), default=0.0)
     skeleton = Context({}, {}, {}, as_of=as_of)
@@ -132,7 +133,7 @@ def fill(
     order = sorted(range(len(candidates)), key=lambda i: (-candidates[i].score, i))
     for i in order:
         c = candidates[i]
-        if c.score < floor:
+        if c.score < floor and c.entity is None:  # a seed's own line is short: budget only
             ctx.below_floor += 1
             continue
         if c.entity is not None:
