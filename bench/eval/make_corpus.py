@@ -942,6 +942,14 @@ def build(n: int, rng: random.Random, long: bool = False) -> Conversation:
     c.ask("unanswerable", f"Where did {S} go to university?", [])
     spouse = "wife" if friend_pron == "he" else "husband"
     c.ask("unanswerable", f"What is the name of {F}'s {spouse}?", [])
+
+    # temporal, by date (appended last, so that the questions above keep their IDs):
+    # "what did ... in <month>" and "when did ..."
+    started = c.facts[f_hobby3].valid_at
+    month = datetime.fromisoformat(started.replace("Z", "+00:00"))
+    took_up = [f for f in hobbies_now if c.facts[f].valid_at[:7] == started[:7]]
+    c.ask("temporal", f"What did {P} take up in {month:%B %Y}?", took_up, tags=["in_month"])
+    c.ask("temporal", f"When did {P} move to {new_home}?", [f_new_home], tags=["when"])
     return c
 
 

@@ -21,23 +21,26 @@ from query_helpers import (
 from conftest import Harness
 from gligabao.text import estimate_tokens
 
+CONTACTS = "Which contacts does Zorro have?"
 FILLER = "someone met at a long party in the old town, years ago, by the river " * 2
 
 
-def crowd(gb: Harness) -> GraphBuilder:
+def crowd(gb: Harness, others: float | None = 0.8) -> GraphBuilder:
     """Zorro (the keyword seed) and 60 contacts, each with a long line; the
-    fact about contact 7 is the one similar to the question."""
+    fact about contact 7 is the most similar to the question, the others are
+    ``others`` similar, or not at all (None). Asked with ``CONTACTS``, every
+    fact holds the question's word ("contact"): all are relevant."""
     g = GraphBuilder(gb)
     hub = g.entity("Zorro", "person", "a fencer")  # 1
     for i in range(60):  # entities 2..61, edges 501..560
         other = g.entity(f"Contact {i}", "person", FILLER)
-        g.edge(hub, other, "knows", f"Zorro knows contact {i}.", sim=0.95 if i == 7 else None)
+        g.edge(hub, other, "knows", f"Zorro knows contact {i}.", sim=0.95 if i == 7 else others)
     return g.save()
 
 
 def test_default_budget_is_honoured_best_first(gb: Harness) -> None:
     crowd(gb)
-    gb.query(ask(gb, "Who does Zorro know?"))
+    gb.query(ask(gb, CONTACTS))
     text = prompt(gb)
     tokens = estimate_tokens(text)
     # GB_CONTEXT_TOKENS is unset: 2000. Filled close to it (one more fact
@@ -48,11 +51,30 @@ def test_default_budget_is_honoured_best_first(gb: Harness) -> None:
     assert len(edge_ids(text)) < 60
 
 
+def test_irrelevant_candidates_are_left_out_with_room_to_spare(gb: Harness) -> None:
+    """The budget is a cap, not a target: the 59 facts that only touch the
+    seed (no similarity, no word of the question but the seed's name) score
+    under a quarter of the similar fact's and stay out, though they fit."""
+    crowd(gb, others=None)
+    question = ask(gb, "Who does Zorro know?")  # "know" is a stopword: Zorro alone
+    r = gb.client.post("/v1/gb/query", {"user_id": "u1", "query": question})
+    assert r.status == 200
+    text = prompt(gb)
+    assert edge_ids(text) == [508]
+    assert estimate_tokens(text) < 400  # of 2000
+    steps = {
+        s["name"]: s.get("counts", s)
+        for s in gb.client.get(f"/v1/gb/calls/{r.call_id}?user_id=u1").body["steps"]
+    }
+    assert steps["fill"]["left_out"] == 0
+    assert steps["fill"]["below_floor"] >= 59
+
+
 @pytest.mark.parametrize("budget", [100, 400, 1000, 16000])
 def test_max_context_tokens_is_honoured(gb: Harness, budget: int) -> None:
     crowd(gb)
     gb.llm.script("query", {"answer": "ok", "edges": [508, 501], "entities": [1]})
-    out = gb.query(ask(gb, "Who does Zorro know?"), max_context_tokens=budget)
+    out = gb.query(ask(gb, CONTACTS), max_context_tokens=budget)
     text = prompt(gb)
     assert estimate_tokens(text) <= budget
     edges = edge_ids(text)

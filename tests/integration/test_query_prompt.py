@@ -151,7 +151,9 @@ def test_evidence(gb: Harness) -> None:
             "passages": [905, 903, 903, 999, 906, 901],
         },
     )
-    out = gb.query(ask(gb, "Where did Alice work?"))
+    # No word of the question but Alice's name: every fact and passage about
+    # her is relevant enough.
+    out = gb.query(ask(gb, "Tell me about Alice."))
     assert out["answer"] == "Alice worked at Acme until 2024."
     ev = out["evidence"]
     # Endpoints of the cited edge (Alice 1, Acme 2) added; ordered by ID.

@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-from gligabao.memory.scoring import lexical_share, stem, stems
+from gligabao.memory.scoring import (
+    above,
+    lexical_share,
+    passage_score,
+    question_periods,
+    stem,
+    stems,
+    within,
+)
 
 
 def test_stem_strips_common_suffixes_only() -> None:
@@ -22,3 +30,40 @@ def test_lexical_share_counts_the_question_terms_held() -> None:
     )
     assert lexical_share(question, "the weather") == 0.0
     assert lexical_share(set(), "anything") == 0.0
+
+
+def test_question_periods_are_the_dates_a_question_names() -> None:
+    assert question_periods("What did Dana take up in March 2024?") == [("2024", "03", None)]
+    assert question_periods("Where did Dana work on April 18, 2024?") == [("2024", "04", "18")]
+    assert question_periods("Where did Dana live between 2015 and 2019?") == [
+        ("2015", None, None),
+        ("2019", None, None),
+    ]
+    assert question_periods("What did Dana do in March?") == [(None, "03", None)]
+    assert question_periods("May I ask where Dana works?") == []  # not the month
+    assert question_periods("When did Dana move to Portland?") == []
+
+
+def test_within_a_period_by_year_month_and_day() -> None:
+    march_2024 = question_periods("in March 2024")
+    assert within(march_2024, None, "2024-03-05T10:00:00Z")
+    assert not within(march_2024, "2023-03-05T10:00:00Z", None)
+    assert within(question_periods("in March"), "2021-03-05T10:00:00Z")
+    assert within(question_periods("on April 18, 2024"), "2024-04-18T23:59:59Z")
+    assert not within(question_periods("on April 18, 2024"), "2024-04-19T00:00:00Z")
+    assert not within([], "2024-04-18T00:00:00Z")
+
+
+def test_a_passage_scores_by_rank_and_by_the_question_words_it_holds() -> None:
+    question = stems("job title")
+    relevant = passage_score(3, question, "My job title is architect.")
+    assert relevant > passage_score(0, question, "Any tips for winter tires?")
+    assert passage_score(0, question, "x") > passage_score(1, question, "x")
+
+
+def test_above_is_the_share_of_the_way_from_the_threshold_to_one() -> None:
+    assert above(0.82, 0.82) == 0.0
+    assert above(0.70, 0.82) == 0.0  # never negative
+    assert abs(above(0.91, 0.82) - 0.5) < 1e-9
+    assert above(1.0, 0.82) == 1.0
+    assert above(0.99, 1.0) == 0.0

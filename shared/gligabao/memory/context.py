@@ -2,6 +2,11 @@
 best-first fill of the scored candidates (entities, facts, passages) under a
 token budget.
 
+The budget is a cap, not a target: facts and passages scoring under
+:data:`~.scoring.RELEVANCE_FLOOR` of the best candidate are left out even when
+they would fit (a seed's own line, one short line the question named or
+resembles, competes for the budget only).
+
 The budget counts the whole rendered context (current time, graph, passages,
 question) with :func:`gligabao.text.estimate_tokens`: each line is charged
 its own estimate plus one token for the line break, which is never less than
@@ -16,6 +21,7 @@ from typing import Any
 from ..ai import prompts
 from ..models import Artifact, Edge, Entity
 from ..text import estimate_tokens
+from .scoring import RELEVANCE_FLOOR
 
 
 @dataclass
@@ -59,6 +65,7 @@ class Context:
     nearby: dict[str, Any] | None = None
     budget: int | None = None  # the token budget it was filled under
     left_out: int = 0  # candidates that did not fit
+    below_floor: int = 0  # candidates left out as not relevant enough, room or not
     as_of: str | None = None  # the instant the question is about (query's as_of)
 
     @property
@@ -115,14 +122,20 @@ def fill(
 ) -> Context:
     """Take the candidates best first while they fit in ``budget`` tokens; a
     fact brings its two ends (``entities`` holds every end). A candidate
-    that does not fit is skipped, and smaller ones after it may still fit."""
+    that does not fit is skipped, and smaller ones after it may still fit.
+    Facts and passages under the relevance floor (a share of the best
+    score) are not taken at all."""
     ctx = Context({}, {}, {}, nearby, budget, as_of=as_of)
+    floor = RELEVANCE_FLOOR * max((c.score for c in candidates), default=0.0)
     skeleton = Context({}, {}, {}, as_of=as_of)
     used = estimate_tokens(skeleton.render(question, now))
     passage_tags = _cost("<passages>") + _cost("</passages>")
     order = sorted(range(len(candidates)), key=lambda i: (-candidates[i].score, i))
     for i in order:
         c = candidates[i]
+        if c.score < floor and c.entity is None:  # a seed's own line is short: budget only
+            ctx.below_floor += 1
+            continue
         if c.entity is not None:
             if c.entity.id in ctx.entities:
                 continue

@@ -46,7 +46,7 @@ from ..vectors.port import Hit, SearchRequest, VectorIndex
 from .keywords import PER_TERM, missing_named, name_lookups, rank_keywords
 from .options import StageOptions
 from .parallel import done, start
-from .scoring import HOP1, HOP2, W_ENTITY_SIM, W_KEYWORD, fact_score, reach, stem
+from .scoring import HOP1, HOP2, W_ENTITY_SIM, W_KEYWORD, above, fact_score, reach, stem
 from .temporal import Interval, contains
 
 # Candidate pools (what may compete for the budget, not what is sent).
@@ -236,7 +236,10 @@ class Gatherer:
             strength: dict[int, float] = {i: W_KEYWORD * s for i, s in kw.items() if i in kw_rows}
             for h in found.entities:
                 strength[h.id] = strength.get(h.id, 0.0) + W_ENTITY_SIM * h.score
-            edge_sim = {h.id: h.score for h in found.edges}
+            # A fact's similarity: how far its cosine is above the threshold
+            # (the local model puts most texts at 0.75-0.9 of any question).
+            t = self.settings.query_threshold
+            edge_sim = {h.id: above(h.score, t) for h in found.edges}
             # The question's words that say more than a seed's name: "Dana"
             # is in every fact around Dana, "brother" picks one of them.
             named = {stem(t) for i in kw if kw[i] >= 3 for t in _names(kw_rows, i)}

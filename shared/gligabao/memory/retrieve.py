@@ -28,14 +28,17 @@ from .context import Context, Passage, Scored, fill
 from .gather import Gathered, Gatherer, QueryInput, kept, passage_rank
 from .scoring import (
     HOP1,
-    PASSAGE_DECAY,
-    W_PASSAGE,
     W_PROVENANCE,
     W_RECENCY,
     W_SEED_LINE,
     W_SOURCE,
+    W_WHEN,
+    Period,
     fact_score,
+    passage_score,
+    question_periods,
     reach,
+    within,
 )
 
 __all__ = ["Context", "Passage", "QueryInput", "Retriever"]
@@ -88,6 +91,7 @@ class Retriever:
             pool = {
                 i: e for i, e in pool.items() if e.source_id in entities and e.target_id in entities
             }
+            periods = question_periods(inp.query)  # "in March 2024": what happened then
             age = {eid: n for n, eid in enumerate(sorted(pool), start=1)}
             scored_edges: dict[int, float] = {}
             for e in pool.values():
@@ -98,6 +102,8 @@ class Retriever:
                 s += W_RECENCY * age[e.id] / len(age)
                 if e.artifact_id in matched_texts:
                     s += W_PROVENANCE
+                if within(periods, e.valid_at, e.invalid_at):
+                    s += W_WHEN
                 scored_edges[e.id] = s
             best_facts = sorted(scored_edges, key=lambda i: -scored_edges[i])[:PROVENANCE_FROM]
             sources: dict[int, float] = {}
@@ -112,7 +118,7 @@ class Retriever:
                 for i in got.seeds
                 if i in entities
             ]
-            candidates += self._passages(rows, got, sources)
+            candidates += self._passages(rows, got, sources, periods)
             c["candidates"] = len(candidates)
             c["sources"] = len(sources)
 
@@ -124,6 +130,7 @@ class Retriever:
             c["edges"] = len(ctx.edges)
             c["passages"] = len(ctx.passages)
             c["left_out"] = ctx.left_out
+            c["below_floor"] = ctx.below_floor
         return ctx
 
     def _is_passage(self, a: Artifact) -> bool:
@@ -133,7 +140,11 @@ class Retriever:
         return estimate_tokens(a.text) <= self.settings.chunk_threshold_tokens
 
     def _passages(
-        self, rows: dict[int, Artifact], got: Gathered, sources: dict[int, float]
+        self,
+        rows: dict[int, Artifact],
+        got: Gathered,
+        sources: dict[int, float],
+        periods: list[Period],
     ) -> list[Scored]:
         """Matched passages, scored by rank (and as the source of a good fact
         too), and the source texts of the best facts that are passages."""
@@ -144,8 +155,11 @@ class Retriever:
             row = rows.get(cid)
             if row is None:  # a deleted row's vector is dropped
                 continue
-            s = W_PASSAGE / (1 + PASSAGE_DECAY * rank) + sources.get(cid, 0.0)
             summary = row.summary if cid in by_summary else None
+            words = row.text if by_text else (summary or "")
+            s = passage_score(rank, got.question, words) + sources.get(cid, 0.0)
+            if within(periods, row.reference_time):
+                s += W_WHEN
             if by_text:
                 whole = Passage(row, summary, row.text)
                 short = [Passage(row, summary, None)] if summary is not None else []

@@ -3,7 +3,9 @@ passages (the weights are set by running bench/eval; see the README)."""
 
 from __future__ import annotations
 
+import calendar
 import math
+import re
 from collections import Counter
 
 from ..models import Edge
@@ -13,15 +15,28 @@ W_KEYWORD = 0.1  # per keyword point (+5 whole name, +3 a name term, +1 descript
 W_ENTITY_SIM = 1.0  # times the entity's cosine to the question
 HOP1 = 0.5  # a fact touching a seed: times the seed's strength
 HOP2 = 0.6  # a fact two hops away: times the score of the fact that leads there
-W_EDGE_SIM = 1.5  # times the fact's cosine to the question
+W_EDGE_SIM = 3.5  # times how far the fact's cosine is above the query threshold (0..1)
 W_LEXICAL = 2.0  # times the share of the question's terms the fact holds
 W_RECENCY = 0.2  # newest fact of the pool; oldest 0
 W_PROVENANCE = 0.5  # a fact stated in a matched passage
 W_PASSAGE = 1.5  # best passage; decays with its rank
 PASSAGE_DECAY = 0.25
+# A passage's rank score is scaled by this plus the share of the question's
+# terms it holds: the hybrid search ranks every text, so the best-ranked one
+# is not relevant by rank alone ("What's my job title?" ranks "Any tips for a
+# job interview?" first), and its words tell (bench/eval: 0.1 to 0.4 give the
+# same recall; 0.25 the fewest tokens at it).
+PASSAGE_BASE = 0.25
 W_SOURCE = 0.5  # the source text of a fact: times the fact's score
 W_SEED_LINE = 0.5  # a seed's own line: times its strength
 HUB_DEGREE = 5  # a seed with more facts than this passes less to each
+W_WHEN = 1.0  # a fact that began or ended, a passage said, in a period the question names
+# The budget is a cap, not a target: a fact or passage scoring under this
+# share of the best candidate's score is left out even when there is room (a
+# seed's own line is not). bench/eval, long corpus: 0.25 keeps recall 0.99 in
+# 8% of the history's tokens; 0.15 and 0.2 the same recall in more tokens, 0.3
+# and up drop second hops and paraphrases.
+RELEVANCE_FLOOR = 0.25
 
 
 def stem(term: str) -> str:
@@ -35,6 +50,15 @@ def stem(term: str) -> str:
 
 def stems(text: str) -> set[str]:
     return {stem(t) for t in index_terms(text)}
+
+
+def above(similarity: float, threshold: float) -> float:
+    """A cosine as its share of the way from the search threshold to 1: the
+    embedding models put most texts at 0.75 to 0.9 of any question, so the
+    raw cosine hardly tells one similar fact from another."""
+    if threshold >= 1.0:
+        return 0.0
+    return max(0.0, (similarity - threshold) / (1.0 - threshold))
 
 
 def lexical_share(question_stems: set[str], text: str) -> float:
@@ -62,3 +86,50 @@ def reach(e: Edge, strength: dict[int, float], degree: Counter[int]) -> float:
         damp = min(1.0, math.sqrt(HUB_DEGREE / d)) if d else 1.0
         best = max(best, strength.get(end, 0.0) * damp)
     return best
+
+
+def passage_score(rank: int, question_stems: set[str], text: str) -> float:
+    """A matched passage: its rank in the hybrid search, scaled by the words
+    it shares with the question."""
+    by_rank = W_PASSAGE / (1 + PASSAGE_DECAY * rank)
+    return by_rank * (PASSAGE_BASE + lexical_share(question_stems, text))
+
+
+MONTHS = {name: f"{i:02d}" for i, name in enumerate(calendar.month_name) if name}
+_DATE = re.compile(
+    r"\b(" + "|".join(MONTHS) + r")\b(?:\s+(\d{1,2})(?:st|nd|rd|th)?\b)?(?:,?\s+(\d{4})\b)?"
+    r"|\b((?:19|20)\d\d)\b"
+)
+
+Period = tuple[str | None, str | None, str | None]  # year, month, day (as in RFC 3339)
+
+
+def question_periods(question: str) -> list[Period]:
+    """The periods a question names: "in March 2024", "on April 18, 2024",
+    "in March", "between 2015 and 2019" (each year). Month names count
+    capitalized only, and "May" alone not at all ("May I ...")."""
+    out: list[Period] = []
+    for m in _DATE.finditer(question):
+        month, day, year, bare_year = m.groups()
+        if bare_year is not None:
+            out.append((bare_year, None, None))
+        elif month == "May" and day is None and year is None:
+            continue
+        else:
+            out.append((year, MONTHS[month], f"{int(day):02d}" if day else None))
+    return out
+
+
+def within(periods: list[Period], *instants: str | None) -> bool:
+    """One of the instants (RFC 3339 UTC) falls in one of the periods."""
+    for ts in instants:
+        if ts is None:
+            continue
+        for year, month, day in periods:
+            if (
+                (year is None or ts[0:4] == year)
+                and (month is None or ts[5:7] == month)
+                and (day is None or ts[8:10] == day)
+            ):
+                return True
+    return False
