@@ -440,3 +440,29 @@ def test_query_failure_is_502_and_writes_nothing(gb: Harness, fault: str) -> Non
     out = gb.query("Where does Alice work?")
     assert out["answer"] == "Acme"
     assert [e["id"] for e in out["evidence"]["edges"]] == [1]
+
+
+def test_store_failure_while_the_question_is_embedded_is_502(gb: Harness) -> None:
+    """The keyword reads fail (their table is gone) while the embeddings
+    request is in flight on the worker: 502 naming the read, nothing
+    written, and the embedding that finished meanwhile is on the call's
+    record (the call waits for it before saving)."""
+    from gligabao.graph import table_admin
+
+    gb.llm.script("extract", works_at())
+    assert remember(gb).status == 200
+    kept_tables = tuple(t for t in (*ROW_TABLES, "datasets") if t != "terms")
+    before = {t: sorted(map(repr, gb.scan(t))) for t in kept_tables}
+    vectors = vector_counts(gb)
+    _drop_table(gb, "terms")
+    try:
+        r = gb.client.post("/v1/gb/query", {"user_id": "u1", "query": "Where does Alice work?"})
+        assert r.status == 502, r.body
+        assert r.body == {"error": "graph store keyword_hits failed: a missing table"}
+        assert call_status(gb, r.call_id) == r.body["error"]
+        assert [(i["stage"], i["status"]) for i in inferences(gb, r.call_id)] == [("embed", "ok")]
+        assert gb.llm.calls("query") == 0
+        assert {t: sorted(map(repr, gb.scan(t))) for t in kept_tables} == before
+        assert vector_counts(gb) == vectors
+    finally:
+        table_admin.create_tables()

@@ -129,9 +129,7 @@ def context(event: APIGatewayProxyEventV2, req: SearchRequest) -> dict[str, Any]
         req.user_id,
         req.dataset,
         req.session_id,
-        lambda meter: Search(wiring.graph_store(), wiring.query_service().retriever).run(
-            inp, meter
-        ),
+        lambda meter: Search(wiring.query_service().retriever).run(inp, meter),
     )
 
 

@@ -32,7 +32,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 from concurrent.futures import Future
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from ..config import Settings
@@ -92,13 +92,11 @@ class Found:
 class Gathered:
     """The candidates' raw material, read; scoring is :mod:`.retrieve`'s."""
 
-    terms: list[str]
-    kw: dict[int, int]  # keyword seeds and their points
     strength: dict[int, float]  # every seed (rows that exist), by strength
     seeds: list[int]  # strongest first
     matched: list[Entity]  # the entities the question matched (the geo search's)
-    fallback: bool  # nothing matched: the seeds are the newest entities
     found: Found
+    ranks: dict[int, tuple[int, bool]]  # matched passage -> (rank, found by its text)
     edge_sim: dict[int, float]  # similar facts' cosine to the question
     similar_edges: list[Edge]
     hop1: dict[int, Edge]
@@ -107,8 +105,8 @@ class Gathered:
     passages: dict[int, Artifact]  # rows of the matched passages
     texts: dict[int, Artifact]  # texts the best facts were stated in
     question: set[str]  # the question's stems, less the seeds' names
-    degree: Counter[int] = field(default_factory=Counter)
-    led: dict[int, float] = field(default_factory=dict)  # what an entity passes on
+    degree: Counter[int]  # facts per entity among the one-hop facts
+    led: dict[int, float]  # what an entity passes on to its facts
 
 
 def held(edge: Edge, instant: str) -> bool:
@@ -148,13 +146,13 @@ class Gatherer:
     ) -> Gathered:
         searched = start(self._search, key, inp, meter)
         try:
-            kw, kw_rows, kw_around = self._by_words(key, inp, meter, check_dataset)
+            terms, kw, kw_rows, kw_around = self._by_words(key, inp, meter, check_dataset)
             found = searched.result()
             meter.call.steps.append(found.step)
         except BaseException:
             _settle(searched)
             raise
-        return self._after_search(key, inp, meter, kw, kw_rows, kw_around, found)
+        return self._after_search(key, inp, meter, terms, kw, kw_rows, kw_around, found)
 
     # --- behind the embedding ---------------------------------------------------
 
@@ -197,7 +195,7 @@ class Gatherer:
 
     def _by_words(
         self, key: DatasetKey, inp: QueryInput, meter: Meter, check_dataset: bool
-    ) -> tuple[dict[int, int], dict[int, Entity], list[Edge]]:
+    ) -> tuple[list[str], dict[int, int], dict[int, Entity], list[Edge]]:
         """Waves 1 and 2: the dataset, the keyword seeds, their rows and the
         edges around them."""
         with meter.call.step("keyword_seeds") as c:
@@ -216,7 +214,7 @@ class Gatherer:
             around = self._around(key, list(kw), EDGE_CAP, inp)
             c["terms"] = len(terms)
             c["seeds"] = len(kw)
-            return kw, rows_f.result(), around
+            return terms, kw, rows_f.result(), around
 
     # --- after the search ---------------------------------------------------------
 
@@ -225,6 +223,7 @@ class Gatherer:
         key: DatasetKey,
         inp: QueryInput,
         meter: Meter,
+        terms: list[str],
         kw: dict[int, int],
         kw_rows: dict[int, Entity],
         kw_around: list[Edge],
@@ -232,7 +231,6 @@ class Gatherer:
     ) -> Gathered:
         g = self.graph
         with meter.call.step("expand") as c:
-            terms = query_terms(inp.query)
             strength: dict[int, float] = {i: W_KEYWORD * s for i, s in kw.items() if i in kw_rows}
             for h in found.entities:
                 strength[h.id] = strength.get(h.id, 0.0) + W_ENTITY_SIM * h.score
@@ -249,7 +247,7 @@ class Gatherer:
             # ends are not read yet), lend the entity they lead to a share of
             # their score; the best such entities that are not seeds have
             # their edges read (at most HOP2_FROM).
-            neighbours = self._neighbours(kw_around, strength, edge_sim, question)
+            neighbours = _neighbours(kw_around, strength, edge_sim, question)
 
             # Wave 3: the rows of what the search found; the edges around the
             # similar entities that are not keyword seeds; the two-hop edges.
@@ -258,11 +256,12 @@ class Gatherer:
             vec_rows_f = start(g.get_entities, key, vec_only) if vec_only else done({})
             similar_f = start(g.get_edges, key, list(edge_sim)) if edge_sim else done({})
             passages_f = start(g.get_artifacts, key, list(ranks)) if ranks else done({})
-            fallback = not strength and not edge_sim
-            recent_f = start(g.recent_entities, key, FALLBACK_SEEDS) if fallback else done([])
+            unmatched = not strength and not edge_sim  # the fallback's read, sent now
+            recent_f = start(g.recent_entities, key, FALLBACK_SEEDS) if unmatched else done([])
+            fallback = False
             hop2_f = self._around_start(key, neighbours, HOP2_CAP, inp)
             vec_around = self._around(key, vec_only, EDGE_CAP, inp)
-            hop2_all = self._around_join(hop2_f, HOP2_CAP, inp)
+            hop2_all = self._around_join(hop2_f, inp)
             similar_edges = [e for e in similar_f.result().values() if kept(e, inp)]
             seed_rows = {**kw_rows, **vec_rows_f.result()}
             strength = {i: s for i, s in strength.items() if i in seed_rows}  # deleted rows
@@ -276,16 +275,18 @@ class Gatherer:
                 seed_rows = {e.id: e for e in recent}
                 strength = {e.id: W_KEYWORD for e in recent}
                 around = self._around(key, list(strength), EDGE_CAP, inp)
-                neighbours = self._neighbours(around, strength, edge_sim, question)
+                neighbours = _neighbours(around, strength, edge_sim, question)
                 hop2_all = self._around(key, neighbours, HOP2_CAP, inp)
                 fallback = True
             hop1 = {e.id: e for e in around}
             hop2 = [e for e in hop2_all if e.id not in hop1]
-            degree = Counter(end for e in around for end in {e.source_id, e.target_id})
-            led = self._led(around, strength, degree, edge_sim, question)
+            degree = _degree(around)
+            facts = [*around, *similar_edges]
+            early = _on_own_words(facts, strength, degree, edge_sim, question)
+            lent = _lent(around, early, strength)
             # What an entity passes to its facts: its own strength as a seed,
             # or what the facts leading to it lent it, whichever is more.
-            led = {n: max(strength.get(n, 0.0), led.get(n, 0.0)) for n in {*strength, *led}}
+            led = {n: max(strength.get(n, 0.0), lent.get(n, 0.0)) for n in {*strength, *lent}}
 
             c["seeds"] = len(strength)
             c["fallback"] = int(fallback)
@@ -295,20 +296,10 @@ class Gatherer:
         with meter.call.step("entities") as c:
             # Wave 4: the ends not read yet, and the texts the best facts
             # (scored on their own words) were stated in.
-            facts = [*around, *similar_edges]
-            early = {
-                e.id: fact_score(
-                    e,
-                    HOP1 * reach(e, strength, degree),
-                    edge_sim.get(e.id, 0.0),
-                    question,
-                    f"{e.relation} {e.description}",
-                )
-                for e in facts
-            }
             best = sorted(facts, key=lambda e: (-early[e.id], e.id))[:SOURCE_READS]
-            wanted = {e.artifact_id for e in best} - set(passages) - {None}
-            source_ids = sorted(i for i in wanted if i is not None)
+            source_ids = sorted(
+                {a for e in best if (a := e.artifact_id) is not None and a not in passages}
+            )
             texts_f = start(g.get_artifacts, key, source_ids) if source_ids else done({})
             need = sorted(_ends([*facts, *hop2]) - set(seed_rows))
             entities = {**seed_rows, **(g.get_entities(key, need) if need else {})}
@@ -317,13 +308,11 @@ class Gatherer:
             c["entities"] = len(entities)
             c["texts"] = len(texts)
         return Gathered(
-            terms=terms,
-            kw=kw,
             strength=strength,
             seeds=seeds,
             matched=matched,
-            fallback=fallback,
             found=found,
+            ranks=ranks,
             edge_sim=edge_sim,
             similar_edges=similar_edges,
             hop1=hop1,
@@ -335,44 +324,6 @@ class Gatherer:
             degree=degree,
             led=led,
         )
-
-    def _neighbours(
-        self,
-        around: list[Edge],
-        strength: dict[int, float],
-        edge_sim: dict[int, float],
-        question: set[str],
-    ) -> list[int]:
-        """The entities the best one-hop facts lead to that are not seeds
-        (at most HOP2_FROM): whose edges are read for two hops."""
-        degree = Counter(end for e in around for end in {e.source_id, e.target_id})
-        led = self._led(around, strength, degree, edge_sim, question)
-        ahead = sorted((n for n in led if n not in strength), key=lambda n: (-led[n], -n))
-        return ahead[:HOP2_FROM]
-
-    @staticmethod
-    def _led(
-        around: list[Edge],
-        strength: dict[int, float],
-        degree: Counter[int],
-        edge_sim: dict[int, float],
-        question: set[str],
-    ) -> dict[int, float]:
-        """What the one-hop facts lend the entity they lead to (away from
-        the stronger end): a share of the fact's score on its own words."""
-        led: dict[int, float] = {}
-        for e in around:
-            s = fact_score(
-                e,
-                HOP1 * reach(e, strength, degree),
-                edge_sim.get(e.id, 0.0),
-                question,
-                f"{e.relation} {e.description}",
-            )
-            a, b = e.source_id, e.target_id
-            far = b if strength.get(a, 0.0) >= strength.get(b, 0.0) else a
-            led[far] = max(led.get(far, 0.0), HOP2 * s)
-        return led
 
     def _around_start(
         self, key: DatasetKey, ids: list[int], limit: int, inp: QueryInput
@@ -387,7 +338,7 @@ class Gatherer:
         return out
 
     @staticmethod
-    def _around_join(futures: list[Future[list[Edge]]], limit: int, inp: QueryInput) -> list[Edge]:
+    def _around_join(futures: list[Future[list[Edge]]], inp: QueryInput) -> list[Edge]:
         """With as_of, of both only the facts that held then."""
         edges = [e for f in futures for e in f.result()]
         if inp.as_of is None:
@@ -395,7 +346,57 @@ class Gatherer:
         return [e for e in edges if held(e, inp.as_of)]
 
     def _around(self, key: DatasetKey, ids: list[int], limit: int, inp: QueryInput) -> list[Edge]:
-        return self._around_join(self._around_start(key, ids, limit, inp), limit, inp)
+        return self._around_join(self._around_start(key, ids, limit, inp), inp)
+
+
+def _degree(around: list[Edge]) -> Counter[int]:
+    return Counter(end for e in around for end in {e.source_id, e.target_id})
+
+
+def _on_own_words(
+    facts: list[Edge],
+    strength: dict[int, float],
+    degree: Counter[int],
+    edge_sim: dict[int, float],
+    question: set[str],
+) -> dict[int, float]:
+    """The facts scored before the names of their ends are read: on their
+    relation and sentence (they choose the two-hop neighbours and the texts
+    read as the best facts' sources)."""
+    return {
+        e.id: fact_score(
+            e,
+            HOP1 * reach(e, strength, degree),
+            edge_sim.get(e.id, 0.0),
+            question,
+            f"{e.relation} {e.description}",
+        )
+        for e in facts
+    }
+
+
+def _lent(
+    around: list[Edge], scores: dict[int, float], strength: dict[int, float]
+) -> dict[int, float]:
+    """What the one-hop facts lend the entity they lead to (away from the
+    stronger end): a share of the fact's score."""
+    lent: dict[int, float] = {}
+    for e in around:
+        a, b = e.source_id, e.target_id
+        far = b if strength.get(a, 0.0) >= strength.get(b, 0.0) else a
+        lent[far] = max(lent.get(far, 0.0), HOP2 * scores[e.id])
+    return lent
+
+
+def _neighbours(
+    around: list[Edge], strength: dict[int, float], edge_sim: dict[int, float], question: set[str]
+) -> list[int]:
+    """The entities the best one-hop facts lead to that are not seeds (at
+    most HOP2_FROM): whose edges are read for two hops."""
+    scores = _on_own_words(around, strength, _degree(around), edge_sim, question)
+    lent = _lent(around, scores, strength)
+    ahead = sorted((n for n in lent if n not in strength), key=lambda n: (-lent[n], -n))
+    return ahead[:HOP2_FROM]
 
 
 def _newest(edges: list[Edge], limit: int) -> list[Edge]:

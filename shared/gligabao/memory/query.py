@@ -33,7 +33,6 @@ class Query:
     def __init__(
         self, graph: GraphStore, vectors: VectorIndex, settings: Settings, nearby: Any = None
     ) -> None:
-        self.graph = graph
         self.retriever = Retriever(graph, vectors, settings, nearby)
 
     def retrieve(self, key: DatasetKey, inp: QueryInput, meter: Meter) -> Context:

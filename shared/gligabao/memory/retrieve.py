@@ -25,7 +25,7 @@ from ..records.meter import Meter
 from ..text import estimate_tokens
 from ..vectors.port import VectorIndex
 from .context import Context, Passage, Scored, fill
-from .gather import Gathered, Gatherer, QueryInput, kept, passage_rank
+from .gather import Gathered, Gatherer, QueryInput, kept
 from .scoring import (
     HOP1,
     W_PROVENANCE,
@@ -148,7 +148,7 @@ class Retriever:
     ) -> list[Scored]:
         """Matched passages, scored by rank (and as the source of a good fact
         too), and the source texts of the best facts that are passages."""
-        ranks = passage_rank(got.found.chunks, got.found.summaries)
+        ranks = got.ranks
         by_summary = {h.id for h in got.found.summaries}
         out: list[Scored] = []
         for cid, (rank, by_text) in ranks.items():

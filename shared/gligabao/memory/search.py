@@ -8,7 +8,6 @@ from __future__ import annotations
 from typing import Any
 
 from .. import clock
-from ..graph.port import GraphStore
 from ..models import DatasetKey
 from ..records.meter import Meter
 from .retrieve import Context, QueryInput, Retriever
@@ -29,8 +28,7 @@ def public(ctx: Context, inp: QueryInput, tokens: int) -> dict[str, Any]:
 
 
 class Search:
-    def __init__(self, graph: GraphStore, retriever: Retriever) -> None:
-        self.graph = graph
+    def __init__(self, retriever: Retriever) -> None:
         self.retriever = retriever
 
     def run(self, inp: QueryInput, meter: Meter) -> dict[str, Any]:
