@@ -3,6 +3,13 @@ use cases can say *what* went wrong without knowing anything about HTTP."""
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+from typing import ParamSpec, TypeVar
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
 # HTTP statuses worth another try later: throttling, overload (Anthropic's
 # 529), server errors.
 TRANSIENT_STATUSES = frozenset({408, 429, 500, 502, 503, 504, 529})
@@ -131,3 +138,25 @@ class DeadlineExceeded(GbError):
     """The request's time budget (the Lambda's remaining time) ran out."""
 
     status = 504
+
+
+def mapped_to_upstream(
+    catch: tuple[type[BaseException], ...], to_error: Callable[[BaseException], UpstreamError]
+) -> Callable[[Callable[P, R]], Callable[P, R]]:
+    """A decorator: the wrapped method's ``catch`` failures become the
+    UpstreamError ``to_error`` makes of them; domain errors pass through (a
+    store adapter's calls, whatever its client library raises)."""
+
+    def deco(fn: Callable[P, R]) -> Callable[P, R]:
+        @functools.wraps(fn)
+        def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+            try:
+                return fn(*args, **kwargs)
+            except GbError:
+                raise
+            except catch as exc:
+                raise to_error(exc) from exc
+
+        return wrapper
+
+    return deco

@@ -11,7 +11,6 @@ fails half-way on a lock upgrade.
 
 from __future__ import annotations
 
-import functools
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
@@ -19,7 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import ParamSpec, TypeVar
 
-from .errors import GbError, UpstreamError
+from .errors import UpstreamError, mapped_to_upstream
 
 DEFAULT_PATH = ".gligabao/gligabao.db"
 P = ParamSpec("P")
@@ -31,21 +30,11 @@ def sqlite_errors(what: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
     client sees what failed; the exception itself goes to the log only (as
     DynamoDB's errors do, see graph/batch.py). Domain errors pass through."""
 
-    def deco(fn: Callable[P, R]) -> Callable[P, R]:
-        @functools.wraps(fn)
-        def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
-            try:
-                return fn(*args, **kwargs)
-            except GbError:
-                raise
-            except sqlite3.Error as exc:
-                raise UpstreamError(
-                    f"{what} failed: a database error", detail=f"{type(exc).__name__}: {exc}"
-                ) from exc
+    def to_error(exc: BaseException) -> UpstreamError:
+        detail = f"{type(exc).__name__}: {exc}"
+        return UpstreamError(f"{what} failed: a database error", detail=detail)
 
-        return wrapper
-
-    return deco
+    return mapped_to_upstream((sqlite3.Error,), to_error)
 
 
 # PRAGMA user_version of a file this code writes; bumped with every change of

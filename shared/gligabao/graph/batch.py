@@ -15,7 +15,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from pynamodb.exceptions import PynamoDBException
 from pynamodb.models import Model
 
-from ..errors import GbError, UpstreamError
+from ..errors import GbError, UpstreamError, mapped_to_upstream
 from ..models import DatasetKey
 
 log = logging.getLogger(__name__)
@@ -77,20 +77,7 @@ def store_error(what: str, exc: BaseException) -> UpstreamError:
 def upstream(what: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
     """Map any DynamoDB / pynamodb failure of the wrapped method to
     UpstreamError (domain errors pass through)."""
-
-    def deco(fn: Callable[P, R]) -> Callable[P, R]:
-        @functools.wraps(fn)
-        def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
-            try:
-                return fn(*args, **kwargs)
-            except GbError:
-                raise
-            except _STORE_ERRORS as exc:
-                raise store_error(what, exc) from exc
-
-        return wrapper
-
-    return deco
+    return mapped_to_upstream(_STORE_ERRORS, lambda exc: store_error(what, exc))
 
 
 def upstream_iter(what: str) -> Callable[[Callable[P, Iterator[R]]], Callable[P, Iterator[R]]]:
