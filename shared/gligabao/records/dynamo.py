@@ -105,7 +105,7 @@ class DynamoRecordStore:
             dataset=call.dataset,
             session_id=call.session_id,
             started_at=call.started_at,
-            duration_ms=round(call.duration_ms, 3),
+            duration_ms=call.duration_ms,
             steps=steps_json(call.steps),
             inference_sks={r.sk for r in infs} or None,
             result=result_json(call.result),

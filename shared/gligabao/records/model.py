@@ -74,7 +74,10 @@ class CallRecord:
 
     def finish(self, status: str) -> None:
         self.status = status
-        self.duration_ms = (time.perf_counter() - self._t0) * 1000
+        # Rounded once, here, as the API shows it: a stored record then reads
+        # back exactly as the live one (rounding to 3 places on save and to 2
+        # on show could differ by 0.01).
+        self.duration_ms = round((time.perf_counter() - self._t0) * 1000, 2)
 
     @property
     def llm_calls(self) -> int:

@@ -63,7 +63,7 @@ class SqliteRecordStore:
                     call.dataset,
                     call.session_id,
                     call.started_at,
-                    round(call.duration_ms, 3),
+                    call.duration_ms,
                     steps_json(call.steps),
                     result_json(call.result),
                     expires,
