@@ -24,7 +24,7 @@ EMBED_MODEL = "text-embedding-3-small"
 # USD per million tokens: cost_usd == input + 2 * output (LLM), == input (embeddings).
 PRICES = {DEFAULT_MODEL: [1_000_000, 2_000_000], EMBED_MODEL: [1_000_000, 0]}
 TS = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
-QUERY_STEPS = ["parse", "keyword_seeds", "search_vectors", "expand", "entities", "passages",
+QUERY_STEPS = ["parse", "keyword_seeds", "embed", "search_vectors", "expand", "entities", "passages",
                "score", "fill", "llm", "evidence"]
 REMEMBER_STEPS = ["parse", "chunk", "embed_text", "known_entities", "context", "summarize",
                   "extract", "resolve", "facts", "invalidate", "write"]

@@ -85,7 +85,7 @@ class Found:
     edges: list[Hit]
     chunks: list[Hit]
     summaries: list[Hit]
-    step: Step  # its trajectory step (timed on the worker)
+    steps: list[Step]  # its trajectory steps (timed on the worker)
 
 
 @dataclass
@@ -148,7 +148,7 @@ class Gatherer:
         try:
             terms, kw, kw_rows, kw_around = self._by_words(key, inp, meter, check_dataset)
             found = searched.result()
-            meter.call.steps.append(found.step)
+            meter.call.steps.extend(found.steps)
         except BaseException:
             _settle(searched)
             raise
@@ -172,7 +172,9 @@ class Gatherer:
         that the trajectory's order does not depend on which ends first."""
         t0 = time.perf_counter()
         said = self._session_said(key, inp)
+        t_embed = time.perf_counter()
         qvec = meter.embed(["\n".join([*said, inp.query])], "query").vectors[0]
+        embedded = time.perf_counter()
         t = self.settings.query_threshold
         ents, edges, chunks, sums = self.vectors.search(
             key,
@@ -190,8 +192,11 @@ class Gatherer:
             "chunks": len(chunks),
             "summaries": len(sums),
         }
-        step = Step("search_vectors", (time.perf_counter() - t0) * 1000, counts)
-        return Found(ents, edges, chunks, sums, step)
+        # Two steps: the embedding request (the model's time, not ours) and
+        # the rest (the session's messages and the vector search).
+        embed = Step("embed", (embedded - t_embed) * 1000)
+        ours = (time.perf_counter() - embedded + t_embed - t0) * 1000
+        return Found(ents, edges, chunks, sums, [embed, Step("search_vectors", ours, counts)])
 
     def _by_words(
         self, key: DatasetKey, inp: QueryInput, meter: Meter, check_dataset: bool
