@@ -155,11 +155,8 @@ def main(argv: list[str] | None = None) -> int:
     key = DatasetKey("bench", "main")
     head = (f"{'facts':>7} {'file MB':>8} {'wall p50':>8} {'p95':>6} {'ours p50':>8} {'p95':>6} "
             f"{'in call':>7} {'outside':>7} {'hits':>7}")
-    with (
-        ours.FakeAnthropic() as llm,
-        ours.FakeOpenAI(dim=args.dim) as emb,
-        tempfile.TemporaryDirectory() as tmp,
-    ):
+    fake_llm, fake_emb = ours.fakes(args.dim)
+    with fake_llm as llm, fake_emb as emb, tempfile.TemporaryDirectory() as tmp:
         llm.default("query", ours.ANSWER)
         if sizes:
             print(head)

@@ -134,6 +134,14 @@ def questions(g: Graph, n: int, rng: random.Random, emb: FakeOpenAI, dim: int) -
     return out
 
 
+def fakes(dim: int) -> tuple[FakeAnthropic, FakeOpenAI]:
+    """The fake LLM and embeddings servers, on kept-alive connections as a
+    real API's: a request pays neither a connect nor a new server thread."""
+    llm, emb = FakeAnthropic(), FakeOpenAI(dim=dim)
+    llm.keep_alive = emb.keep_alive = True
+    return llm, emb
+
+
 def post(url: str, body: bytes) -> tuple[int, bytes]:
     req = urllib.request.Request(url, data=body, method="POST")
     req.add_header("Content-Type", "application/json")
@@ -197,7 +205,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     key = DatasetKey("bench", "main")
     rows = []
-    with FakeAnthropic() as llm, FakeOpenAI(dim=args.dim) as emb, tempfile.TemporaryDirectory() as tmp:
+    fake_llm, fake_emb = fakes(args.dim)
+    with fake_llm as llm, fake_emb as emb, tempfile.TemporaryDirectory() as tmp:
         llm.default("query", ANSWER)
         for size in [int(s) for s in args.sizes.split(",")]:
             rng = random.Random(size)
