@@ -7,6 +7,7 @@ import calendar
 import math
 import re
 from collections import Counter
+from functools import lru_cache
 
 from ..models import Edge
 from ..text import index_terms
@@ -39,6 +40,7 @@ W_WHEN = 1.0  # a fact that began or ended, a passage said, in a period the ques
 RELEVANCE_FLOOR = 0.25
 
 
+@lru_cache(maxsize=65536)
 def stem(term: str) -> str:
     """A light English suffix strip, so that "works" meets "work" and
     "living" meets "live" (the index terms themselves are not stemmed)."""
@@ -48,8 +50,12 @@ def stem(term: str) -> str:
     return term
 
 
-def stems(text: str) -> set[str]:
-    return {stem(t) for t in index_terms(text)}
+@lru_cache(maxsize=16384)
+def stems(text: str) -> frozenset[str]:
+    """The text's stemmed terms. Cached: a query scores each fact's line
+    twice (on its own words, then with its ends' names), and the same facts
+    come back in the next questions about the same people."""
+    return frozenset(stem(t) for t in index_terms(text))
 
 
 def above(similarity: float, threshold: float) -> float:
