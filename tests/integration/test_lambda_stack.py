@@ -1,6 +1,7 @@
-"""The handler stack AWS users expect: Powertools' Logger puts the Lambda
-context in every log line, Metrics publishes the ColdStart metric, and the
-Tracer wraps the invocation (disabled outside Lambda, as Powertools does)."""
+"""The handler stack AWS users expect: the Lambda context in every log line
+and the ColdStart metric (records/monitor.py, in the shape Powertools' Logger
+and Metrics gave them); the invocation's X-Ray subsegments are
+test_tracing.py's."""
 
 from __future__ import annotations
 
@@ -14,13 +15,12 @@ from gligabao.local.server import make_event
 
 
 def test_logs_carry_the_lambda_context_and_the_cold_start_is_a_metric(
-    gb: Harness, capsys: pytest.CaptureFixture[str]
+    gb: Harness, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from aws_lambda_powertools.metrics.provider.cold_start import reset_cold_start_flag
-
     from gligabao.handlers import datasets
+    from gligabao.records import monitor
 
-    reset_cold_start_flag()  # a new container
+    monkeypatch.setattr(monitor, "_cold_start", [True])  # a new container
     event = make_event("GET", "/v1/gb/datasets?user_id=u1", {}, b"", "127.0.0.1")
     capsys.readouterr()
     out = datasets.lambda_handler(event, LambdaContext(20_000))
@@ -45,9 +45,9 @@ def test_the_worker_logs_with_the_context(gb: Harness) -> None:
         "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:q", "awsRegion": "us-east-1",
     }]}, LambdaContext(60_000))
     assert out == {"batchItemFailures": []}
-    from gligabao.records.monitor import logger
+    from gligabao.records.monitor import context_keys
 
-    # the keys Logger.inject_lambda_context appended to every line of the invocation
-    keys = logger.get_current_keys()
+    # the keys every log line of the invocation carried
+    keys = context_keys()
     assert keys["function_request_id"] == LambdaContext.aws_request_id
     assert keys["function_name"] == LambdaContext.function_name

@@ -21,7 +21,7 @@ def patch_botocore() -> None:
     _patched[0] = True
     from botocore.client import BaseClient
 
-    original = BaseClient._make_api_call
+    original = BaseClient._make_api_call  # type: ignore[attr-defined]
 
     def traced(self: Any, operation_name: str, api_params: dict[str, Any]) -> Any:
         if current() is None:
@@ -39,7 +39,7 @@ def patch_botocore() -> None:
             _response(span, result)
             return result
 
-    BaseClient._make_api_call = traced  # type: ignore[method-assign]
+    BaseClient._make_api_call = traced  # type: ignore[attr-defined]
 
 
 def _response(span: Span | None, response: Any) -> None:

@@ -127,7 +127,8 @@ class VectorTable:
             self._mean = m.mean(axis=0)
             self._mean_rows = n
             codes = self._code(m)
-            self._codes = np.empty((self._m.shape[0], codes.shape[1]), dtype=np.uint64)  # type: ignore[union-attr]
+            capacity = m.shape[0] if self._m is None else self._m.shape[0]
+            self._codes = np.empty((capacity, codes.shape[1]), dtype=np.uint64)
             self._codes[:n] = codes
         qc = self._code(q[None, :])[0]
         words = self._codes.shape[1]
