@@ -1,5 +1,5 @@
-"""The plumbing every handler shares: a Powertools resolver with our error
-mapping, the body rules, the call id header, and the call runner that records
+"""The plumbing every handler shares: a resolver (:mod:`.router`) with our
+error mapping, the body rules, the call id header, and the call runner that records
 each call's trajectory, inferences and monitoring event."""
 
 from __future__ import annotations
@@ -14,8 +14,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response, content_types
-
 from .. import deadline
 from ..ai.port import LLM, Embedder
 from ..errors import BadRequest, Busy, DeadlineExceeded, GbError, PayloadTooLarge, UpstreamError
@@ -23,6 +21,7 @@ from ..records.meter import Meter
 from ..records.model import CallRecord, Step, new_call
 from ..records.monitor import emit, lambda_stack, logger
 from ..records.port import RecordStore
+from .router import APPLICATION_JSON, Response, Router
 
 MAX_BODY_BYTES = 64 * 1024
 # The status of a queued call that failed for a reason that may pass and
@@ -55,13 +54,13 @@ def call_id_set(call_id: str) -> Iterator[None]:
 def error_response(status: int, message: str) -> Response[str]:
     return Response(
         status_code=status,
-        content_type=content_types.APPLICATION_JSON,
+        content_type=APPLICATION_JSON,
         body=json.dumps({"error": message}),
     )
 
 
-def make_app() -> APIGatewayHttpResolver:
-    app = APIGatewayHttpResolver()
+def make_app() -> Router:
+    app = Router()
 
     @app.exception_handler(GbError)
     def _domain_error(exc: GbError) -> Response[str]:
@@ -78,13 +77,13 @@ def make_app() -> APIGatewayHttpResolver:
         return error_response(400, f"invalid JSON body: {exc.msg}")
 
     @app.not_found
-    def _not_found(exc: Exception) -> Response[str]:
+    def _not_found(exc: Exception | None) -> Response[str]:
         return error_response(404, "no such route")
 
     return app
 
 
-def json_body(app: APIGatewayHttpResolver) -> Any:
+def json_body(app: Router) -> Any:
     try:
         raw = app.current_event.decoded_body or ""
     except ValueError as exc:  # bytes that are not UTF-8 (or broken base64)
@@ -96,7 +95,7 @@ def json_body(app: APIGatewayHttpResolver) -> Any:
 
 def json_response(status: int, payload: Any) -> Response[str]:
     return Response(
-        status_code=status, content_type=content_types.APPLICATION_JSON, body=json.dumps(payload)
+        status_code=status, content_type=APPLICATION_JSON, body=json.dumps(payload)
     )
 
 
@@ -111,7 +110,7 @@ def _body_size(event: dict[str, Any]) -> int:
 
 
 def lambda_entry(
-    app: APIGatewayHttpResolver,
+    app: Router,
     error_body: Callable[[int, str], dict[str, Any]] = lambda status, message: {"error": message},
 ) -> Callable[[dict[str, Any], Any], dict[str, Any]]:
     """The Lambda handler around a resolver: the body limit, a call id on
@@ -148,7 +147,7 @@ def lambda_entry(
 def _plain(status: int, body: dict[str, Any]) -> dict[str, Any]:
     return {
         "statusCode": status,
-        "headers": {"Content-Type": content_types.APPLICATION_JSON},
+        "headers": {"Content-Type": APPLICATION_JSON},
         "body": json.dumps(body),
         "isBase64Encoded": False,
     }

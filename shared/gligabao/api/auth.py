@@ -24,21 +24,20 @@ from __future__ import annotations
 import hmac
 from typing import Any
 
-from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEventV2
-
 from ..config import settings
 from ..errors import Forbidden, Unauthorized
+from .router import HttpEvent
 
 AUTH_MODES = ("iam", "jwt", "none")
 GROUP_CLAIMS = ("cognito:groups", "groups")
 
 
-def _claims(event: APIGatewayProxyEventV2) -> dict[str, Any]:
+def _claims(event: HttpEvent) -> dict[str, Any]:
     authorizer = event.request_context.authorizer
     return authorizer.jwt_claim if authorizer is not None else {}
 
 
-def _iam_caller(event: APIGatewayProxyEventV2) -> str:
+def _iam_caller(event: HttpEvent) -> str:
     authorizer = event.request_context.authorizer
     if authorizer is None:
         return ""
@@ -58,7 +57,7 @@ def _groups(claims: dict[str, Any]) -> set[str]:
     return out
 
 
-def _check_dev_key(event: APIGatewayProxyEventV2) -> None:
+def _check_dev_key(event: HttpEvent) -> None:
     key = settings().dev_api_key
     if not key:
         return
@@ -80,7 +79,7 @@ def _bind_claims(claims: dict[str, Any], user_id: str, operator_ok: bool) -> Non
     raise Forbidden("this principal may not act for that user_id")
 
 
-def authorize(event: APIGatewayProxyEventV2, user_id: str, *, operator_ok: bool = False) -> None:
+def authorize(event: HttpEvent, user_id: str, *, operator_ok: bool = False) -> None:
     mode = settings().auth_mode
     if mode == "iam":
         if not _iam_caller(event):
@@ -103,13 +102,13 @@ def authorize(event: APIGatewayProxyEventV2, user_id: str, *, operator_ok: bool 
 _NO_USER = "\x00"
 
 
-def principal(event: APIGatewayProxyEventV2) -> str | None:
+def principal(event: HttpEvent) -> str | None:
     """The user a JWT names (its ``GB_USER_CLAIM``), or None."""
     user = _claims(event).get(settings().user_claim)
     return str(user) if user else None
 
 
-def authenticate(event: APIGatewayProxyEventV2) -> str | None:
+def authenticate(event: HttpEvent) -> str | None:
     """Who calls, before any user_id is known (the MCP endpoint): refused as
     ``authorize`` refuses it; then the principal's user_id when a token names
     one, None for a trusted caller that names the user in each call."""

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_lambda_powertools.event_handler import Response
-from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEventV2
-
 from .. import wiring
 from ..api.app import json_response, lambda_entry, make_app
 from ..api.auth import authorize
 from ..api.requests import check_query_params, param_dataset, param_user
+from ..api.router import HttpEvent, Response
 from ..memory.datasets import Datasets
 
 app = make_app()
@@ -20,7 +18,7 @@ def _datasets() -> Datasets:
     return Datasets(wiring.graph_store(), wiring.vector_index(), wiring.record_store())
 
 
-def listing(event: APIGatewayProxyEventV2, user_id: str) -> dict[str, Any]:
+def listing(event: HttpEvent, user_id: str) -> dict[str, Any]:
     """A user's datasets (the MCP ``list_datasets`` tool calls this too)."""
     authorize(event, user_id)
     return _datasets().list(user_id)

@@ -9,10 +9,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from aws_lambda_powertools.event_handler import Response
-
 from .. import wiring
 from ..api.app import json_response
+from ..api.router import Response
 from ..errors import GbError
 from ..records.model import new_call
 

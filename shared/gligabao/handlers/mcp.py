@@ -10,12 +10,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from aws_lambda_powertools.event_handler import Response, content_types
-
 from .. import __version__
 from ..api.app import current_call_id, lambda_entry, make_app
 from ..api.auth import authenticate, authorize
 from ..api.requests import DatasetsRequest, QueryRequest, RememberRequest, SearchRequest
+from ..api.router import APPLICATION_JSON, Response
 from ..api.schemas import DatasetsOut, QueryOut, RememberOut, SearchOut
 from ..mcp.server import Caller, McpServer, ToolSpec, error_envelope, status_error
 from . import datasets, query, remember
@@ -110,7 +109,7 @@ def mcp() -> Response[str]:
         return Response(status_code=202, body="")
     return Response(
         status_code=reply.status,
-        content_type=content_types.APPLICATION_JSON,
+        content_type=APPLICATION_JSON,
         body=json.dumps(reply.body),
     )
 
@@ -118,7 +117,7 @@ def mcp() -> Response[str]:
 def _no_stream() -> Response[str]:
     return Response(
         status_code=405,
-        content_type=content_types.APPLICATION_JSON,
+        content_type=APPLICATION_JSON,
         body='{"error": "this MCP endpoint is stateless: POST only (no SSE stream, no session)"}',
         headers={"Allow": "POST"},
     )

@@ -10,9 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_lambda_powertools.event_handler import Response
-from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEventV2
-
 from .. import wiring
 from ..api.app import (
     current_call_id,
@@ -32,6 +29,7 @@ from ..api.requests import (
     parse_reasoning,
     validate,
 )
+from ..api.router import HttpEvent, Response
 from ..config import settings
 from ..errors import BadRequest, NotConfigured
 from ..memory.options import StageOptions
@@ -99,7 +97,7 @@ def run_query(req: QueryRequest, *, background: bool = False, **kw: Any) -> dict
     )
 
 
-def answer(event: APIGatewayProxyEventV2, req: QueryRequest) -> dict[str, Any]:
+def answer(event: HttpEvent, req: QueryRequest) -> dict[str, Any]:
     authorize(event, req.user_id)
     return run_query(req)
 
@@ -117,7 +115,7 @@ def query() -> Response[str]:
     return json_response(200, run_query(req))
 
 
-def context(event: APIGatewayProxyEventV2, req: SearchRequest) -> dict[str, Any]:
+def context(event: HttpEvent, req: SearchRequest) -> dict[str, Any]:
     """The query's retrieval without the answer: no LLM key needed, unless
     the caller asks for the nearby search (its place detection is an LLM call)."""
     authorize(event, req.user_id)

@@ -6,12 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_lambda_powertools.event_handler import Response
-
 from .. import clock, wiring
 from ..api.app import current_call_id, json_body, json_response, lambda_entry, make_app, run_call
 from ..api.auth import authorize
 from ..api.requests import REMEMBER_STAGES, RememberRequest, parse_models, parse_reasoning, validate
+from ..api.router import Response
 from ..config import settings
 from ..errors import BadRequest, NotConfigured
 from ..memory.options import StageOptions
