@@ -197,8 +197,12 @@ def parse_models(value: Any, stages: tuple[str, ...]) -> dict[str, str]:
     return out
 
 
+# defer_build: a model's validator is built on its first use, not at import,
+# so that a function builds only the models its requests use (a query builds
+# QueryRequest, never RememberRequest; the MCP function builds the tool
+# schemas on the first tools/list).
 class _Common(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
+    model_config = ConfigDict(extra="forbid", strict=True, defer_build=True)
 
     user_id: UserId
     dataset: DatasetName = "main"
@@ -354,6 +358,6 @@ class SearchRequest(QueryRequest):
 class DatasetsRequest(BaseModel):
     """The arguments of listing datasets (query parameters over HTTP)."""
 
-    model_config = ConfigDict(extra="forbid", strict=True)
+    model_config = ConfigDict(extra="forbid", strict=True, defer_build=True)
 
     user_id: UserId

@@ -10,7 +10,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 
 class _Out(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # Built when first used (the MCP tools' output schemas, openapi.json).
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 class ErrorOut(_Out):
@@ -153,7 +154,7 @@ class InferencesOut(_Out):
 
 
 class StepOut(BaseModel):
-    model_config = ConfigDict(extra="allow")  # each step adds its own counts
+    model_config = ConfigDict(extra="allow", defer_build=True)  # each step adds its own counts
     name: str
     ms: float
 

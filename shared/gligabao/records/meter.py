@@ -12,6 +12,7 @@ from ..ai import port as ai_port
 from ..ai.port import LLM, Embedder, Embeddings, EmbedKind, LLMReply, LLMRequest
 from ..config import price_of
 from ..errors import GbError, UpstreamError
+from . import tracing
 from .model import CallRecord, Inference
 
 
@@ -88,9 +89,10 @@ class Meter:
             )
 
         try:
-            reply = deadline.within(
-                f"the {request.stage} LLM call", lambda: self._llm.complete(request)
-            )
+            with tracing.model_request(self._llm.provider, request.stage, request.model):
+                reply = deadline.within(
+                    f"the {request.stage} LLM call", lambda: self._llm.complete(request)
+                )
         except GbError as exc:
             usage = exc.usage if isinstance(exc, UpstreamError) else None
             record(exc.message, usage if isinstance(usage, LLMReply) else None)
@@ -125,9 +127,10 @@ class Meter:
     def _embed_one(self, texts: list[str], kind: EmbedKind) -> Embeddings:
         t0 = time.perf_counter()
         try:
-            result = deadline.within(
-                "an embeddings call", lambda: self._embedder.embed(texts, kind)
-            )
+            with tracing.model_request(self._embedder.provider, "embed", self._embedder.model):
+                result = deadline.within(
+                    "an embeddings call", lambda: self._embedder.embed(texts, kind)
+                )
         except GbError as exc:
             self._record(
                 self._embedder.provider, "embed", self._embedder.model, "none", t0, exc.message

@@ -27,8 +27,6 @@ import contextlib
 import contextvars
 import json
 import os
-import secrets
-import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -43,6 +41,11 @@ _HEADER = b'{"format": "json", "version": 1}\n'
 _TRUE = {"1", "true", "yes", "on"}
 
 
+def _new_id() -> str:
+    """A subsegment or exception ID: 16 hex digits."""
+    return os.urandom(8).hex()
+
+
 @dataclass
 class Span:
     """One subsegment being recorded; ``doc`` ends up in the document as is."""
@@ -50,7 +53,7 @@ class Span:
     trace_id: str
     parent_id: str
     name: str
-    id: str = field(default_factory=lambda: secrets.token_hex(8))
+    id: str = field(default_factory=_new_id)
     start: float = field(default_factory=time.time)
     doc: dict[str, Any] = field(default_factory=dict)
 
@@ -73,7 +76,7 @@ _current: contextvars.ContextVar[Span | None] = contextvars.ContextVar("gb_xray"
 # invocation at a time per process.
 _invocation: list[Span] = []
 _cold = [True]
-_sock: list[socket.socket] = []
+_sock: list[Any] = []  # the UDP socket, opened by the first send
 _lock = threading.Lock()
 
 
@@ -107,6 +110,8 @@ def send(doc: dict[str, Any]) -> None:
     try:
         with _lock:
             if not _sock:
+                import socket
+
                 _sock.append(socket.socket(socket.AF_INET, socket.SOCK_DGRAM))
             sock = _sock[0]
         sock.sendto(_HEADER + json.dumps(doc, default=str).encode(), _daemon())
@@ -166,7 +171,7 @@ def _fail(span: Span, exc: BaseException, *, fault: bool) -> None:
     if fault:
         span.doc["fault"] = True
     span.doc["cause"] = {
-        "exceptions": [{"id": secrets.token_hex(8), "type": type(exc).__name__,
+        "exceptions": [{"id": _new_id(), "type": type(exc).__name__,
                         "message": str(exc)[:1000]}]
     }
 
@@ -188,3 +193,13 @@ def http_status(span: Span | None, status: int) -> None:
 def current() -> Span | None:
     """The subsegment new ones would go under (None: not tracing)."""
     return _current.get() or (_invocation[0] if _invocation else None)
+
+
+def model_request(provider: str, stage: str, model: str) -> contextlib.AbstractContextManager[Span | None]:
+    """An LLM or embeddings request: a ``remote`` subsegment named by the
+    provider ("local" for the in-process model: not remote)."""
+    return subsegment(
+        provider,
+        None if provider == "local" else "remote",
+        metadata={SERVICE: {"stage": stage, "model": model}},
+    )

@@ -19,6 +19,7 @@ from urllib.parse import urlparse
 
 from ... import deadline
 from ...errors import UpstreamError
+from ...records import tracing
 
 T = TypeVar("T")
 
@@ -126,7 +127,8 @@ class Transport:
             with self._lock:
                 self.requests += 1
             try:
-                return fn()
+                with tracing.subsegment("opensearch", "remote", metadata={"gligabao": {"op": op}}):
+                    return fn()
             # The body names the operation and the kind of failure; the
             # error text (index names, request IDs) goes to the log.
             except _Retry as e:
