@@ -135,7 +135,7 @@ def test_functions_get_the_table_prefix(template: dict[str, Any]) -> None:
 def _handler_routes(name: str) -> set[str]:
     module = importlib.import_module(f"gligabao.handlers.{name}")
     app = module.app
-    return {f"{r.method} {r.openapi_path}" for r in app._static_routes + app._dynamic_routes}
+    return set(app.route_keys())
 
 
 def test_every_handler_route_is_in_the_api_and_reaches_its_function(

@@ -23,6 +23,7 @@ APPLICATION_JSON = "application/json"
 # A path parameter's characters: RFC 3986's unreserved and sub-delims, and
 # what API Gateway passes through undecoded (as Powertools matched them).
 _PARAM = r"[-._~()'!*:@,;=+&$%<> \[\]{}|^\w]+"
+_PATH_PARAM = re.compile(r"<(\w+)>")
 T = TypeVar("T")
 
 
@@ -119,6 +120,7 @@ class Router:
 
     def __init__(self) -> None:
         self._routes: list[tuple[str, re.Pattern[str], Route]] = []
+        self._keys: list[str] = []
         self._handlers: dict[type[BaseException], Callable[[Any], Response[Any]]] = {}
         self._not_found: Callable[[Exception | None], Response[Any]] | None = None
         self._event: contextvars.ContextVar[HttpEvent] = contextvars.ContextVar("gb_event")
@@ -138,11 +140,12 @@ class Router:
 
     def route(self, method: str, path: str) -> Callable[[Route], Route]:
         pattern = re.compile(
-            "^" + re.sub(r"<(\w+)>", lambda m: f"(?P<{m.group(1)}>{_PARAM})", path) + "$"
+            "^" + _PATH_PARAM.sub(lambda m: f"(?P<{m.group(1)}>{_PARAM})", path) + "$"
         )
 
         def register(fn: Route) -> Route:
             self._routes.append((method.upper(), pattern, fn))
+            self._keys.append(method.upper() + " " + _PATH_PARAM.sub(r"{\1}", path))
             return fn
 
         return register
@@ -168,6 +171,10 @@ class Router:
     def not_found(self, fn: Callable[[Exception | None], Response[Any]]) -> Any:
         self._not_found = fn
         return fn
+
+    def route_keys(self) -> list[str]:
+        """The routes as API Gateway route keys ("GET /v1/gb/datasets/{name}")."""
+        return list(self._keys)
 
     # --- resolving ------------------------------------------------------------
 
