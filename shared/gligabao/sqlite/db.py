@@ -4,7 +4,8 @@ The graph, its vectors, the call records and the idempotency keys of
 `gligabao serve` live in one file (default ``./.gligabao/gligabao.db``), so
 that a copy of the file is a copy of the memory. WAL mode lets readers run
 while a writer commits; ``synchronous=FULL`` makes a commit that returned
-durable across a power cut, not only across a killed process. Writers take
+durable across a power cut, not only across a killed process (the call
+records are written with NORMAL: see ``Database.write``). Writers take
 the lock up front (``BEGIN IMMEDIATE``): a read-then-write transaction never
 fails half-way on a lock upgrade.
 """
@@ -129,6 +130,10 @@ CREATE TABLE IF NOT EXISTS inferences (
     provider TEXT NOT NULL DEFAULT '', expires_at REAL,
     PRIMARY KEY (user_id, sk)
 );
+-- The expired rows each save purges, found without reading the others.
+CREATE INDEX IF NOT EXISTS calls_expiring ON calls (expires_at) WHERE expires_at IS NOT NULL;
+CREATE INDEX IF NOT EXISTS inferences_expiring ON inferences (expires_at)
+    WHERE expires_at IS NOT NULL;
 CREATE TABLE IF NOT EXISTS idempotency (
     id TEXT PRIMARY KEY, status TEXT NOT NULL, expiration INTEGER NOT NULL,
     in_progress_expiration INTEGER, data TEXT, validation TEXT
@@ -202,17 +207,30 @@ class Database:
                 self._idle.append(conn)
 
     @contextmanager
-    def write(self) -> Iterator[sqlite3.Connection]:
+    def write(self, *, durable: bool = True) -> Iterator[sqlite3.Connection]:
         """One write transaction: committed when the block ends, rolled back
-        (nothing of it visible, ever) when it raises."""
+        (nothing of it visible, ever) when it raises.
+
+        ``durable=False`` (the call records): committed with
+        ``synchronous=NORMAL``, no fsync of its own. In WAL mode that is
+        still atomic and survives a killed process; what a power cut or an
+        OS crash may lose is the last such commits (the next durable commit
+        or checkpoint fsyncs them). It saves the fsync, 1-10 ms, that the
+        query's one write would otherwise add to every answer."""
         with self.connect() as conn:
-            conn.execute("BEGIN IMMEDIATE")
+            if not durable:
+                conn.execute("PRAGMA synchronous=NORMAL")
             try:
-                yield conn
-            except BaseException:
-                conn.rollback()
-                raise
-            conn.commit()
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    yield conn
+                except BaseException:
+                    conn.rollback()
+                    raise
+                conn.commit()
+            finally:
+                if not durable:
+                    conn.execute("PRAGMA synchronous=FULL")
 
     @contextmanager
     def read(self) -> Iterator[sqlite3.Connection]:
