@@ -12,6 +12,7 @@ fails half-way on a lock upgrade.
 
 from __future__ import annotations
 
+import hashlib
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
@@ -41,7 +42,11 @@ def sqlite_errors(what: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
 # PRAGMA user_version of a file this code writes; bumped with every change of
 # SCHEMA that an older file would not have (CREATE ... IF NOT EXISTS adds new
 # tables and indexes, never new columns).
-SCHEMA_VERSION = 2  # 2: datasets.deleted_at (IDs never reused across a delete)
+# 2: datasets.deleted_at (IDs never reused across a delete)
+# 3: the passages' words in one FTS5 table per dataset (a version-2 file is
+#    upgraded in place when opened)
+SCHEMA_VERSION = 3
+UPGRADES_FROM = (2,)
 BUSY_TIMEOUT_MS = 30_000  # a writer waits this long for another one
 
 SCHEMA = """
@@ -109,11 +114,7 @@ CREATE INDEX IF NOT EXISTS vectors_by_seq ON vectors (pk, kind, seq);
 CREATE TABLE IF NOT EXISTS vector_epochs (
     pk TEXT PRIMARY KEY, epoch INTEGER NOT NULL
 );
--- The words of the passages (chunks index), for the lexical half of hybrid
--- search: FTS5's BM25, Porter stems.
-CREATE VIRTUAL TABLE IF NOT EXISTS passage_words USING fts5(
-    pk UNINDEXED, id UNINDEXED, text, tokenize = 'porter unicode61'
-);
+-- The words of the passages: one FTS5 table per dataset (words_table).
 CREATE TABLE IF NOT EXISTS calls (
     user_id TEXT NOT NULL, call_id TEXT NOT NULL, type TEXT NOT NULL, status TEXT NOT NULL,
     dataset TEXT NOT NULL, session_id TEXT, started_at TEXT NOT NULL,
@@ -141,6 +142,38 @@ CREATE TABLE IF NOT EXISTS idempotency (
 """
 
 
+def words_table(pk: str) -> str:
+    """The FTS5 table of one dataset's passage words (the lexical half of the
+    hybrid search: BM25, Porter stems; the rowid is the passage's ID). One per
+    dataset, so that a search reads and ranks that dataset's passages only:
+    in one shared table a MATCH collects every user's matching rows before
+    the dataset's are picked out, and BM25 counts them all."""
+    return "words_" + hashlib.sha256(pk.encode()).hexdigest()[:24]
+
+
+def create_words(conn: sqlite3.Connection, table: str) -> None:
+    conn.execute(
+        f"CREATE VIRTUAL TABLE IF NOT EXISTS {table} USING fts5("
+        "text, tokenize = 'porter unicode61')"
+    )
+
+
+def _split_passage_words(conn: sqlite3.Connection) -> None:
+    """Version 2 kept every dataset's passage words in one table: move them."""
+    if not conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE name = 'passage_words' AND type = 'table'"
+    ).fetchone():
+        return
+    made: set[str] = set()
+    for pk, row_id, text in conn.execute("SELECT pk, id, text FROM passage_words").fetchall():
+        table = words_table(pk)
+        if table not in made:
+            create_words(conn, table)
+            made.add(table)
+        conn.execute(f"INSERT OR REPLACE INTO {table} (rowid, text) VALUES (?, ?)", (row_id, text))
+    conn.execute("DROP TABLE passage_words")
+
+
 class SchemaMismatch(RuntimeError):
     """The file was written by a gligabao with another schema."""
 
@@ -162,7 +195,8 @@ class Database:
             try:
                 found = conn.execute("PRAGMA user_version").fetchone()[0]
                 empty = conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()[0] == 0
-                if found != SCHEMA_VERSION and not (found == 0 and empty):
+                known = found == SCHEMA_VERSION or found in UPGRADES_FROM
+                if not known and not (found == 0 and empty):
                     raise SchemaMismatch(
                         f"{self.path} holds schema version {found}, this gligabao writes "
                         f"{SCHEMA_VERSION}: export the datasets with the version that wrote it "
@@ -171,7 +205,10 @@ class Database:
                 # executescript commits first: the check held the lock, and
                 # every statement of SCHEMA is idempotent.
                 conn.executescript(SCHEMA)
+                conn.execute("BEGIN IMMEDIATE")
+                _split_passage_words(conn)
                 conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+                conn.commit()
             finally:
                 if conn.in_transaction:
                     conn.rollback()

@@ -47,6 +47,10 @@ class VectorTable:
         return len(self.ids)
 
     @property
+    def dim(self) -> int | None:
+        return None if self._m is None else int(self._m.shape[1])
+
+    @property
     def matrix(self) -> np.ndarray | None:
         return None if self._m is None or self.mixed else self._m[: len(self.ids)]
 

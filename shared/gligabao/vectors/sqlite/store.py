@@ -9,11 +9,12 @@ fresh clone. Brute force is exact, and numpy over a cached matrix answers a
 100k x 384 search in a few milliseconds (bench/sqlite_store.py prints it).
 
 Hybrid requests (``text`` set) also rank the passages' words with SQLite's
-own FTS5 BM25 (``passage_words``, Porter stems) and fuse the two rankings by
-reciprocal rank.
+own FTS5 BM25 (one table per dataset, ``sqlite.db.words_table``, Porter
+stems) and fuse the two rankings by reciprocal rank.
 
 The file holds the truth; each process keeps one matrix per (dataset, kind)
-in memory and reads only the rows written since (``seq`` grows with every
+in memory (:mod:`..knn`: exact up to 20k rows, a one-bit-code first pass
+with exact rescoring above) and reads only the rows written since (``seq`` grows with every
 write, also another process's), so a search costs one small SELECT. Deleting
 a dataset bumps its epoch, which makes every process reload it.
 """
@@ -30,8 +31,9 @@ import numpy as np
 
 from ...geo_math import haversine_km
 from ...models import DatasetKey
-from ...sqlite.db import Database, sqlite_errors
+from ...sqlite.db import Database, create_words, sqlite_errors, words_table
 from ...text import query_terms
+from ..knn import VectorTable, unit
 from ..port import GeoHit, Hit, Kind, SearchRequest, VectorItem, fuse
 
 P = ParamSpec("P")
@@ -39,20 +41,11 @@ R = TypeVar("R")
 KM_PER_DEGREE_LAT = 111.2
 
 
-def _unit(vector: list[float]) -> np.ndarray:
-    v = np.asarray(vector, dtype=np.float32)
-    n = float(np.linalg.norm(v))
-    return v / n if n > 0 else v
-
-
 @dataclass
 class _Cached:
     epoch: int = -1
     seq: int = 0
-    ids: list[int] = field(default_factory=list)
-    pos: dict[int, int] = field(default_factory=dict)
-    rows: list[np.ndarray] = field(default_factory=list)
-    matrix: np.ndarray | None = None
+    table: VectorTable = field(default_factory=VectorTable)
 
 
 class SqliteVectorIndex:
@@ -74,20 +67,16 @@ class SqliteVectorIndex:
                 "INSERT OR REPLACE INTO vectors (pk, kind, id, vec, lat, lon) "
                 "VALUES (?, ?, ?, ?, ?, ?)",
                 [
-                    (key.pk, kind, item.id, _unit(item.vector).tobytes(), item.lat, item.lon)
+                    (key.pk, kind, item.id, unit(item.vector).tobytes(), item.lat, item.lon)
                     for item in items
                 ],
             )
             texts = [(item.id, item.text) for item in items if item.text is not None]
             if kind == "chunks" and texts:
-                conn.executemany(
-                    "DELETE FROM passage_words WHERE pk = ? AND id = ?",
-                    [(key.pk, i) for i, _ in texts],
-                )
-                conn.executemany(
-                    "INSERT INTO passage_words (pk, id, text) VALUES (?, ?, ?)",
-                    [(key.pk, i, t) for i, t in texts],
-                )
+                table = words_table(key.pk)
+                create_words(conn, table)
+                conn.executemany(f"DELETE FROM {table} WHERE rowid = ?", [(i,) for i, _ in texts])
+                conn.executemany(f"INSERT INTO {table} (rowid, text) VALUES (?, ?)", texts)
 
     def _fresh(self, conn: sqlite3.Connection, key: DatasetKey, kind: str) -> _Cached:
         """The cached matrix of (dataset, kind), brought up to date."""
@@ -96,23 +85,31 @@ class SqliteVectorIndex:
         c = self._cache.get((key.pk, kind))
         if c is None or c.epoch != epoch:
             c = self._cache[(key.pk, kind)] = _Cached(epoch=epoch)
-        new = conn.execute(
-            "SELECT seq, id, vec FROM vectors WHERE pk = ? AND kind = ? AND seq > ? ORDER BY seq",
-            (key.pk, kind, c.seq),
-        ).fetchall()
-        for seq, row_id, blob in new:
-            vec = np.frombuffer(blob, dtype=np.float32)
-            if row_id in c.pos:
-                c.rows[c.pos[row_id]] = vec
+        new = self._since(conn, key, kind, c.seq)
+        if new and c.table.dim is not None and any(len(b) != 4 * c.table.dim for *_, b in new):
+            # Vectors of another dimension (a new embedding model, being
+            # reindexed): reload the rows as they are now.
+            c = self._cache[(key.pk, kind)] = _Cached(epoch=epoch)
+            new = self._since(conn, key, kind, 0)
+        if new:
+            dims = {len(blob) for _, _, blob in new}
+            if len(dims) == 1:  # one block (a replaced ID keeps its row)
+                vecs = np.frombuffer(b"".join(b for _, _, b in new), dtype=np.float32)
+                c.table.set_many([r for _, r, _ in new], vecs.reshape(len(new), -1))
             else:
-                c.pos[row_id] = len(c.ids)
-                c.ids.append(row_id)
-                c.rows.append(vec)
-            c.seq = seq
-        if new or c.matrix is None:
-            dims = {r.shape[0] for r in c.rows}
-            c.matrix = np.stack(c.rows) if len(dims) == 1 else None
+                for _, row_id, blob in new:
+                    c.table.set(row_id, np.frombuffer(blob, dtype=np.float32))
+            c.seq = new[-1][0]
         return c
+
+    @staticmethod
+    def _since(
+        conn: sqlite3.Connection, key: DatasetKey, kind: str, seq: int
+    ) -> list[tuple[int, int, bytes]]:
+        return conn.execute(
+            "SELECT seq, id, vec FROM vectors WHERE pk = ? AND kind = ? AND seq > ? ORDER BY seq",
+            (key.pk, kind, seq),
+        ).fetchall()
 
     @sqlite_errors("vector index search")
     def search(self, key: DatasetKey, requests: list[SearchRequest]) -> list[list[Hit]]:
@@ -133,28 +130,23 @@ class SqliteVectorIndex:
         terms = query_terms(text)
         if not terms or k <= 0:
             return []
+        table = words_table(key.pk)
+        if not conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE name = ? AND type = 'table'", (table,)
+        ).fetchone():
+            return []  # no passage yet
         match = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
         rows = conn.execute(
-            "SELECT id FROM passage_words WHERE passage_words MATCH ? AND pk = ? "
-            "ORDER BY bm25(passage_words), id LIMIT ?",
-            (match, key.pk, k),
+            f"SELECT rowid FROM {table} WHERE {table} MATCH ? ORDER BY bm25({table}), rowid "
+            "LIMIT ?",
+            (match, k),
         ).fetchall()
         return [int(r[0]) for r in rows]
 
     def _knn(self, conn: sqlite3.Connection, key: DatasetKey, req: SearchRequest) -> list[Hit]:
         c = self._fresh(conn, key, req.kind)
-        q = _unit(req.vector)
-        if c.matrix is None or c.matrix.shape[1] != q.shape[0]:
-            return []
-        scores = c.matrix @ q
-        if req.k < scores.shape[0]:  # the best k first, then only those sorted
-            top = np.argpartition(-scores, req.k)[: req.k]
-            order = top[np.argsort(-scores[top], kind="stable")]
-        else:
-            order = np.argsort(-scores, kind="stable")
-        return [
-            Hit(int(c.ids[i]), float(scores[i])) for i in order if float(scores[i]) >= req.min_score
-        ]
+        found = c.table.search(unit(req.vector), req.k, req.min_score)
+        return [Hit(row_id, score) for row_id, score in found]
 
     @sqlite_errors("vector index nearby")
     def nearby(
@@ -182,7 +174,7 @@ class SqliteVectorIndex:
         self.requests += 1
         with self.db.write() as conn:
             conn.execute("DELETE FROM vectors WHERE pk = ?", (key.pk,))
-            conn.execute("DELETE FROM passage_words WHERE pk = ?", (key.pk,))
+            conn.execute(f"DROP TABLE IF EXISTS {words_table(key.pk)}")
             conn.execute(
                 "INSERT INTO vector_epochs (pk, epoch) VALUES (?, 1) "
                 "ON CONFLICT (pk) DO UPDATE SET epoch = epoch + 1",
