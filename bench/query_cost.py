@@ -85,11 +85,32 @@ def pct(values: list[float], p: float) -> float:
 
 
 def add_neighbours(path: Path, mb: int, dim: int) -> int:
-    """Other users' graphs in the same file until it holds about ``mb`` MB."""
+    """Other users' graphs in the same file until it holds about ``mb`` MB,
+    each with the call records its remembers would have left (one call and
+    two inferences per fact, expiring in 30 days)."""
+    from gligabao.records.model import Inference, Step, new_call
+    from gligabao.records.sqlite.store import SqliteRecordStore
+    from gligabao.sqlite.db import Database
+
     n = 0
-    while path.stat().st_size / 1e6 < mb if path.exists() else True:
+    while not path.exists() or path.stat().st_size / 1e6 < mb:
         key = DatasetKey(f"neighbour{n}", "main")
         ours.write_graph(path, generate(key, NEIGHBOUR_EDGES, random.Random(1000 + n)), dim)
+        db = Database(path)
+        with db.connect() as conn:
+            conn.execute("PRAGMA synchronous=OFF")  # the set-up only
+        records = SqliteRecordStore(db, retention_days=30)
+        for i in range(NEIGHBOUR_EDGES):
+            call = new_call(f"{n}-{i}", "remember", key.user_id, key.dataset, None)
+            call.steps = [Step("extract", 1.0, {"entities": 2}), Step("write", 1.0)]
+            call.inferences = [
+                Inference(f"{n}-{i}-{s}", key.user_id, key.dataset, None, call.call_id,
+                          "remember", s, "m", "none", 100, 20, None, 0.0, 1, "ok",
+                          call.started_at, "anthropic")
+                for s in ("extract", "embed")
+            ]
+            records.save_call(call)
+        db.close()
         n += 1
     return n
 

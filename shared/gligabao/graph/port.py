@@ -37,6 +37,12 @@ def fact_triple(source_id: int, relation: str, target_id: int) -> str:
 
 
 class GraphStore(Protocol):
+    #: Whether a query should send independent reads at once (True: each is a
+    #: network round trip, as on DynamoDB) or one after the other in its own
+    #: thread (False: a store in this process, whose reads take less than
+    #: waking a worker thread).
+    overlap_reads: bool
+
     # --- datasets -------------------------------------------------------------
     def get_dataset(self, key: DatasetKey) -> Dataset | None:
         """One GetItem."""

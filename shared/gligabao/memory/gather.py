@@ -45,7 +45,7 @@ from ..text import index_terms, query_terms
 from ..vectors.port import Hit, SearchRequest, VectorIndex
 from .keywords import PER_TERM, missing_named, name_lookups, rank_keywords
 from .options import StageOptions
-from .parallel import done, start
+from .parallel import done, now, start
 from .scoring import HOP1, HOP2, W_ENTITY_SIM, W_KEYWORD, above, fact_score, reach, stem
 from .temporal import Interval, contains
 
@@ -140,11 +140,14 @@ class Gatherer:
         self.graph = graph
         self.vectors = vectors
         self.settings = settings
+        # Store reads overlap when each is a round trip (DynamoDB); a store
+        # in this process (SQLite) reads faster than a worker thread wakes.
+        self._read = start if getattr(graph, "overlap_reads", True) else now
 
     def gather(
         self, key: DatasetKey, inp: QueryInput, meter: Meter, *, check_dataset: bool
     ) -> Gathered:
-        searched = start(self._search, key, inp, meter)
+        searched = start(self._search, key, inp, meter)  # always: the embedding
         try:
             terms, kw, kw_rows, kw_around = self._by_words(key, inp, meter, check_dataset)
             found = searched.result()
@@ -205,17 +208,17 @@ class Gatherer:
         edges around them."""
         with meter.call.step("keyword_seeds") as c:
             terms = query_terms(inp.query)
-            exists = start(self.graph.get_dataset, key) if check_dataset else done(True)
+            exists = self._read(self.graph.get_dataset, key) if check_dataset else done(True)
             lookups = name_lookups(inp.query, terms) if terms else []
-            hits_f = start(self.graph.keyword_hits, key, terms, PER_TERM) if terms else done([])
-            named_f = start(self.graph.entity_ids_by_names, key, lookups) if lookups else done({})
+            hits_f = self._read(self.graph.keyword_hits, key, terms, PER_TERM) if terms else done([])
+            named_f = self._read(self.graph.entity_ids_by_names, key, lookups) if lookups else done({})
             hits, named = hits_f.result(), named_f.result()
             if exists.result() is None:
                 raise NotFound(f"dataset {inp.dataset!r} does not exist")
             missing = missing_named(hits, named)
             named_rows = self.graph.get_entities(key, missing) if missing else {}
             kw = rank_keywords(inp.query, terms, hits, named_rows, KEYWORD_SEEDS)
-            rows_f = start(self.graph.get_entities, key, list(kw)) if kw else done({})
+            rows_f = self._read(self.graph.get_entities, key, list(kw)) if kw else done({})
             around = self._around(key, list(kw), EDGE_CAP, inp)
             c["terms"] = len(terms)
             c["seeds"] = len(kw)
@@ -258,11 +261,11 @@ class Gatherer:
             # similar entities that are not keyword seeds; the two-hop edges.
             vec_only = [h.id for h in found.entities if h.id not in kw]
             ranks = passage_rank(found.chunks, found.summaries)
-            vec_rows_f = start(g.get_entities, key, vec_only) if vec_only else done({})
-            similar_f = start(g.get_edges, key, list(edge_sim)) if edge_sim else done({})
-            passages_f = start(g.get_artifacts, key, list(ranks)) if ranks else done({})
+            vec_rows_f = self._read(g.get_entities, key, vec_only) if vec_only else done({})
+            similar_f = self._read(g.get_edges, key, list(edge_sim)) if edge_sim else done({})
+            passages_f = self._read(g.get_artifacts, key, list(ranks)) if ranks else done({})
             unmatched = not strength and not edge_sim  # the fallback's read, sent now
-            recent_f = start(g.recent_entities, key, FALLBACK_SEEDS) if unmatched else done([])
+            recent_f = self._read(g.recent_entities, key, FALLBACK_SEEDS) if unmatched else done([])
             fallback = False
             hop2_f = self._around_start(key, neighbours, HOP2_CAP, inp)
             vec_around = self._around(key, vec_only, EDGE_CAP, inp)
@@ -305,7 +308,7 @@ class Gatherer:
             source_ids = sorted(
                 {a for e in best if (a := e.artifact_id) is not None and a not in passages}
             )
-            texts_f = start(g.get_artifacts, key, source_ids) if source_ids else done({})
+            texts_f = self._read(g.get_artifacts, key, source_ids) if source_ids else done({})
             need = sorted(_ends([*facts, *hop2]) - set(seed_rows))
             entities = {**seed_rows, **(g.get_entities(key, need) if need else {})}
             texts = texts_f.result()
@@ -337,9 +340,9 @@ class Gatherer:
         with as_of the superseded ones too (two reads at once)."""
         if not ids:
             return []
-        out = [start(self.graph.live_edges_around, key, ids, limit)]
+        out = [self._read(self.graph.live_edges_around, key, ids, limit)]
         if inp.as_of is not None:
-            out.append(start(self.graph.expired_edges_around, key, ids, limit))
+            out.append(self._read(self.graph.expired_edges_around, key, ids, limit))
         return out
 
     @staticmethod

@@ -34,3 +34,15 @@ def done(value: T) -> Future[T]:
     f: Future[T] = Future()
     f.set_result(value)
     return f
+
+
+def now(fn: Callable[..., T], *args: Any) -> Future[T]:
+    """Run ``fn(*args)`` here, as a future that holds its value or its error
+    (for a store in this process: a handoff to a worker costs more than the
+    read)."""
+    f: Future[T] = Future()
+    try:
+        f.set_result(fn(*args))
+    except Exception as exc:
+        f.set_exception(exc)
+    return f

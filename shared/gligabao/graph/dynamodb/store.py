@@ -74,6 +74,8 @@ class DynamoGraphStore:
     (``dynamodb.admin.configure_tables``); ``max_workers`` bounds the per-call
     parallel queries (keyword terms, edges around entities, name claims)."""
 
+    overlap_reads = True  # every read is a round trip
+
     def __init__(
         self,
         max_workers: int = WORKERS,
