@@ -1,8 +1,9 @@
-"""The layer drops parts of the openai SDK (layers/core/Makefile,
-``SDK_UNUSED``): every call the adapters make still works without them. In a
-child process those packages are made unimportable, then the OpenAI
-embedder, the OpenAI-compatible LLM and the Anthropic LLM each answer one
-request from the fakes, over HTTP."""
+"""The layer drops parts of the openai SDK and of Powertools
+(layers/core/Makefile, ``SDK_UNUSED``): every call made here still works
+without them. In a child process those packages are made unimportable, then
+the OpenAI embedder, the OpenAI-compatible LLM and the Anthropic LLM each
+answer one request from the fakes, over HTTP, and the worker's batch
+processor and the idempotency layer load and run."""
 
 from __future__ import annotations
 
@@ -47,6 +48,24 @@ with FakeAnthropic() as a, FakeOpenAI(dim=8) as o, FakeOpenAICompatible(dim=8) a
     os.environ["OPENAI_BASE_URL"] = o.base_url
     emb = OpenAIEmbedder("k", "text-embedding-3-small", timeout_s=5, max_retries=0)
     assert len(emb.embed(["a", "b"], "remember").vectors) == 2
+
+# The worker's batch and the remember's idempotency (Powertools).
+import gligabao.handlers.remember_worker  # noqa: F401
+import gligabao.idempotency.runner  # noqa: F401
+from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
+from aws_lambda_powertools.utilities.idempotency import DynamoDBPersistenceLayer  # noqa: F401
+
+record = {"messageId": "m", "receiptHandle": "r", "body": "{}", "attributes": {},
+          "messageAttributes": {}, "md5OfBody": "", "eventSource": "aws:sqs",
+          "eventSourceARN": "arn:aws:sqs:us-east-1:1:q", "awsRegion": "us-east-1"}
+seen = []
+
+def handle(record):
+    seen.append(record)
+
+out = process_partial_response(event={"Records": [record]}, record_handler=handle,
+                               processor=BatchProcessor(event_type=EventType.SQS))
+assert out == {"batchItemFailures": []} and len(seen) == 1
 print("ok", len([m for m in sys.modules if m.startswith("openai.")]))
 """
 
@@ -60,7 +79,7 @@ def pruned() -> list[str]:
 
 def test_the_adapters_need_none_of_the_pruned_sdk_parts() -> None:
     blocked = pruned()
-    assert "openai.types.beta" in blocked
+    assert {"openai.types.beta", "aws_lambda_powertools.event_handler"} <= set(blocked)
     out = subprocess.run(
         [sys.executable, "-c", _CHILD, ",".join(blocked), str(ROOT / "tests")],
         capture_output=True, text=True, timeout=120, cwd=ROOT,
