@@ -12,16 +12,18 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import deadline
 from ..ai.port import LLM, Embedder
 from ..errors import BadRequest, Busy, DeadlineExceeded, GbError, PayloadTooLarge, UpstreamError
-from ..records.meter import Meter
 from ..records.model import CallRecord, Step, new_call
 from ..records.monitor import emit, lambda_stack, logger
 from ..records.port import RecordStore
 from .router import APPLICATION_JSON, Response, Router
+
+if TYPE_CHECKING:
+    from ..records.meter import Meter
 
 MAX_BODY_BYTES = 64 * 1024
 # The status of a queued call that failed for a reason that may pass and
@@ -186,6 +188,8 @@ def run_call(
     started, size = _received.get()
     if started:
         call.steps.append(Step("parse", (time.perf_counter() - started) * 1000, {"bytes": size}))
+    from ..records.meter import Meter  # with the first call: the model adapters' port
+
     meter = Meter(call, services.llm, services.embedder, settings().prices)
     http_status = 200
     if background:

@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import wiring
 from ..api.app import json_response, lambda_entry, make_app
 from ..api.auth import authorize
-from ..api.requests import check_query_params, param_dataset, param_user
+from ..api.checks import check_query_params, param_dataset, param_user
 from ..api.router import HttpEvent, Response
-from ..memory.datasets import Datasets
+
+if TYPE_CHECKING:
+    from ..memory.datasets import Datasets
 
 app = make_app()
 
 
 def _datasets() -> Datasets:
+    from ..memory.datasets import Datasets
+
     return Datasets(wiring.graph_store(), wiring.vector_index(), wiring.record_store())
 
 

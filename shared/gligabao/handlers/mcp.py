@@ -7,20 +7,32 @@ only sessions and server-sent streams use, are 405."""
 
 from __future__ import annotations
 
+import importlib
 import json
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from .. import __version__
 from ..api.app import current_call_id, lambda_entry, make_app
 from ..api.auth import authenticate, authorize
-from ..api.requests import DatasetsRequest, QueryRequest, RememberRequest, SearchRequest
 from ..api.router import APPLICATION_JSON, Response
-from ..api.schemas import DatasetsOut, QueryOut, RememberOut, SearchOut
 from ..mcp.server import Caller, McpServer, ToolSpec, error_envelope, status_error
 from . import datasets, query, remember
 
+if TYPE_CHECKING:
+    from ..api.requests import DatasetsRequest, QueryRequest, RememberRequest, SearchRequest
+
 app = make_app()
 PROTOCOL_HEADER = "mcp-protocol-version"
+
+
+def _model(module: str, name: str) -> Callable[[], Any]:
+    """A tool's model, loaded when first needed (not with the function)."""
+
+    def load() -> Any:
+        return getattr(importlib.import_module(f"gligabao.api.{module}"), name)
+
+    return load
 
 
 def _remember(caller: Caller, req: RememberRequest, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -48,8 +60,8 @@ TOOLS = [
         "Store a text (a message, a note, a document) in long-term memory: its entities "
         "and facts are extracted into a knowledge graph, and facts it contradicts are "
         "marked ended. Give idempotency_key to make a retry safe.",
-        RememberRequest,
-        RememberOut,
+        _model("requests", "RememberRequest"),
+        _model("schemas", "RememberOut"),
         _remember,
         read_only=False,
     ),
@@ -57,23 +69,23 @@ TOOLS = [
         "query",
         "Answer a question from long-term memory, with the entities, facts and passages "
         "the answer relied on.",
-        QueryRequest,
-        QueryOut,
+        _model("requests", "QueryRequest"),
+        _model("schemas", "QueryOut"),
         _query,
     ),
     ToolSpec(
         "search",
         "Retrieve what long-term memory holds about a question, without answering it: "
         "the ranked entities, facts and passages, and their size in tokens.",
-        SearchRequest,
-        SearchOut,
+        _model("requests", "SearchRequest"),
+        _model("schemas", "SearchOut"),
         _search,
     ),
     ToolSpec(
         "list_datasets",
         "List the user's memory datasets with their counts of entities, facts and texts.",
-        DatasetsRequest,
-        DatasetsOut,
+        _model("requests", "DatasetsRequest"),
+        _model("schemas", "DatasetsOut"),
         _list_datasets,
     ),
 ]

@@ -8,7 +8,7 @@ POST /v1/gb/search: the same retrieval without the answer. ``answer`` and
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import wiring
 from ..api.app import (
@@ -20,22 +20,18 @@ from ..api.app import (
     run_call,
 )
 from ..api.auth import authorize
-from ..api.requests import (
-    QUERY_STAGES,
-    SEARCH_STAGES,
-    QueryRequest,
-    SearchRequest,
-    parse_models,
-    parse_reasoning,
-    validate,
-)
+from ..api.checks import QUERY_STAGES, SEARCH_STAGES, parse_models, parse_reasoning
 from ..api.router import HttpEvent, Response
 from ..config import settings
 from ..errors import BadRequest, NotConfigured
-from ..memory.options import StageOptions
-from ..memory.query import QueryInput
-from ..memory.search import Search
 from .jobs import accepted_response, enqueue, wants_async
+
+if TYPE_CHECKING:
+    from ..api.requests import QueryRequest, SearchRequest
+    from ..memory.query import QueryInput
+
+# The request models (pydantic) and the use case load with the first request
+# that needs them, not with the function (bench/package_size.py).
 
 app = make_app()
 
@@ -57,6 +53,9 @@ def geo_radius(req: QueryRequest) -> float | None:
 def retrieval_input(req: QueryRequest, stages: tuple[str, ...], main_stage: str) -> QueryInput:
     """The retrieval's input from a query or search request (one place, so
     that a field the query gains, search gains too); BadRequest first."""
+    from ..memory.options import StageOptions
+    from ..memory.query import QueryInput
+
     options = StageOptions(
         settings().llm_model,
         parse_reasoning(req.reasoning, stages, main_stage),
@@ -105,6 +104,8 @@ def answer(event: HttpEvent, req: QueryRequest) -> dict[str, Any]:
 @app.post("/v1/gb/query")
 def query() -> Response[str]:
     body = json_body(app)
+    from ..api.requests import QueryRequest, validate
+
     req = validate(QueryRequest, body)
     authorize(app.current_event, req.user_id)
     query_input(req)  # every check answers now, before a 202
@@ -129,14 +130,22 @@ def context(event: HttpEvent, req: SearchRequest) -> dict[str, Any]:
         req.user_id,
         req.dataset,
         req.session_id,
-        lambda meter: Search(wiring.query_service().retriever).run(inp, meter),
+        lambda meter: _search(inp, meter),
     )
 
 
 @app.post("/v1/gb/search")
 def search() -> Response[str]:
+    from ..api.requests import SearchRequest, validate
+
     req = validate(SearchRequest, json_body(app))
     return json_response(200, context(app.current_event, req))
+
+
+def _search(inp: QueryInput, meter: Any) -> dict[str, Any]:
+    from ..memory.search import Search
+
+    return Search(wiring.query_service().retriever).run(inp, meter)
 
 
 lambda_handler = lambda_entry(app)

@@ -7,7 +7,7 @@ import re
 from .. import wiring
 from ..api.app import json_response, lambda_entry, make_app
 from ..api.auth import authorize
-from ..api.requests import check_query_params, check_session_id, param_dataset, param_user
+from ..api.checks import check_query_params, check_session_id, param_dataset, param_user
 from ..api.router import Response
 from ..errors import BadRequest, NotFound
 

@@ -4,24 +4,32 @@ and the remember worker does the work (handlers/remember_worker.py)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import clock, wiring
 from ..api.app import current_call_id, json_body, json_response, lambda_entry, make_app, run_call
 from ..api.auth import authorize
-from ..api.requests import REMEMBER_STAGES, RememberRequest, parse_models, parse_reasoning, validate
+from ..api.checks import REMEMBER_STAGES, parse_models, parse_reasoning
 from ..api.router import Response
 from ..config import settings
 from ..errors import BadRequest, NotConfigured
-from ..memory.options import StageOptions
-from ..memory.remember import RememberInput
 from .jobs import ACCEPTED, accepted_response, enqueue, wants_async
+
+if TYPE_CHECKING:
+    from ..api.requests import RememberRequest
+    from ..memory.remember import RememberInput
+
+# The request model and the use case load with the first request that needs
+# them, not with the function (bench/package_size.py).
 
 app = make_app()
 __all__ = ["ACCEPTED", "lambda_handler", "remember_input", "wants_async"]
 
 
 def remember_input(req: RememberRequest, call_id: str, reference_time: str) -> RememberInput:
+    from ..memory.options import StageOptions
+    from ..memory.remember import RememberInput
+
     cfg = settings()
     options = StageOptions(
         cfg.llm_model,
@@ -42,6 +50,8 @@ def remember_input(req: RememberRequest, call_id: str, reference_time: str) -> R
 
 @app.post("/v1/gb/remember")
 def remember() -> Response[str]:
+    from ..api.requests import RememberRequest, validate
+
     body = json_body(app)
     req = validate(RememberRequest, body)
     authorize(app.current_event, req.user_id)

@@ -25,24 +25,21 @@ from __future__ import annotations
 import json
 import os
 import random
-from typing import Any
-
-from aws_lambda_powertools.utilities.batch import (
-    BatchProcessor,
-    EventType,
-    process_partial_response,
-)
-from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
+from typing import TYPE_CHECKING, Any
 
 from .. import deadline, wiring
 from ..api.app import RETRYING, call_id_set, run_call
-from ..api.requests import QueryRequest, RememberRequest, validate
 from ..errors import GbError, is_transient
 from ..queue.port import RetryLater
 from ..queue.sqs import SqsJobQueue
 from ..records.monitor import lambda_stack, logger
 from .query import run_query
 from .remember import remember_input
+
+if TYPE_CHECKING:
+    from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
+
+    from ..api.requests import QueryRequest, RememberRequest
 
 NOT_DONE = ("accepted", "running")
 MAX_RECEIVES_ENV = "GB_REMEMBER_MAX_RECEIVES"
@@ -58,6 +55,8 @@ def _final(status: str) -> bool:
 def process_job(job: dict[str, Any], *, final_attempt: bool = True) -> bool:
     """Run one queued remember; False when it had already been done. Raises
     RetryLater on a transient failure unless this is the final attempt."""
+    from ..api.requests import QueryRequest, RememberRequest, validate
+
     call_id = str(job["call_id"])
     kind = str(job.get("kind", "remember"))
     req: QueryRequest | RememberRequest = (
@@ -119,6 +118,12 @@ def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     # A batch whose every record failed is still a partial response: SQS
     # redelivers the failed ones (after their backoff), the invocation is
     # not an error.
+    from aws_lambda_powertools.utilities.batch import (
+        BatchProcessor,
+        EventType,
+        process_partial_response,
+    )
+
     processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
     with deadline.budget(deadline.from_lambda_context(context)):
         return dict(

@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from ..api.requests import validate
 from ..errors import GbError
 from . import wire
 from .wire import (
@@ -57,8 +56,10 @@ class Caller:
 class ToolSpec:
     name: str
     description: str
-    request: Any  # a pydantic model class: the arguments
-    result: Any  # a pydantic model class: the structured result
+    # The arguments' and the structured result's pydantic model classes, as
+    # loaders: the models load with the first tools/list or tools/call.
+    request: Callable[[], Any]
+    result: Callable[[], Any]
     run: Callable[[Caller, Any, dict[str, Any]], dict[str, Any]]
     read_only: bool = True
 
@@ -226,8 +227,8 @@ class McpServer:
             wire.tool(
                 t.name,
                 t.description,
-                input_schema(t.request, principal_bound),
-                output_schema(t.result),
+                input_schema(t.request(), principal_bound),
+                output_schema(t.result()),
                 t.read_only,
             )
             for t in self.tools.values()
@@ -239,6 +240,8 @@ class McpServer:
             raise _RpcError(INVALID_PARAMS, f"unknown tool: {name}")
         if caller.principal is not None:
             arguments.setdefault("user_id", caller.principal)
-        req = validate(spec.request, arguments)  # BadRequest: the HTTP API's message
+        from ..api.requests import validate
+
+        req = validate(spec.request(), arguments)  # BadRequest: the HTTP API's message
         result = spec.run(caller, req, arguments)
         return wire.tool_result(json.dumps(result), result)
