@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import base64
 import json
-import logging
 import re
-import sys
 from collections import Counter
 from typing import Any
 from urllib.parse import urlencode
@@ -24,8 +22,8 @@ EMBED_MODEL = "text-embedding-3-small"
 # USD per million tokens: cost_usd == input + 2 * output (LLM), == input (embeddings).
 PRICES = {DEFAULT_MODEL: [1_000_000, 2_000_000], EMBED_MODEL: [1_000_000, 0]}
 TS = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
-QUERY_STEPS = ["parse", "keyword_seeds", "embed", "search_vectors", "expand", "entities", "passages",
-               "score", "fill", "llm", "evidence"]
+QUERY_STEPS = ["parse", "keyword_seeds", "embed", "search_vectors", "expand", "entities",
+               "passages", "score", "fill", "llm", "evidence"]
 REMEMBER_STEPS = ["parse", "chunk", "embed_text", "known_entities", "context", "summarize",
                   "extract", "resolve", "facts", "invalidate", "write"]
 BUDGETS = {"low": 1024, "medium": 4096, "high": 16384}
@@ -247,7 +245,7 @@ def test_query_without_context_makes_no_llm_request(gb: Harness) -> None:
     assert [row["stage"] for row in rows] == ["embed"]
     assert gb.llm.calls() == 0 and gb.emb.calls() == 1
     call = call_record(gb, r.call_id)
-    assert [s["name"] for s in call["steps"]] == QUERY_STEPS[:8]
+    assert [s["name"] for s in call["steps"]] == QUERY_STEPS[:9]  # to fill: no llm, no evidence
 
 
 def test_large_embedding_batches_get_a_row_per_request(
@@ -303,7 +301,7 @@ def test_failed_query_llm_call_is_recorded(gb: Harness) -> None:
         "embed": "ok", "query": "LLM call failed: HTTP 500"}
     call = call_record(gb, r.call_id)
     assert call["status"] == "LLM call failed: HTTP 500"
-    assert [s["name"] for s in call["steps"]] == QUERY_STEPS[:9]
+    assert [s["name"] for s in call["steps"]] == QUERY_STEPS[:10]
 
 
 def test_unusable_replies_are_recorded_with_their_usage(gb: Harness) -> None:
@@ -567,29 +565,13 @@ def test_models_per_stage(gb: Harness) -> None:
 # --- monitoring --------------------------------------------------------------------------
 
 
-class _CurrentStdout:
-    """Writes to whatever sys.stdout is at the time of the write."""
-
-    def write(self, text: str) -> int:
-        return sys.stdout.write(text)
-
-    def flush(self) -> None:
-        sys.stdout.flush()
-
-
 @pytest.fixture
-def stdout(capsys: pytest.CaptureFixture[str],
-           monkeypatch: pytest.MonkeyPatch) -> pytest.CaptureFixture[str]:
-    """capsys, with the Powertools logger's handler writing to the captured
-    stdout: the Logger binds sys.stdout when the module is first imported,
-    which in pytest is whatever capture was active then."""
+def stdout(capsys: pytest.CaptureFixture[str]) -> pytest.CaptureFixture[str]:
+    """capsys: the monitoring logger writes to whatever sys.stdout is when a
+    line is written (records/monitor.py), so the capture sees it."""
     from gligabao.records.monitor import logger
 
-    handlers = [h for h in logging.getLogger(logger.name).handlers
-                if isinstance(h, logging.StreamHandler)]
-    assert handlers
-    for h in handlers:
-        monkeypatch.setattr(h, "stream", _CurrentStdout())
+    assert logger.handlers
     return capsys
 
 
