@@ -83,6 +83,8 @@ def _unit(vector: list[float]) -> np.ndarray:
 
 
 class MemoryVectorIndex:
+    inline = False  # vectors apart from the rows: upserted before the commit
+
     def __init__(self) -> None:
         self._tables: dict[tuple[str, str], _Table] = {}
         self._lock = threading.Lock()

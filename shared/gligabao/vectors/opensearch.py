@@ -84,6 +84,8 @@ def _unit(vector: list[float]) -> list[float]:
 
 
 class OpenSearchVectorIndex:
+    inline = False  # vectors apart from the rows: upserted before the commit
+
     def __init__(
         self,
         url: str,

@@ -56,6 +56,8 @@ class _Cached:
 
 
 class SqliteVectorIndex:
+    inline = False  # vectors apart from the rows: upserted before the commit
+
     def __init__(self, db: Database) -> None:
         self.db = db
         self._cache: dict[tuple[str, str], _Cached] = {}
