@@ -280,7 +280,7 @@ class DynamoVectorIndex:
             self.requests += 1
         now = self.clock()
 
-        def one(item: VectorItem) -> None:
+        def one(item: VectorItem) -> bool:
             sets = ["#v = :v", "#t = :t"]
             names = {"#v": spec.attribute, "#t": WRITTEN_AT, "#k": "pk"}
             values: dict[str, Any] = {":v": encode(item.vector), ":t": {"N": f"{now:.3f}"}}
@@ -305,8 +305,24 @@ class DynamoVectorIndex:
             except ClientError as exc:
                 if error_code(exc) != "ConditionalCheckFailedException":
                     raise
+                return False  # no such row: nothing to put a vector on
+            return True
 
-        self._map(one, items)
+        written = self._map(one, items)
+        passages = [
+            i for i, ok in zip(items, written, strict=True) if ok and kind == "chunks" and i.text
+        ]
+        if passages:
+            # A passage written before this store (reindex after a move from
+            # OpenSearch) gets its words too; counted once (words.count_words).
+            from ...graph.batch import batch_write
+            from ...graph.tables import ArtifactRow
+
+            batch_write(
+                puts=[r for i in passages for r in words.posting_rows(key.pk, i.id, i.text or "")]
+            )
+            rows = ArtifactRow.batch_get([(key.pk, i.id) for i in passages], consistent_read=True)
+            words.count_words(key.pk, {int(r.id): r for r in rows})
 
     def _rows(
         self,

@@ -25,6 +25,10 @@ import math
 from collections import Counter
 from collections.abc import Iterable
 
+from pynamodb.exceptions import TransactWriteError
+from pynamodb.transactions import TransactWrite
+
+from ...graph.tables import ArtifactRow, EntityRow, TermRow
 from ...text import passage_terms
 
 POSTING = "W#"
@@ -57,6 +61,14 @@ def term_counts(text: str) -> tuple[Counter[str], int]:
     """A passage's terms with their counts, and its length in terms."""
     terms = indexable(passage_terms(text))
     return Counter(terms), len(terms)
+
+
+def posting_rows(pk: str, passage_id: int, text: str) -> list[TermRow]:
+    tf, length = term_counts(text)
+    return [
+        TermRow(pk, posting_sk(t, passage_id), entity_id=passage_id, tf=c, dl=length)
+        for t, c in tf.items()
+    ]
 
 
 def count_parts(terms: list[str]) -> list[list[str]]:
@@ -105,3 +117,41 @@ def bm25(
             score[passage] = score.get(passage, 0.0) + idf * tf * (K1 + 1.0) / norm
     order = sorted((p for p, s in score.items() if s > 0), key=lambda p: (-score[p], p))
     return order[:k]
+
+
+def count_words(pk: str, passages: dict[int, ArtifactRow]) -> None:
+    """Add each passage's terms to the document frequencies and the totals,
+    once: each part is one transaction with its marker in the passage's row
+    (``wc``), so a roll-forward that runs again counts nothing twice."""
+    conn = EntityRow._get_connection().connection
+    for pid, row in passages.items():
+        tf, length = term_counts(row.text or "")
+        done = set(row.wc or ())
+        for part, terms in enumerate(count_parts(list(tf))):
+            if part in done:
+                continue
+            try:
+                with TransactWrite(connection=conn) as tx:
+                    tx.update(
+                        ArtifactRow(pk, pid),
+                        actions=[ArtifactRow.wc.add({part})],
+                        condition=~ArtifactRow.wc.contains(part),
+                    )
+                    if part == 0:
+                        tx.update(
+                            TermRow(pk, STATS),
+                            actions=[
+                                TermRow.n.add(1),
+                                TermRow.dl.add(length),
+                                TermRow.entity_id.set(0),
+                            ],
+                        )
+                    for t in terms:
+                        tx.update(
+                            TermRow(pk, count_sk(t)),
+                            actions=[TermRow.n.add(1), TermRow.entity_id.set(0)],
+                        )
+            except TransactWriteError as exc:
+                reasons = exc.cancellation_reasons or []
+                if not (reasons and getattr(reasons[0], "code", None) == "ConditionalCheckFailed"):
+                    raise
