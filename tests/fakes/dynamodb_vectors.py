@@ -54,6 +54,7 @@ from .vector_tables import TableOps, _Index, _key, _Table
 
 WRITES = {"PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems"}
 AMZ_JSON = "application/x-amz-json-1.0"
+INTERNAL = "x-gb-fake-internal"  # on the fake's own requests to moto
 
 
 class FakeDynamoVectors(TableOps):
@@ -71,6 +72,7 @@ class FakeDynamoVectors(TableOps):
         self.search_bytes = 0.0
         self.write_bytes = 0.0
         self.faults: FaultQueue[DynamoError] = FaultQueue()  # stage = operation
+        self.searches: list[tuple[str, str]] = []  # (table, index) of every SearchVectors
         self._tables: dict[str, _Table] = {}
         self._lock = threading.RLock()
         self._httpd: ThreadingHTTPServer | None = None
@@ -149,6 +151,7 @@ class FakeDynamoVectors(TableOps):
         moto does not check signatures)."""
         hs = [(k, v) for k, v in headers if k.lower() != "x-amz-target"]
         hs.append(("x-amz-target", f"DynamoDB_20120810.{op}"))
+        hs.append((INTERNAL, "1"))  # not the client's: moto's recorder can tell
         status, _, data = self._forward(hs, json.dumps(body).encode())
         if status != 200:
             raise RuntimeError(f"moto {op}: {status} {data[:200]!r}")
@@ -346,6 +349,8 @@ class FakeDynamoVectors(TableOps):
                 "ResourceNotFoundException", "Requested resource not found: vector index not found"
             )
         spec = ix.spec
+        with self._lock:
+            self.searches.append((body["TableName"], spec.name))
         if spec.backfill_until > time.monotonic():  # doc: no search while backfilling
             raise invalid(f"Cannot search backfilling vector index {spec.name}")
         top_k = body["TopK"]
@@ -375,7 +380,7 @@ class FakeDynamoVectors(TableOps):
             ]
         scored = []
         for entry in pool:
-            vec = vector_of(entry.get(spec.attribute), spec.dimensions)
+            vec = _decoded(entry, spec.attribute, spec.dimensions)
             if vec is not None:
                 scored.append((score(spec.distance, query, vec), entry))
         sign = best_first(spec.distance)
@@ -424,3 +429,18 @@ def _handler(fake: FakeDynamoVectors) -> type[BaseHTTPRequestHandler]:
             self.wfile.flush()
 
     return Handler
+
+
+_VECTORS: dict[int, Any] = {}  # id(list of numbers) -> its f32 array (entries are immutable)
+
+
+def _decoded(entry: Item, attribute: str, dims: int) -> Any:
+    value = entry.get(attribute)
+    if value is None:
+        return None
+    ref = id(value)
+    hit = _VECTORS.get(ref)
+    if hit is None or hit[0] is not value:
+        hit = (value, vector_of(value, dims))
+        _VECTORS[ref] = hit
+    return hit[1]

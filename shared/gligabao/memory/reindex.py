@@ -2,7 +2,9 @@
 
 Embeds the same texts remember embeds (entity names, "relation: description"
 of edges, passage texts - chunks and short texts - and chunk summaries) and
-writes them in batches."""
+writes them in batches; on a store that keeps the vectors on the rows
+(VectorStore=dynamodb), only the rows that lack one (the counts say how many
+were embedded)."""
 
 from __future__ import annotations
 
@@ -38,6 +40,12 @@ def reindex(
         texts: bool = False,
         live: dict[int, bool] | None = None,
     ) -> None:
+        # A store that keeps vectors on the rows may have most of them:
+        # only the rows without one are embedded (a move from OpenSearch).
+        have = vectors.with_vectors(key, kind, [i for i, _, _, _ in rows])
+        rows = [r for r in rows if r[0] not in have]
+        if not rows:
+            return
         vecs = embedder.embed([t for _, t, _, _ in rows], "document").vectors
         vectors.upsert(
             key,

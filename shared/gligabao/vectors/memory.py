@@ -162,3 +162,6 @@ class MemoryVectorIndex:
         with self._lock:
             t = self._tables.get((key.pk, kind))
             return len(t.vectors) if t else 0
+
+    def with_vectors(self, key: DatasetKey, kind: Kind, ids: list[int]) -> set[int]:
+        return set()  # a separate index: reindex rebuilds it whole

@@ -393,3 +393,6 @@ class OpenSearchVectorIndex:
             "drop indexes",
             lambda: self._client.indices.delete(index=names, params={"ignore_unavailable": "true"}),
         )
+
+    def with_vectors(self, key: DatasetKey, kind: Kind, ids: list[int]) -> set[int]:
+        return set()  # a separate index: reindex rebuilds it whole

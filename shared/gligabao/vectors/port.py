@@ -81,6 +81,11 @@ class VectorIndex(Protocol):
     def count(self, key: DatasetKey, kind: Kind) -> int:
         """How many vectors of a kind the dataset has (tests, reindex)."""
 
+    def with_vectors(self, key: DatasetKey, kind: Kind, ids: list[int]) -> set[int]:
+        """Which of these rows already have a vector of the kind, where the
+        store can tell at the cost of a read (reindex embeds only the others);
+        empty when it cannot (reindex then embeds them all)."""
+
 
 def write_first(index: VectorIndex, key: DatasetKey, write: GraphWrite) -> None:
     """The vectors of a write, for a store that keeps them apart from the

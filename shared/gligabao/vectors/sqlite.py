@@ -198,3 +198,6 @@ class SqliteVectorIndex:
                 "SELECT COUNT(*) FROM vectors WHERE pk = ? AND kind = ?", (key.pk, kind)
             ).fetchone()
         return int(row[0])
+
+    def with_vectors(self, key: DatasetKey, kind: Kind, ids: list[int]) -> set[int]:
+        return set()  # a separate index: reindex rebuilds it whole

@@ -23,6 +23,7 @@ service reported.
 
 from __future__ import annotations
 
+import logging
 import math
 import threading
 import time
@@ -51,6 +52,7 @@ from .schema import (
 )
 
 R = TypeVar("R")
+log = logging.getLogger(__name__)
 
 RECENT_ROWS = 10  # newest rows read per request to cover the index's lag
 LAG_S = 10.0  # how long a written vector may take to reach the index (assumed)
@@ -159,7 +161,29 @@ class DynamoVectorIndex:
     def _knn(self, key: DatasetKey, req: SearchRequest) -> list[Hit]:
         spec = KINDS[req.kind]
         expr, names, values = self._condition(key, req)
-        out = self._call(
+        try:
+            out = self._search_vectors(spec, req, expr, names, values)
+        except ClientError as exc:
+            # An index added to a table with items refuses searches while it
+            # backfills (a move from OpenSearch): the newest rows and the
+            # words still answer.
+            if error_code(exc) == "ValidationException" and "ackfill" in str(exc):
+                log.warning("vector index %s is backfilling: searched without it", spec.kind)
+                return []
+            raise
+        used = (out.get("ConsumedCapacity") or {}).get("VectorSearchRequestBytes") or 0.0
+        with self._lock:
+            self.search_bytes += float(used)
+        hits = []
+        for r in out.get("SearchResults", []):
+            similarity = 1.0 - float(r["Score"])  # COSINE: 0 identical .. 2 opposite
+            hits.append(Hit(int(r["Item"]["id"]["N"]), similarity))
+        return hits
+
+    def _search_vectors(
+        self, spec: KindSpec, req: SearchRequest, expr: str, names: Any, values: Any
+    ) -> Any:
+        return self._call(
             "SearchVectors",
             TableName=self._table(spec),
             IndexName=spec.kind,
@@ -171,14 +195,6 @@ class DynamoVectorIndex:
             ProjectionExpression="id",
             ReturnConsumedCapacity="TOTAL",
         )
-        used = (out.get("ConsumedCapacity") or {}).get("VectorSearchRequestBytes") or 0.0
-        with self._lock:
-            self.search_bytes += float(used)
-        hits = []
-        for r in out.get("SearchResults", []):
-            similarity = 1.0 - float(r["Score"])  # COSINE: 0 identical .. 2 opposite
-            hits.append(Hit(int(r["Item"]["id"]["N"]), similarity))
-        return hits
 
     def _recent(self, key: DatasetKey, req: SearchRequest) -> dict[int, float | None]:
         """The partition's newest rows of the kind's table whose vectors were
@@ -213,59 +229,7 @@ class DynamoVectorIndex:
         return found
 
     def _lexical(self, key: DatasetKey, text: str, k: int) -> list[int]:
-        terms = words.query_terms_of(text)
-        if not terms:
-            return []
-        table = self.tables["terms"]
-
-        def postings(term: str) -> list[tuple[int, int, int]]:
-            out = self._call(
-                "Query",
-                TableName=table,
-                KeyConditionExpression="#k = :k AND begins_with(#s, :p)",
-                ExpressionAttributeNames={"#k": "pk", "#s": "sk"},
-                ExpressionAttributeValues={
-                    ":k": {"S": key.pk},
-                    ":p": {"S": words.posting_prefix(term)},
-                },
-                ProjectionExpression="entity_id, tf, dl",
-                Limit=words.POSTINGS,
-            )
-            return [
-                (int(i["entity_id"]["N"]), int(i["tf"]["N"]), int(i["dl"]["N"]))
-                for i in out.get("Items", [])
-                if "tf" in i and "dl" in i
-            ]
-
-        def counts(_: None) -> dict[str, dict[str, Any]]:
-            keys = [
-                {"pk": {"S": key.pk}, "sk": {"S": sk}}
-                for sk in [words.STATS, *(words.count_sk(t) for t in terms)]
-            ]
-            got: dict[str, dict[str, Any]] = {}
-            req: dict[str, Any] = {table: {"Keys": keys, "ProjectionExpression": "sk, n, dl"}}
-            for _attempt in range(5):
-                out = self._call("BatchGetItem", RequestItems=req)
-                for item in out.get("Responses", {}).get(table, []):
-                    got[item["sk"]["S"]] = item
-                req = out.get("UnprocessedKeys") or {}
-                if not req:
-                    break
-            return got
-
-        jobs: list[Callable[[], Any]] = [partial(postings, t) for t in terms]
-        jobs.append(partial(counts, None))
-        done = self._map(lambda job: job(), jobs)
-        got: dict[str, dict[str, Any]] = done[-1]
-        stats = got.get(words.STATS, {})
-        df = {t: int(got.get(words.count_sk(t), {}).get("n", {}).get("N", 0)) for t in terms}
-        return words.bm25(
-            dict(zip(terms, done[:-1], strict=True)),
-            df,
-            int(stats.get("n", {}).get("N", 0)),
-            int(stats.get("dl", {}).get("N", 0)),
-            k,
-        )
+        return words.search(self._call, self._map, self.tables["terms"], key.pk, text, k)
 
     # --- writes (reindex, geo), counts, deletion ----------------------------------------
 
@@ -355,6 +319,29 @@ class DynamoVectorIndex:
         spec = KINDS[kind]
         return len(self._rows(spec, key, "id", {"#v": spec.attribute}, "attribute_exists(#v)"))
 
+    @upstream("vector index with_vectors")
+    def with_vectors(self, key: DatasetKey, kind: Kind, ids: list[int]) -> set[int]:
+        spec = KINDS[kind]
+        table = self._table(spec)
+        have: set[int] = set()
+        for start in range(0, len(ids), 100):
+            keys = [{"pk": {"S": key.pk}, "id": {"N": str(i)}} for i in ids[start : start + 100]]
+            req: dict[str, Any] = {
+                table: {
+                    "Keys": keys,
+                    "ProjectionExpression": "id, #v",
+                    "ExpressionAttributeNames": {"#v": spec.attribute},
+                }
+            }
+            while req:
+                out = self._call("BatchGetItem", RequestItems=req)
+                for item in out.get("Responses", {}).get(table, []):
+                    if spec.attribute in item:
+                        have.add(int(item["id"]["N"]))
+                req = out.get("UnprocessedKeys") or {}
+        return have
+
+    @upstream("vector index nearby")
     def nearby(
         self, key: DatasetKey, lat: float, lon: float, radius_km: float, limit: int
     ) -> list[GeoHit]:
