@@ -104,9 +104,8 @@ class Conversation:
         if self.messages:
             gap = self.rng.randint(*gap_days) * (GAP_FACTOR_LONG if self.long else 1)
             self.now = day(self.now) + timedelta(days=gap)
-        self.now = self.now.replace(
-            hour=self.rng.choice([8, 12, 18, 20, 21]), minute=self.rng.randint(0, 50)
-        )
+        self.now = self.now.replace(hour=self.rng.choice([8, 12, 18, 20, 21]),
+                                    minute=self.rng.randint(0, 50))
 
     def say(self, text: str) -> Message:
         if self.long:
@@ -135,48 +134,24 @@ class Conversation:
             if e["key"] == key:
                 return
         self._msg.entities.append(
-            {
-                "key": key,
-                "name": surface,
-                "type": self.entities[key].type,
-                "description": description,
-            }
+            {"key": key, "name": surface, "type": self.entities[key].type,
+             "description": description}
         )
 
-    def fact(
-        self,
-        src: str,
-        rel: str,
-        tgt: str,
-        desc: str,
-        valid_at: datetime | None = None,
-        invalid_at: datetime | None = None,
-    ) -> str:
+    def fact(self, src: str, rel: str, tgt: str, desc: str, valid_at: datetime | None = None,
+             invalid_at: datetime | None = None) -> str:
         """A new fact stated by the current message. ``valid_at`` None: stated
         as current, so it holds from the message's reference time."""
         assert self._msg is not None
         fid = f"{self.id}.f{len(self.facts) + 1}"
-        self.facts[fid] = Fact(
-            fid,
-            src,
-            rel,
-            tgt,
-            desc,
-            iso(valid_at) if valid_at else self._msg.reference_time,
-            iso(invalid_at) if invalid_at else None,
-            stated_in=[self._msg.index],
-        )
-        self._msg.edges.append(
-            {
-                "fact": fid,
-                "source": src,
-                "relation": rel,
-                "target": tgt,
-                "description": desc,
-                "valid_at": iso(valid_at) if valid_at else None,
-                "invalid_at": iso(invalid_at) if invalid_at else None,
-            }
-        )
+        self.facts[fid] = Fact(fid, src, rel, tgt, desc,
+                               iso(valid_at) if valid_at else self._msg.reference_time,
+                               iso(invalid_at) if invalid_at else None,
+                               stated_in=[self._msg.index])
+        self._msg.edges.append({"fact": fid, "source": src, "relation": rel, "target": tgt,
+                                "description": desc,
+                                "valid_at": iso(valid_at) if valid_at else None,
+                                "invalid_at": iso(invalid_at) if invalid_at else None})
         return fid
 
     def end(self, fid: str, at: datetime, desc: str) -> None:
@@ -186,34 +161,18 @@ class Conversation:
         f = self.facts[fid]
         f.invalid_at = iso(at)
         f.stated_in.append(self._msg.index)
-        self._msg.edges.append(
-            {
-                "fact": fid,
-                "source": f.source,
-                "relation": f.relation,
-                "target": f.target,
-                "description": desc,
-                "valid_at": None,
-                "invalid_at": iso(at),
-            }
-        )
+        self._msg.edges.append({"fact": fid, "source": f.source, "relation": f.relation,
+                                "target": f.target, "description": desc, "valid_at": None,
+                                "invalid_at": iso(at)})
 
     def restate(self, fid: str, desc: str) -> None:
         """The current message says again what a fact already says."""
         assert self._msg is not None
         f = self.facts[fid]
         f.stated_in.append(self._msg.index)
-        self._msg.edges.append(
-            {
-                "fact": fid,
-                "source": f.source,
-                "relation": f.relation,
-                "target": f.target,
-                "description": desc,
-                "valid_at": None,
-                "invalid_at": None,
-            }
-        )
+        self._msg.edges.append({"fact": fid, "source": f.source, "relation": f.relation,
+                                "target": f.target, "description": desc, "valid_at": None,
+                                "invalid_at": None})
 
     def supersede(self, old: str, new: str) -> None:
         """The current message's fact ``new`` replaces ``old`` without saying
@@ -225,16 +184,9 @@ class Conversation:
         self._msg.invalidates.append({"fact": old, "by": new})
 
     # -- questions
-    def ask(
-        self,
-        category: str,
-        question: str,
-        needs: list[str],
-        *,
-        superseded: list[str] | None = None,
-        tags: list[str] | None = None,
-        as_of: datetime | None = None,
-    ) -> None:
+    def ask(self, category: str, question: str, needs: list[str], *,
+            superseded: list[str] | None = None, tags: list[str] | None = None,
+            as_of: datetime | None = None) -> None:
         """``as_of``: the question is asked about that instant (query's
         ``as_of``); its needs held then, superseded since or not, and
         ``superseded`` lists the facts that did not hold then."""
@@ -245,13 +197,8 @@ class Conversation:
                 assert f.superseded_by is None, (question, fid)
             else:
                 assert f.valid_at <= iso(as_of) < (f.invalid_at or "~"), (question, fid)
-        q: dict[str, Any] = {
-            "category": category,
-            "question": question,
-            "needs": needs,
-            "superseded": superseded or [],
-            "tags": tags or [],
-        }
+        q: dict[str, Any] = {"category": category, "question": question, "needs": needs,
+                             "superseded": superseded or [], "tags": tags or []}
         if as_of is not None:
             q["as_of"] = iso(as_of)
         self.questions.append(q)
@@ -273,14 +220,9 @@ class Conversation:
     def export(self) -> dict[str, Any]:
         def fact_ref(fid: str) -> dict[str, Any]:
             f = self.facts[fid]
-            return {
-                "fact": fid,
-                "source": self.name(f.source),
-                "relation": f.relation,
-                "target": self.name(f.target),
-                "valid_at": f.valid_at,
-                "invalid_at": f.invalid_at,
-            }
+            return {"fact": fid, "source": self.name(f.source), "relation": f.relation,
+                    "target": self.name(f.target), "valid_at": f.valid_at,
+                    "invalid_at": f.invalid_at}
 
         names: dict[str, str] = {}
         for e in self.entities.values():
@@ -290,42 +232,25 @@ class Conversation:
         return {
             "id": self.id,
             "user_id": self.user,
-            "entities": [
-                {"key": e.key, "name": e.name, "type": e.type, "names": e.names}
-                for e in self.entities.values()
-            ],
+            "entities": [{"key": e.key, "name": e.name, "type": e.type, "names": e.names}
+                         for e in self.entities.values()],
             "facts": [
-                {
-                    "id": f.id,
-                    "source": f.source,
-                    "relation": f.relation,
-                    "target": f.target,
-                    "description": f.description,
-                    "valid_at": f.valid_at,
-                    "invalid_at": f.invalid_at,
-                    "superseded_by": f.superseded_by,
-                    "stated_in": f.stated_in,
-                }
+                {"id": f.id, "source": f.source, "relation": f.relation, "target": f.target,
+                 "description": f.description, "valid_at": f.valid_at,
+                 "invalid_at": f.invalid_at, "superseded_by": f.superseded_by,
+                 "stated_in": f.stated_in}
                 for f in self.facts.values()
             ],
             "messages": [
-                {
-                    "index": m.index,
-                    "session": m.session,
-                    "reference_time": m.reference_time,
-                    "text": m.text,
-                    "extraction": {"entities": m.entities, "edges": m.edges},
-                    "invalidates": m.invalidates,
-                }
+                {"index": m.index, "session": m.session, "reference_time": m.reference_time,
+                 "text": m.text, "extraction": {"entities": m.entities, "edges": m.edges},
+                 "invalidates": m.invalidates}
                 for m in self.messages
             ],
             "questions": [
-                {
-                    "id": f"{self.id}.q{i + 1}",
-                    **{k: v for k, v in q.items() if k != "needs"},
-                    "gold": [fact_ref(fid) for fid in q["needs"]],
-                    "superseded": [fact_ref(fid) for fid in q["superseded"]],
-                }
+                {"id": f"{self.id}.q{i + 1}", **{k: v for k, v in q.items() if k != "needs"},
+                 "gold": [fact_ref(fid) for fid in q["needs"]],
+                 "superseded": [fact_ref(fid) for fid in q["superseded"]]}
                 for i, q in enumerate(self.questions)
             ],
         }
