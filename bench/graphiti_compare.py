@@ -33,7 +33,6 @@ import argparse
 import asyncio
 import json
 import os
-import random
 import subprocess
 import sys
 import tempfile
@@ -162,24 +161,16 @@ def main() -> int:
         asyncio.run(graphiti_side(args.graphiti_side))
         return 0
 
-    from gligabao.models import DatasetKey
-
     from . import sqlite_serve as ours
     from .harness.fakes import start_fakes
-    from .harness.synthetic_graph import generate
 
     py = ensure_venv(args.venv)
-    key = DatasetKey("bench", "main")
     print(f"{'edges':>7} {'side':<9} {'p50 ms':>8} {'p95 ms':>8} {'hits':>8}  build")
     llm, emb = start_fakes(dim=args.dim)
     try:
         with tempfile.TemporaryDirectory() as tmp:
             for size in [int(s) for s in args.sizes.split(",")]:
-                rng = random.Random(size)
-                g = generate(key, size, rng)
-                path = Path(tmp) / f"gb-{size}.db"
-                build_s = ours.write_graph(path, g, args.dim)
-                qs = ours.questions(g, args.questions, rng, emb, args.dim)
+                g, path, build_s, qs = ours.prepare(size, Path(tmp), emb, args.questions, args.dim)
                 child, base = ours.serve(path, llm, emb, args.dim)
                 try:
                     lat, hits = ours.ask_all(base, qs, llm)

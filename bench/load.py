@@ -234,7 +234,7 @@ def warm_up(base: str, stats: Stats) -> None:
 def main(argv: list[str] | None = None) -> int:
     from gligabao.graph.dynamo_client import REQUESTS
 
-    from .load_check import check
+    from .load_check import check, say_check
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seconds", type=float, default=60.0, help="how long the clients send (60)")
@@ -270,15 +270,13 @@ def main(argv: list[str] | None = None) -> int:
             )
             t0 = time.monotonic()
             problems, warnings = check(stats)
-            say(
+            say_check(
+                say,
                 f"consistency: {stats.acknowledged()} acknowledged remembers read back in "
-                f"{time.monotonic() - t0:.1f} s: {len(problems)} problem(s), "
-                f"{len(warnings)} warning(s)"
+                f"{time.monotonic() - t0:.1f} s",
+                problems,
+                warnings,
             )
-            for p in problems[:30]:
-                say(f"  - {p}")
-            for w in warnings[:10]:
-                say(f"  ~ {w}")
             return 0 if ok and not problems else 1
         finally:
             llm.stop()

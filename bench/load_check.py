@@ -207,3 +207,12 @@ def unacknowledged_whole(stats: Stats) -> tuple[int, list[str]]:
                     elif not any(art.id in set(graph.edge_artifacts(key, i)) for i in edge_ids):
                         problems.append(f"{where}: fact {edge_ids} not linked to {art.id}")
     return checked, problems
+
+
+def say_check(say: Any, title: str, problems: list[str], warnings: list[str]) -> None:
+    """``title: N problem(s), M warning(s)`` and the first of each."""
+    say(f"{title}: {len(problems)} problem(s), {len(warnings)} warning(s)")
+    for p in problems[:30]:
+        say(f"  - {p}")
+    for w in warnings[:10]:
+        say(f"  ~ {w}")

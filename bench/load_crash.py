@@ -43,7 +43,7 @@ from .harness.http import post
 from .harness.servers import LOCAL_AWS, Child, free_port, start_moto_process, start_serve, use_env
 from .harness.workload import CITIES, ORGS, PEOPLE
 from .load import DATASETS, USERS, Stats, client, report, server_env, start_llm, warm_up
-from .load_check import check, unacknowledged_whole
+from .load_check import check, say_check, unacknowledged_whole
 
 EXPECTED = {200, 409, 0}  # 0: the connection died with the server, or was refused
 
@@ -188,16 +188,13 @@ def main(argv: list[str] | None = None) -> int:
         killer.kills += 1
         t0 = time.monotonic()
         problems, warnings = check(stats, facts_once=True)
-        acked = stats.acknowledged()
-        say(
-            f"consistency after {killer.kills} kills: {acked} acknowledged remembers read back "
-            f"in {time.monotonic() - t0:.1f} s: {len(problems)} problem(s), "
-            f"{len(warnings)} warning(s)"
+        say_check(
+            say,
+            f"consistency after {killer.kills} kills: {stats.acknowledged()} acknowledged "
+            f"remembers read back in {time.monotonic() - t0:.1f} s",
+            problems,
+            warnings,
         )
-        for p in problems[:30]:
-            say(f"  - {p}")
-        for w in warnings[:10]:
-            say(f"  ~ {w}")
         checked, halves = unacknowledged_whole(stats)
         say(
             f"visible artifacts of calls not acknowledged (committed, then killed): "

@@ -126,6 +126,18 @@ def questions(g: Graph, n: int, rng: random.Random, emb: FakeOpenAI, dim: int) -
     return out
 
 
+def prepare(
+    size: int, tmp: Path, emb: FakeOpenAI, n_questions: int, dim: int
+) -> tuple[Graph, Path, float, list[Question]]:
+    """The graph of ``size`` edges in a fresh SQLite file under ``tmp`` and its
+    questions (their vectors registered with ``emb``): (graph, file, build s, questions)."""
+    rng = random.Random(size)
+    g = generate(DatasetKey("bench", "main"), size, rng)
+    path = tmp / f"gb-{size}.db"
+    build_s = write_graph(path, g, dim)
+    return g, path, build_s, questions(g, n_questions, rng, emb, dim)
+
+
 def serve(path: Path, llm: FakeAnthropic, emb: FakeOpenAI, dim: int) -> tuple[Child, str]:
     """`gligabao serve --data path` on the fakes; (the child, its base URL)."""
     port = free_port()
@@ -176,16 +188,12 @@ def main(argv: list[str] | None = None) -> int:
         hasattr(conn, "enable_load_extension"),
         f"(SQLite {sqlite3.sqlite_version}); vectors here: float32 BLOBs, numpy exact search",
     )
-    key = DatasetKey("bench", "main")
+    key = DatasetKey("bench", "main")  # the dataset of prepare()
     llm, emb = start_fakes(dim=args.dim)
     try:
         with tempfile.TemporaryDirectory() as tmp:
             for size in [int(s) for s in args.sizes.split(",")]:
-                rng = random.Random(size)
-                g = generate(key, size, rng)
-                path = Path(tmp) / f"gb-{size}.db"
-                build_s = write_graph(path, g, args.dim)
-                qs = questions(g, args.questions, rng, emb, args.dim)
+                g, path, build_s, qs = prepare(size, Path(tmp), emb, args.questions, args.dim)
                 child, base = serve(path, llm, emb, args.dim)
                 try:
                     lat, hits = ask_all(base, qs, llm)
