@@ -38,6 +38,7 @@ import threading
 import time
 import uuid
 from collections import defaultdict
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,6 +46,7 @@ from .harness.fakes import EMBED_DIM, start_fakes
 from .harness.http import post
 from .harness.servers import fakes_env, local_server
 from .harness.timing import pct, quiet_stdout
+from .harness.timing import say as say_plain
 from .harness.workload import ORGS, PEOPLE, extract_reply, make_text
 
 USERS = ("load-u1", "load-u2", "load-u3")
@@ -232,7 +234,7 @@ def warm_up(base: str, stats: Stats) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from gligabao.graph.dynamo_client import REQUESTS
+    from gligabao.dynamodb.client import REQUESTS
 
     from .load_check import check, say_check
 
@@ -240,12 +242,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seconds", type=float, default=60.0, help="how long the clients send (60)")
     ap.add_argument("--clients", type=int, default=20, help="concurrent clients (20)")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--verbose", action="store_true", help="keep the server's log lines")
     args = ap.parse_args(argv)
     logging.getLogger("werkzeug").setLevel(logging.WARNING)
 
     llm, emb = start_llm()
-    # The server logs one JSON line and one metrics line per call on stdout.
-    with quiet_stdout() as say, local_server(server_env(llm, emb)) as base:
+    # The server logs one JSON line and one metrics line per call on stdout, moto
+    # one line per request: keep the report readable.
+    output = nullcontext(say_plain) if args.verbose else quiet_stdout()
+    with output as say, local_server(server_env(llm, emb)) as base:
         try:
             stats = Stats()
             warm_up(base, stats)

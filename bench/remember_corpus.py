@@ -26,7 +26,7 @@ Measures, per text:
 - ``llm``: Messages requests; ``in``/``out``: their input and output tokens
   (the fake's usage: a quarter of the characters).
 - ``emb``: embeddings requests.
-- ``ddb``: DynamoDB requests (``gligabao.graph.dynamo_client.REQUESTS``: every try of
+- ``ddb``: DynamoDB requests (``gligabao.dynamodb.client.REQUESTS``: every try of
   every operation, batch pages included); ``graph``: those that touch a graph
   table (the rest save the call record and its inferences); ``qry``: Queries.
 - ``wr``: write requests (PutItem, UpdateItem, DeleteItem, BatchWriteItem,
@@ -57,7 +57,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from gligabao.graph.dynamo_client import REQUESTS
+from gligabao.dynamodb.client import REQUESTS
 
 from .harness.fakes import start_fakes
 from .harness.servers import fakes_env, use_env

@@ -14,7 +14,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from gligabao.graph.dynamo_client import REQUESTS
+from gligabao.dynamodb.client import REQUESTS
 
 RECORD_TABLES = ("calls", "inferences", "idempotency")
 WRITE_OPS = ("PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems")

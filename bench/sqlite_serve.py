@@ -39,12 +39,12 @@ from pathlib import Path
 
 import numpy as np
 
-from gligabao.graph.sqlite import SqliteGraphStore
+from gligabao.graph.sqlite.store import SqliteGraphStore
 from gligabao.models import DatasetKey, GraphWrite
-from gligabao.sqlite_db import Database
+from gligabao.sqlite.db import Database
 from gligabao.text import fact_text, normalize_name
 from gligabao.vectors.port import SearchRequest, VectorItem
-from gligabao.vectors.sqlite import SqliteVectorIndex
+from gligabao.vectors.sqlite.store import SqliteVectorIndex
 
 from .harness.fakes import FakeAnthropic, FakeOpenAI, start_fakes
 from .harness.http import post
