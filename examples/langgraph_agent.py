@@ -53,7 +53,11 @@ async def run(url: str, user_id: str, the_script: Script) -> str:
     graph.add_edge("tools", "model")
     agent = graph.compile()
     out = await agent.ainvoke(
-        {"messages": [HumanMessage("Alice works at Acme. Remember that, then tell me where she works.")]}
+        {
+            "messages": [
+                HumanMessage("Alice works at Acme. Remember that, then tell me where she works.")
+            ]
+        }
     )
     return str(out["messages"][-1].content)
 

@@ -46,7 +46,9 @@ class ScriptedModel(Model):
         if isinstance(step, ToolCall):
             tool = {"toolUseId": uuid.uuid4().hex, "name": step.name}
             yield {"contentBlockStart": {"start": {"toolUse": tool}}}  # type: ignore[typeddict-item]
-            yield {"contentBlockDelta": {"delta": {"toolUse": {"input": json.dumps(step.arguments)}}}}
+            yield {
+                "contentBlockDelta": {"delta": {"toolUse": {"input": json.dumps(step.arguments)}}}
+            }
             yield {"contentBlockStop": {}}
             yield {"messageStop": {"stopReason": "tool_use"}}
         else:

@@ -87,9 +87,7 @@ class Harness:
                     "headers": r.headers,
                     "body": r.raw.decode(),
                     "received_at": r.received_at,
-                    "sigv4_valid": sigv4_valid(r, self.api.url, secret, region)
-                    if secret
-                    else None,
+                    "sigv4_valid": sigv4_valid(r, self.api.url, secret, region) if secret else None,
                 }
                 for r in self.api.requests
             ]
