@@ -7,8 +7,8 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
-/** clients/typescript (the tests run from build/test/). */
-const PACKAGE = resolve(HERE, "..", "..");
+/** clients/typescript (the tests run from build/). */
+const PACKAGE = resolve(HERE, "..");
 const ROOT = resolve(PACKAGE, "..", "..");
 
 /** `GB_PYTHON`, else the repository's `.venv` (the README's set-up), else python3. */

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 
-import { ApiError, ApiKey, Bearer, Client, type RetryEvent } from "../src/index.js";
+import { ApiError, ApiKey, Bearer, Client, type RetryEvent } from "gligabao";
 import { Harness } from "./harness.js";
 
 const ALICE_AT_ACME = {

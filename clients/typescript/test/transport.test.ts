@@ -18,7 +18,7 @@ import {
   type RetryEvent,
   SigV4,
   retryAfterMs,
-} from "../src/index.js";
+} from "gligabao";
 import { Harness } from "./harness.js";
 
 const FAST = { attempts: 4, baseMs: 10, maxMs: 50 };
@@ -287,7 +287,7 @@ describe("queued calls (Prefer: respond-async)", () => {
 
 test("ROUTES names every operation of the OpenAPI document, with its method and path", () => {
   const here = dirname(fileURLToPath(import.meta.url));
-  const doc = JSON.parse(readFileSync(resolve(here, "../../../../shared/gligabao/openapi.json"), "utf8"));
+  const doc = JSON.parse(readFileSync(resolve(here, "../../../shared/gligabao/openapi.json"), "utf8"));
   const documented: Record<string, [string, string]> = {};
   for (const [path, methods] of Object.entries(doc.paths as Record<string, Record<string, { operationId: string }>>)) {
     for (const [method, op] of Object.entries(methods)) documented[op.operationId] = [method.toUpperCase(), path];
