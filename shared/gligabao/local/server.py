@@ -125,8 +125,11 @@ class _RequestHandler(BaseHTTPRequestHandler):
         if not host_allowed(self.headers.get("Host")):
             # before the body is read or anything runs: a rebound page gets nothing
             self.close_connection = True
-            self._error(421, "this server answers only requests for a loopback host or one "
-                        "listed in GB_ALLOWED_HOSTS")
+            self._error(
+                421,
+                "this server answers only requests for a loopback host or one "
+                "listed in GB_ALLOWED_HOSTS",
+            )
             return
         length = int(self.headers.get("Content-Length") or 0)
         if length > MAX_READ_BYTES:

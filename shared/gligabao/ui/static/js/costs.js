@@ -78,7 +78,7 @@ function chart(data, measure) {
 
 function legend(stages) {
   return h('ul', { className: 'legend-keys', 'aria-label': 'Stages' }, stages.map((stage, k) => h('li', {},
-    s('svg', { viewBox: '0 0 16 9', 'aria-hidden': 'true' }, patternDefs(stages), s('rect', { width: 16, height: 9, fill: swatch(k).fill })),
+    s('svg', { viewBox: '0 0 16 9', 'aria-hidden': 'true' }, s('rect', { width: 16, height: 9, fill: swatch(k).fill })),
     ` ${stage}`)));
 }
 

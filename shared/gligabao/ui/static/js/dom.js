@@ -37,7 +37,7 @@ export function ms(iso) {
 export function fmtTime(iso) {
   if (!iso) return '—';
   const t = new Date(iso);
-  return Number.isNaN(t.getTime()) ? iso : t.toISOString().replace('T', ' ').replace(/:\d\d\.\d+Z$|:\d\dZ$/, ' UTC');
+  return Number.isNaN(t.getTime()) ? iso : t.toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
 }
 
 export function fmtDay(iso) {
