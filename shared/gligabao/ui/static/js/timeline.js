@@ -90,7 +90,8 @@ export function renderTimeline(app, panel, entityId) {
   const height = y + 8;
   const axis = ticks(t0, t1).map(([t, text]) => s('g', {},
     s('line', { x1: x(t), x2: x(t), y1: 20, y2: height, stroke: '#eceef1' }),
-    s('text', { x: x(t), y: 14, 'font-size': 11, 'text-anchor': 'middle', fill: '#5b6470' }, text)));
+    s('text', { x: x(t), y: 14, 'font-size': 11, fill: '#5b6470',
+      'text-anchor': x(t) < 40 ? 'start' : x(t) > W - 40 ? 'end' : 'middle' }, text)));
   const asOf = app.asOfTime();
   const marker = asOf === null ? null : s('g', {},
     s('line', { x1: x(asOf), x2: x(asOf), y1: 18, y2: height, stroke: '#d97706', 'stroke-width': 2, 'stroke-dasharray': '4 3' }),
