@@ -275,7 +275,7 @@ def test_forgetting_a_text_removes_it_from_the_graph(browse: Ui) -> None:
     page.click("#confirm-ok")
     done = page.locator("#forgotten")
     done.wait_for()
-    page.wait_for_function(f"document.body.dataset.loaded !== '{loaded}'")
+    page.wait_for_function("(before) => document.body.dataset.loaded !== before", arg=loaded)
     text = done.inner_text()
     assert "Text 2 forgotten" in text
     assert ui.served.client.get("/v1/gb/artifacts/2?user_id=u1").status == 404

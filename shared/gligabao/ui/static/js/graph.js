@@ -15,6 +15,7 @@ export function shapeOf(type) {
 }
 
 const HUGE = 400; // nodes past which the layout is the cheap one
+const MAX_FIT = 1.4;
 
 const STYLE = [
   { selector: 'node', style: {
@@ -107,7 +108,7 @@ export class Graph {
     let hood = start;
     for (let i = 0; i < depth; i++) hood = hood.union(hood.closedNeighborhood().intersection(shown));
     this.cy.batch(() => shown.difference(hood).addClass('off'));
-    this.cy.animate({ fit: { eles: hood, padding: 50 }, duration: 200 });
+    this.fit(hood);
   }
 
   pick(kind, id) {
@@ -141,8 +142,15 @@ export class Graph {
     this.cy.zoom({ level: this.cy.zoom() * factor, renderedPosition: c });
   }
 
-  fit() {
-    this.cy.fit(this.cy.elements().not('.off'), 30);
+  // Fit what is shown, but no closer than MAX_FIT: a handful of nodes
+  // would otherwise fill the canvas.
+  fit(eles = null) {
+    const shown = eles || this.cy.elements().not('.off');
+    this.cy.fit(shown, 30);
+    if (this.cy.zoom() > MAX_FIT) {
+      this.cy.zoom(MAX_FIT);
+      this.cy.center(shown);
+    }
   }
 
   // What is drawn now, for the list beside the canvas and for tests.
