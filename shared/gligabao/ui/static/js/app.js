@@ -163,7 +163,16 @@ function resetSlider() {
 
 async function loadDataset() {
   say(`Loading ${settings.dataset}…`);
-  const memory = await app.guard(() => loadMemory((done, total) => say(`Loading ${settings.dataset}: ${done} of ${total} texts…`)));
+  const memory = await app.guard(async () => {
+    try {
+      return await loadMemory((done, total) => say(`Loading ${settings.dataset}: ${done} of ${total} texts…`));
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 404 && err.message === 'no such route') {
+        throw new ApiError(404, 'this API has no browse routes (GET /v1/gb/entities, /v1/gb/artifacts): the graph needs them; Ask and Costs still work');
+      }
+      throw err;
+    }
+  });
   if (!memory) return;
   app.memory = memory;
   graph.setMemory(memory);
