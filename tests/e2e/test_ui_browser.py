@@ -297,6 +297,39 @@ def test_narrow_window_and_keyboard(ui: Ui) -> None:
     page.set_viewport_size({"width": 1280, "height": 800})
 
 
+AS_OF_CASES = """async () => {
+  const { shownAt } = await import('./js/memory.js');
+  const edge = { valid_at: '2024-01-01T00:00:00Z', invalid_at: '2025-01-01T00:00:00Z',
+                 created_at: '2024-06-01T00:00:00Z', expired_at: '2024-09-01T00:00:00Z' };
+  const at = (iso, world = false, e = edge) => shownAt(e, Date.parse(iso), world);
+  return {
+    before_learned: at('2024-03-01T00:00:00Z'),
+    at_learned: at('2024-06-01T00:00:00Z'),
+    at_expired: at('2024-09-01T00:00:00Z'),
+    world_after_expired: at('2024-10-01T00:00:00Z', true),
+    world_at_invalid: at('2025-01-01T00:00:00Z', true),
+    world_before_valid: at('2023-12-31T23:59:59Z', true),
+    open_ended: at('2030-01-01T00:00:00Z', false, { valid_at: null, invalid_at: null,
+                   created_at: '2024-01-01T00:00:00Z', expired_at: null }),
+  };
+}"""
+
+
+def test_the_as_of_rule_of_the_page(ui: Ui) -> None:
+    """valid_at <= T < invalid_at and created_at <= T < expired_at, as the
+    page computes it (memory.js), at its bounds."""
+    got = ui.page.evaluate(AS_OF_CASES)
+    assert got == {
+        "before_learned": False,
+        "at_learned": True,
+        "at_expired": False,
+        "world_after_expired": True,
+        "world_at_invalid": False,
+        "world_before_valid": False,
+        "open_ended": True,
+    }
+
+
 def test_no_console_errors(ui: Ui) -> None:
     errors = ui.console
     if not ui.browse:  # the page's requests to the missing routes are logged as 404s
