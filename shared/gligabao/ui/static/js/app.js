@@ -111,12 +111,12 @@ async function renderDatasets() {
     h('th', { scope: 'row' }, d.name), h('td', { className: 'num' }, fmtInt(d.entities)),
     h('td', { className: 'num' }, fmtInt(d.edges)), h('td', { className: 'num' }, fmtInt(d.artifacts)),
     h('td', {}, fmtTime(d.created_at)),
-    h('td', {}, d.name === settings.dataset ? 'open' : linkButton(`Open ${d.name}`, () => pickDataset(d.name)))));
+    h('td', {}, d.name === settings.dataset ? '(open)' : linkButton(`Open ${d.name}`, () => pickDataset(d.name)))));
   clear($('panel-datasets'),
     h('h2', {}, `Datasets of ${settings.user}`),
     out.datasets.length
       ? h('table', {}, h('thead', {}, h('tr', {}, h('th', {}, 'name'), h('th', { className: 'num' }, 'entities'),
-        h('th', { className: 'num' }, 'facts'), h('th', { className: 'num' }, 'texts'), h('th', {}, 'created'), h('th', {}, ''))),
+        h('th', { className: 'num' }, 'facts'), h('th', { className: 'num' }, 'texts'), h('th', {}, 'created'), h('th', {}, 'action'))),
       h('tbody', {}, rows))
       : h('p', { className: 'hint' }, 'No dataset yet: remember a text first.'));
   return out.datasets;
