@@ -105,6 +105,7 @@ def ui(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Ui]:
             llm.script(
                 "query", {"answer": "At Globex.", "entities": [], "edges": [2], "passages": []}
             )
+            assert f"  page:       {s.client.base}/ui/" in "\n".join(s.banner)
             probe = s.client.get("/v1/gb/entities?user_id=u1")
             with sync_playwright() as pw:
                 browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
