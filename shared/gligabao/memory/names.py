@@ -7,11 +7,11 @@ reasons, or the model's word (``MODEL``):
 * ``SAME_NAME``: equal once case, accents, punctuation, whitespace, a
   possessive, a leading title ("Dr.") or article ("The") and a trailing
   corporate form ("Inc.", "Corp") are folded away.
-* ``ALIAS``: one name is the other with parts left out, the first part
-  kept ("Alice" / "Alice Johnson", "Umbrella" / "Umbrella Health"), or parts
-  differ only by a known short form ("Bob" / "Robert", from the maintained
-  list of the ``nicknames`` package) or an initial ("J. Smith" /
-  "John Smith"), and no part conflicts.
+* ``ALIAS``: the new name is the stored one with parts left out, the
+  first part kept ("Alice" after "Alice Johnson", "Umbrella" after
+  "Umbrella Health"), or with a part in a known short or long form ("Bob"
+  for "Robert", from the maintained list of the ``nicknames`` package) or
+  as an initial ("J. Smith" for "John Smith"), and no part conflicts.
 
 Never a reason: two parts that differ (Dan / Hal, Maria / Mario, Bank /
 Foods), different kinds of thing (a person and a place), different
@@ -77,6 +77,9 @@ _kind(
     street area suburb capital planet""",
 )
 _kind("animal", "animal pet dog cat bird horse fish rabbit hamster puppy kitten parrot")
+_kind("food", "food fruit vegetable dish meal drink beverage ingredient")
+_kind("work", "book novel film movie song album show series podcast painting artwork poem play")
+_kind("event", "event meeting party wedding conference holiday festival concert trip")
 # Venues are both an organization and a place: either type fits them.
 for _venue in """school university college hospital clinic restaurant cafe bar pub store shop
     hotel museum library gym church office factory airport station stadium theater theatre
@@ -142,52 +145,52 @@ def nickname_forms(word: str) -> frozenset[str]:
     return _nicknames().get(word.casefold(), frozenset())
 
 
-def _token_match(short: str, long: str, personal: bool) -> Literal["equal", "weak", "form", ""]:
-    """How one word of a name stands for one of the other: the same word; an
-    initial ("weak": never enough alone); a known nickname."""
-    if short == long:
+def _token_match(new: str, stored: str, personal: bool) -> Literal["equal", "weak", "form", ""]:
+    """How a word of the new name stands for a word of the stored one: the
+    same word; its initial ("weak": never enough alone); a known short or
+    long form of it. Never the other way round for an initial: a stored
+    "J." is no more John than Jane."""
+    if new == stored:
         return "equal"
     if not personal:
         return ""
-    if len(short) == 1 and long.startswith(short):
+    if len(new) == 1 and stored.startswith(new):
         return "weak"
-    if len(long) == 1 and short.startswith(long):
-        return "weak"
-    if long in nickname_forms(short):
+    if stored in nickname_forms(new):
         return "form"
     return ""
 
 
-def match_reason(a_name: str, a_type: str, b_name: str, b_type: str) -> Reason | None:
-    """Why two names are one entity (``SAME_NAME``, ``ALIAS``), or None."""
-    found = _match(a_name, a_type, b_name, b_type)
-    return found[0] if found else None
+def match_reason(new_name: str, new_type: str, stored_name: str, stored_type: str) -> Reason | None:
+    """Why a new name is a stored entity (``SAME_NAME``, ``ALIAS``), or None.
 
-
-def _match(a_name: str, a_type: str, b_name: str, b_type: str) -> tuple[Reason, int] | None:
-    """The reason and how many words back it (the shorter name's)."""
-    if types_conflict(a_type, b_type):
+    Not symmetric: the stored name must say at least as much as the new one.
+    The stored entity keeps its name, so a stored "Dan" that took in "Dan
+    Haas" would take in "Dan Brown" next; "Dan Haas" stored takes in "Dan"
+    and nothing that conflicts with Haas."""
+    if types_conflict(new_type, stored_type):
         return None
-    pa, pb = parts(a_name), parts(b_name)
-    if not pa.tokens or not pb.tokens or pa.generation != pb.generation:
+    new, stored = parts(new_name), parts(stored_name)
+    if not new.tokens or not stored.tokens or new.generation != stored.generation:
         return None
-    if pa.tokens == pb.tokens:
-        return SAME_NAME, len(pa.tokens)
-    kind = kinds(a_type) | kinds(b_type)
-    # Short forms and initials are a person's: "A. Bank" is not Acme Bank.
-    personal = not kind or "person" in kind
-    short, long = sorted((pa.tokens, pb.tokens), key=len)
-    if len(short) < len(long) and kind and kind <= {"place"}:
+    if new.tokens == stored.tokens:
+        return SAME_NAME
+    if len(new.tokens) > len(stored.tokens):
+        return None
+    kind = kinds(new_type) | kinds(stored_type)
+    if len(new.tokens) < len(stored.tokens) and kind and kind <= {"place"}:
         # A place's name with a part left out is another place: Mexico and
         # Mexico City, York and New York.
         return None
-    # Each word of the shorter name stands for a word of the longer, in
+    # Short forms and initials are a person's: "A. Bank" is not Acme Bank.
+    personal = not kind or "person" in kind
+    # Each word of the new name stands for a word of the stored one, in
     # order, and both start alike: "Haas" is not Dan Haas (it could be Hal).
     matches: list[str] = []
     i = 0
-    for word in short:
-        while i < len(long):
-            m = _token_match(word, long[i], personal)
+    for word in new.tokens:
+        while i < len(stored.tokens):
+            m = _token_match(word, stored.tokens[i], personal)
             i += 1
             if m:
                 matches.append(m)
@@ -196,27 +199,23 @@ def _match(a_name: str, a_type: str, b_name: str, b_type: str) -> tuple[Reason, 
                 return None
         else:
             return None
-    if any(m in ("equal", "form") for m in matches):
-        return ALIAS, len(short)
-    return None
+    return ALIAS if any(m in ("equal", "form") for m in matches) else None
 
 
 def best_match(name: str, type_: str, candidates: Iterable[Entity]) -> tuple[Entity, Reason] | None:
-    """The one stored entity the name is, by the strongest reason, then by
-    the most words matched ("Alice Marie Johnson" is Alice Johnson rather
-    than Alice); None when none fits, or when two fit equally well
-    ("Alice" with Alice Johnson and Alice Smith stored: a guess would merge
-    two people half the time)."""
-    rank = {SAME_NAME: 1, ALIAS: 0}
-    scored: dict[int, tuple[tuple[int, int], Entity]] = {}
+    """The one stored entity a new name is, by the strongest reason (the
+    same name before an alias); None when none fits, or when two fit
+    equally well ("Alice" with Alice Johnson and Alice Smith stored: a guess
+    would merge two people half the time)."""
+    found: dict[Reason, dict[int, Entity]] = {}
     for c in candidates:
-        found = _match(name, type_, c.name, c.type)
-        if found is not None:
-            scored[c.id] = ((rank[found[0]], found[1]), c)
-    if not scored:
-        return None
-    best = max(s for s, _ in scored.values())
-    top = [c for s, c in scored.values() if s == best]
-    if len(top) > 1:
-        return None
-    return top[0], SAME_NAME if best[0] else ALIAS
+        reason = match_reason(name, type_, c.name, c.type)
+        if reason is not None:
+            found.setdefault(reason, {})[c.id] = c
+    for reason in (SAME_NAME, ALIAS):
+        fits = found.get(reason, {})
+        if len(fits) == 1:
+            return next(iter(fits.values())), reason
+        if fits:
+            return None
+    return None
