@@ -55,6 +55,7 @@ sys.path.insert(0, str(ROOT / "shared"))
 
 from fakes.anthropic_server import FakeAnthropic  # noqa: E402
 from fakes.bedrock_server import FakeBedrock  # noqa: E402
+from fakes.extraction import known_entities, prompt_text, section  # noqa: E402
 from fakes.openai_server import FakeOpenAI  # noqa: E402
 
 CORPUS = HERE / "resolution_corpus.json"
@@ -64,27 +65,6 @@ STDOUT = sys.stdout
 
 def say(line: str = "") -> None:
     print(line, file=STDOUT, flush=True)
-
-
-def section(prompt: str, tag: str) -> str:
-    start, end = prompt.find(f"<{tag}>"), prompt.find(f"</{tag}>")
-    return prompt[start + len(tag) + 2 : end].strip() if start >= 0 and end > start else ""
-
-
-def known_ids(prompt: str) -> dict[str, int]:
-    """The known entities the extraction prompt lists: normalized name -> ID."""
-    from gligabao.text import normalize_name
-
-    out: dict[str, int] = {}
-    for line in section(prompt, "known_entities").splitlines():
-        line = line.strip()
-        if not line.startswith("[entity "):
-            continue
-        head, _, rest = line[len("[entity ") :].partition("] ")
-        name = rest.split(" (", 1)[0].split(":", 1)[0]
-        if head.isdigit():
-            out.setdefault(normalize_name(name), int(head))
-    return out
 
 
 @dataclass
@@ -132,9 +112,7 @@ class FakeModel:
     problems: list[str] = field(default_factory=list)
 
     def extract(self, body: dict[str, Any]) -> dict[str, Any]:
-        messages = body.get("messages") or [{}]
-        content = messages[0].get("content", "")
-        prompt = content if isinstance(content, str) else content[0].get("text", "")
+        prompt = prompt_text(body)
         if self.current is None:
             self.problems.append("extract with no case being remembered")
             return {"entities": [], "edges": []}
@@ -149,9 +127,10 @@ class FakeModel:
         if self.careful and mention is case.second and case.expect == "merge":
             from gligabao.text import normalize_name
 
-            listed = known_ids(prompt).get(normalize_name(case.first.name))
-            if listed is not None:
-                entity["id"] = listed
+            first = normalize_name(case.first.name)
+            listed = [k.id for k in known_entities(prompt) if normalize_name(k.name) == first]
+            if listed:
+                entity["id"] = listed[0]
         return {"entities": [entity], "edges": []}
 
 

@@ -66,6 +66,7 @@ sys.path.insert(0, str(ROOT / "tests"))  # the fakes
 sys.path.insert(0, str(ROOT / "shared"))
 
 from fakes.anthropic_server import FakeAnthropic  # noqa: E402
+from fakes.extraction import known_entities  # noqa: E402
 
 CORPUS = HERE / "corpus.json"
 CORPUS_LONG = HERE / "corpus_long.json"
@@ -207,11 +208,7 @@ class Harness:
             self.problems.append(f"extract: unknown text {text[:60]!r}")
             return {"entities": [], "edges": []}
         conv, msg = found
-        known = []
-        for line in section(prompt, "known_entities").splitlines():
-            m = ENTITY_LINE.match(line.strip())
-            if m:
-                known.append((int(m.group(1)), m.group(2).strip()))
+        known = [(k.id, k.name) for k in known_entities(prompt)]
         gold = msg["extraction"]
         name_of: dict[str, str] = {}
         entities = []

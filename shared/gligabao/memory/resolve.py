@@ -4,6 +4,7 @@ keywords and vectors find), or a new one. Reads only."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 
 from ..graph.port import GraphStore
@@ -12,13 +13,15 @@ from ..text import index_terms
 from ..vectors.port import SearchRequest, VectorIndex
 from .extract import Extracted
 from .keywords import keyword_seeds
-from .names import MODEL, Reason, best_match, parts
+from .names import MODEL, Reason, best_match, nickname_forms, parts
 
 KNOWN_BY_KEYWORD = 15
 KNOWN_BY_SIMILARITY = 10
 KNOWN_MAX = 30
 MAX_TEXT_TERMS = 40
 RESOLVE_CANDIDATES = 3  # similar names read per new name, best first
+MAX_NAME_FORMS = 12  # nickname forms of the text's names added to its terms
+_CAPITALIZED = re.compile(r"\b[A-Z][a-z]+\b")
 
 
 @dataclass
@@ -49,9 +52,11 @@ def known_entities(
     text: str,
     text_vectors: list[list[float]],
 ) -> list[Entity]:
-    """The stored entities the text probably names (shown to the extraction)."""
+    """The stored entities the text probably names (shown to the extraction):
+    by the text's words and the known short and long forms of the given
+    names in it ("Bob" finds Robert Smith), and by the text's vector."""
     terms = sorted(index_terms(text), key=lambda t: text.casefold().find(t))[:MAX_TEXT_TERMS]
-    ids = keyword_seeds(graph, key, text, terms, KNOWN_BY_KEYWORD)
+    ids = keyword_seeds(graph, key, text, terms + name_forms(text, terms), KNOWN_BY_KEYWORD)
     if text_vectors:
         reqs = [SearchRequest("entities", v, KNOWN_BY_SIMILARITY, threshold) for v in text_vectors]
         for hits in vectors.search(key, reqs):
@@ -59,6 +64,21 @@ def known_entities(
     ids = ids[:KNOWN_MAX]
     found = graph.get_entities(key, ids)
     return [found[i] for i in ids if i in found]
+
+
+def name_forms(text: str, terms: list[str]) -> list[str]:
+    """The short and long forms of the capitalized words of the text (the
+    given names it may hold) that are not terms already, at most
+    ``MAX_NAME_FORMS``: a word with many forms ("Rick": Richard, Eric,
+    Derek...) keeps the first ones, in the list's order."""
+    have = set(terms)
+    out: list[str] = []
+    for word in _CAPITALIZED.findall(text):
+        for form in sorted(nickname_forms(word)):
+            if form not in have and len(out) < MAX_NAME_FORMS:
+                have.add(form)
+                out.append(form)
+    return out
 
 
 def _lookup_keys(ex: Extracted) -> list[str]:
