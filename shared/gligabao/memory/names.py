@@ -212,10 +212,11 @@ def best_match(name: str, type_: str, candidates: Iterable[Entity]) -> tuple[Ent
         reason = match_reason(name, type_, c.name, c.type)
         if reason is not None:
             found.setdefault(reason, {})[c.id] = c
-    for reason in (SAME_NAME, ALIAS):
-        fits = found.get(reason, {})
+    strongest: tuple[Reason, ...] = (SAME_NAME, ALIAS)
+    for why in strongest:
+        fits = found.get(why, {})
         if len(fits) == 1:
-            return next(iter(fits.values())), reason
+            return next(iter(fits.values())), why
         if fits:
             return None
     return None
