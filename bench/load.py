@@ -555,7 +555,7 @@ def main(argv: list[str] | None = None) -> int:
 
     env = start()
     try:
-        from gligabao.graph.dynamo_client import REQUESTS
+        from gligabao.dynamodb.client import REQUESTS
 
         stats = Stats()
         warm_up(env.base, stats)

@@ -23,7 +23,7 @@ Each question is one ``Query(...).run(QueryInput, Meter)``, as the handler
 runs it (without the HTTP layer and the call record's save).
 
 Measures, per question:
-- DynamoDB requests: ``gligabao.graph.dynamo_client.REQUESTS`` (a botocore
+- DynamoDB requests: ``gligabao.dynamodb.client.REQUESTS`` (a botocore
   ``before-call`` hook: every try of every operation, batch pages included),
   by operation.
 - Vector-index requests: ``MemoryVectorIndex.requests`` (round trips).
@@ -69,9 +69,9 @@ from query_scale_vectors import near, vec_of
 
 from gligabao.ai.port import Embeddings, EmbedKind, LLMReply, LLMRequest
 from gligabao.config import Settings
-from gligabao.graph import table_admin, tables
-from gligabao.graph.dynamo import DynamoGraphStore, batch_write
-from gligabao.graph.dynamo_client import REQUESTS
+from gligabao.dynamodb import admin, tables
+from gligabao.dynamodb.client import REQUESTS
+from gligabao.graph.dynamodb.store import DynamoGraphStore, batch_write
 from gligabao.local.embedded import start_moto
 from gligabao.memory.options import StageOptions
 from gligabao.memory.query import Query, QueryInput
@@ -79,7 +79,7 @@ from gligabao.models import Artifact, DatasetKey, Edge, Entity, GraphWrite
 from gligabao.records.meter import Meter
 from gligabao.records.model import new_call
 from gligabao.text import fact_text, normalize_name
-from gligabao.vectors.memory import MemoryVectorIndex
+from gligabao.vectors.inprocess import MemoryVectorIndex
 from gligabao.vectors.port import GeoHit, Hit, Kind, SearchRequest, VectorItem
 
 SLICE_EDGES = 400  # edges per commit (plus their entities): bounded BatchWriteItem paging
@@ -603,8 +603,8 @@ def run_size(
     workers: int,
     rt: RoundTrips,
 ) -> SizeResult:
-    table_admin.configure_tables(f"bench{n_edges}_", url, "us-east-1")
-    table_admin.create_tables()
+    admin.configure_tables(f"bench{n_edges}_", url, "us-east-1")
+    admin.create_tables()
     store = DynamoGraphStore(max_workers=workers)
     rt.attach(tables.EntityRow._get_connection().connection.client)
     index = MemoryVectorIndex()

@@ -26,7 +26,7 @@ Measures, per text:
 - ``llm``: Messages requests; ``in``/``out``: their input and output tokens
   (the fake's usage: a quarter of the characters).
 - ``emb``: embeddings requests.
-- ``ddb``: DynamoDB requests (``gligabao.graph.dynamo_client.REQUESTS``: every try of
+- ``ddb``: DynamoDB requests (``gligabao.dynamodb.client.REQUESTS``: every try of
   every operation, batch pages included); ``graph``: those that touch a graph
   table (the rest save the call record and its inferences); ``qry``: Queries.
 - ``wr``: write requests (PutItem, UpdateItem, DeleteItem, BatchWriteItem,
@@ -68,7 +68,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from fakes.anthropic_server import FakeAnthropic  # noqa: E402
 from fakes.openai_server import FakeOpenAI  # noqa: E402
-from gligabao.graph.dynamo_client import REQUESTS  # noqa: E402
+from gligabao.dynamodb.client import REQUESTS  # noqa: E402
 
 USER, DATASET = "bench", "main"
 RECORD_TABLES = ("calls", "inferences", "idempotency")

@@ -53,13 +53,13 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from fakes.anthropic_server import FakeAnthropic  # noqa: E402
 from fakes.openai_server import FakeOpenAI  # noqa: E402
-from gligabao.graph.sqlite import SqliteGraphStore  # noqa: E402
+from gligabao.graph.sqlite.store import SqliteGraphStore  # noqa: E402
 from gligabao.local.embedded import free_port  # noqa: E402
 from gligabao.models import DatasetKey, GraphWrite  # noqa: E402
-from gligabao.sqlite_db import Database  # noqa: E402
+from gligabao.sqlite.db import Database  # noqa: E402
 from gligabao.text import fact_text, normalize_name  # noqa: E402
 from gligabao.vectors.port import SearchRequest, VectorItem  # noqa: E402
-from gligabao.vectors.sqlite import SqliteVectorIndex  # noqa: E402
+from gligabao.vectors.sqlite.store import SqliteVectorIndex  # noqa: E402
 
 SLICE = 1000
 ANSWER = {"answer": "From memory.", "entities": [], "edges": [], "passages": []}

@@ -48,7 +48,7 @@ def dynamodb_client() -> Any:
     """A boto3 client on the endpoint the tables are configured on."""
     import boto3
 
-    from gligabao.graph import tables
+    from gligabao.dynamodb import tables
 
     return boto3.client(
         "dynamodb", region_name="us-east-1", endpoint_url=tables.EntityRow.Meta.host
@@ -60,14 +60,14 @@ def dynamo_mock(aws_env: None) -> Iterator[str]:
     """Every table, fresh, in moto's in-process mock; yields the prefix."""
     from moto import mock_aws
 
-    from gligabao.graph import table_admin
+    from gligabao.dynamodb import admin
 
     prefix = f"t{next(_prefixes)}_"
     with mock_aws():
-        table_admin.configure_tables(prefix, "", "us-east-1")
-        table_admin.create_tables()
+        admin.configure_tables(prefix, "", "us-east-1")
+        admin.create_tables()
         yield prefix
-    table_admin.configure_tables("gb_", "", "us-east-1")
+    admin.configure_tables("gb_", "", "us-east-1")
 
 
 @pytest.fixture(scope="session")
@@ -118,11 +118,11 @@ def dynamo_server(aws_env: None, moto_server_url: str) -> Iterator[str]:
 
 
 def _tables_on(url: str) -> Iterator[str]:
-    from gligabao.graph import table_admin
+    from gligabao.dynamodb import admin
 
     prefix = f"s{next(_prefixes)}_"
-    table_admin.configure_tables(prefix, url, "us-east-1")
-    table_admin.create_tables()
+    admin.configure_tables(prefix, url, "us-east-1")
+    admin.create_tables()
     yield prefix
-    table_admin.delete_tables()
-    table_admin.configure_tables("gb_", "", "us-east-1")
+    admin.delete_tables()
+    admin.configure_tables("gb_", "", "us-east-1")

@@ -18,7 +18,7 @@ import pytest
 cfn_yaml = pytest.importorskip("cfnlint.decode.cfn_yaml")
 
 from gligabao import secrets  # noqa: E402
-from gligabao.graph.table_admin import table_definitions  # noqa: E402
+from gligabao.dynamodb.admin import table_definitions  # noqa: E402
 from gligabao.local import devservices  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -29,8 +29,8 @@ from remember_helpers import ent, extraction, fact
 from conftest import Client, Reply
 from fakes.anthropic_server import FakeAnthropic
 from fakes.openai_server import FakeOpenAI
-from gligabao.graph import table_admin
-from gligabao.graph.dynamo import DynamoGraphStore
+from gligabao.dynamodb import admin
+from gligabao.graph.dynamodb.store import DynamoGraphStore
 from gligabao.local.embedded import free_port
 from gligabao.models import DatasetKey
 from gligabao.text import normalize_name
@@ -120,7 +120,7 @@ def _remember_until_done(serve: Serve, text: str) -> Reply:
 
 def _state(prefix: str, url: str) -> dict[str, Any]:
     """What a reader sees, through the adapter's own reads."""
-    table_admin.configure_tables(prefix, url, "us-east-1")
+    admin.configure_tables(prefix, url, "us-east-1")
     store = DynamoGraphStore()
     try:
         ents = {e.id: e for e in store.iter_entities(KEY)}

@@ -11,7 +11,6 @@ from aws_lambda_powertools.event_handler import Response
 from .. import clock, wiring
 from ..api.app import current_call_id, json_body, json_response, lambda_entry, make_app, run_call
 from ..api.auth import authorize
-from ..api.idempotency import once
 from ..api.requests import REMEMBER_STAGES, RememberRequest, parse_models, parse_reasoning, validate
 from ..config import settings
 from ..errors import BadRequest, NotConfigured
@@ -74,6 +73,7 @@ def store(
 
     def work() -> dict[str, object]:
         return run_call(
+            wiring.call_services(),
             "remember",
             req.user_id,
             req.dataset,
@@ -85,7 +85,9 @@ def store(
         return queue_remember(body, req, call_id, inp.reference_time)
 
     run = queue if queued else work
-    return once(req.user_id, key, run, lambda_context) if key else run()
+    if not key:
+        return run()
+    return wiring.idempotency().once(req.user_id, key, run, lambda_context)
 
 
 def queue_remember(

@@ -69,7 +69,7 @@ def start_moto() -> tuple[MotoServer, str]:
 
 def create_tables() -> None:
     from .. import wiring
-    from ..graph.table_admin import create_tables as create
+    from ..dynamodb.admin import create_tables as create
 
     wiring.tables_configured()
     create()

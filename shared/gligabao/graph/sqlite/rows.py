@@ -1,13 +1,13 @@
 """The SQLite graph store's columns and how its rows become models: shared by
-the reads (``sqlite.py``) and the commit (``sqlite_write.py``)."""
+the reads (``store.py``) and the commit (``write.py``)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from typing import Any
 
-from ..models import Artifact, Dataset, Edge, Entity
-from ..text import index_terms
+from ...models import Artifact, Dataset, Edge, Entity
+from ...text import index_terms
 
 ENTITY_COLS = "id, name, type, description, created_at, updated_at, lat, lon"
 EDGE_COLS = (

@@ -36,8 +36,8 @@ from mcp_types import (
 )
 from pydantic import BaseModel, ValidationError
 
+from ..api.requests import validate
 from ..errors import GbError
-from .requests import validate
 
 # The handshake revisions from 2025-06-18 on; a client that offers another is
 # answered with the newest, as the specification asks.

@@ -13,10 +13,10 @@ from __future__ import annotations
 import threading
 import time
 
-from .. import clock
-from ..errors import Busy
-from ..models import DatasetKey
-from ..sqlite_db import Database
+from ... import clock
+from ...errors import Busy
+from ...models import DatasetKey
+from ...sqlite.db import Database
 
 Held = tuple[str, str, str, int]  # (pk, kind, key, row ID)
 

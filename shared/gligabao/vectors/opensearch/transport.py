@@ -17,8 +17,8 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 from urllib.parse import urlparse
 
-from .. import deadline
-from ..errors import UpstreamError
+from ... import deadline
+from ...errors import UpstreamError
 
 T = TypeVar("T")
 

@@ -34,9 +34,18 @@ from pynamodb.exceptions import PynamoDBException, TransactWriteError
 from pynamodb.models import Model
 from pynamodb.transactions import TransactWrite
 
-from ..errors import Busy, NotFound, UpstreamError
-from ..models import Committed, DatasetKey, Edge, Entity, GraphWrite
-from .batch import batch_write, is_condition_failure, unique
+from ...dynamodb.batch import batch_write, is_condition_failure, unique
+from ...dynamodb.tables import (
+    ArtifactRow,
+    DatasetRow,
+    EdgeRow,
+    EntityRow,
+    LinkRow,
+    NameRow,
+    TermRow,
+)
+from ...errors import Busy, NotFound, UpstreamError
+from ...models import Committed, DatasetKey, Edge, Entity, GraphWrite
 from .leases import ABORTED, COMMITTED, PENDING, Leases
 from .rows import (
     INTENT_PREFIX,
@@ -55,7 +64,6 @@ from .rows import (
     is_open,
     term_rows,
 )
-from .tables import ArtifactRow, DatasetRow, EdgeRow, EntityRow, LinkRow, NameRow, TermRow
 
 log = logging.getLogger(__name__)
 

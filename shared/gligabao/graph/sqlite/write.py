@@ -7,11 +7,11 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from ..errors import NotFound, UpstreamError
-from ..models import Committed, DatasetKey, Entity, GraphWrite
-from ..text import normalize_name
-from .port import fact_triple
-from .sqlite_rows import (
+from ...errors import NotFound, UpstreamError
+from ...models import Committed, DatasetKey, Entity, GraphWrite
+from ...text import normalize_name
+from ..port import fact_triple
+from .rows import (
     ARTIFACT_COLS,
     EDGE_COLS,
     ENTITY_COLS,

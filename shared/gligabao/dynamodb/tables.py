@@ -6,10 +6,10 @@ dataset joined with a unit separator), so a dataset is read, listed and deleted
 with Queries on its own partition, never with a Scan, and no key of one user
 can ever address a row of another.
 
-Table names are ``<prefix><short name>`` (``table_admin.configure_tables``).
+Table names are ``<prefix><short name>`` (``admin.configure_tables``).
 Short names: datasets, entities, names, terms, edges, artifacts, links, calls,
 inferences, idempotency. Every model shares one client per endpoint
-(``dynamo_client.py``).
+(``client.py``).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from pynamodb.constants import PAY_PER_REQUEST_BILLING_MODE
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
 from pynamodb.models import Model
 
-from .dynamo_client import SharedClientModel
+from .client import SharedClientModel
 
 DEFAULT_PREFIX = "gb_"
 DEFAULT_REGION = "us-east-1"
@@ -40,7 +40,7 @@ def _meta(short: str) -> Any:
         region = DEFAULT_REGION
         host: str | None = None
         billing_mode = PAY_PER_REQUEST_BILLING_MODE
-        # The store sends up to 48 requests at once (dynamo.WORKERS); the
+        # The store sends up to 48 requests at once (graph.dynamodb.store.WORKERS); the
         # default pool of 10 connections would queue them.
         max_pool_connections = 64
 
@@ -110,7 +110,7 @@ class NameRow(SharedClientModel):
     """Name claims: one normalized name maps to one entity of the dataset.
     While the claiming call has not committed, the claim is a lease: ``txn``
     names the call and ``lease_until`` (epoch seconds) when it may be taken
-    over (see graph/leases.py)."""
+    over (see graph/dynamodb/leases.py)."""
 
     Meta = _meta("names")
     short_name = "names"

@@ -1,4 +1,4 @@
-"""The JSON bodies the OpenSearch adapter (``opensearch.py``) sends, and how
+"""The JSON bodies the OpenSearch adapter (``store.py``) sends, and how
 an engine's k-NN score maps back to a cosine. No I/O: bootstrap, the deploy's
 custom resource and `gligabao bootstrap --dry-run` all print or send the index
 bodies; every query body is filtered to one dataset (:func:`tenant`).
@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .port import KINDS, Kind
+from ..port import KINDS, Kind
 
 HNSW_M = 16
 HNSW_EF_CONSTRUCTION = 128

@@ -1,7 +1,8 @@
-"""A Powertools idempotency persistence layer on the embedded SQLite file,
-for `gligabao serve` without DynamoDB. The same conditions as Powertools'
-DynamoDB layer: a key can be taken when it is absent, expired, or in progress
-past its in-progress expiry; the check and the write are one transaction."""
+"""Idempotency on the embedded SQLite file (its shared pool), for `gligabao
+serve` without DynamoDB: a Powertools persistence layer with the same
+conditions as Powertools' DynamoDB layer: a key can be taken when it is
+absent, expired, or in progress past its in-progress expiry; the check and the
+write are one transaction."""
 
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ from aws_lambda_powertools.utilities.idempotency.persistence.base import (
     DataRecord,
 )
 
-from ..sqlite_db import Database
+from ..sqlite.db import Database
+from .runner import PowertoolsIdempotency
 
 COLS = "id, status, expiration, in_progress_expiration, data, validation"
 
@@ -91,3 +93,8 @@ class SqlitePersistenceLayer(BasePersistenceLayer):
     def _delete_record(self, data_record: DataRecord) -> None:
         with self.db.write() as conn:
             conn.execute("DELETE FROM idempotency WHERE id = ?", (data_record.idempotency_key,))
+
+
+def sqlite_idempotency(db: Database, ttl_s: int) -> PowertoolsIdempotency:
+    """Idempotency records in the ``idempotency`` table of ``db``."""
+    return PowertoolsIdempotency(SqlitePersistenceLayer(db), ttl_s)

@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import ParamSpec, TypeVar
 
-from .errors import UpstreamError, mapped_to_upstream
+from ..errors import UpstreamError, mapped_to_upstream
 
 DEFAULT_PATH = ".gligabao/gligabao.db"
 P = ParamSpec("P")
@@ -28,7 +28,7 @@ R = TypeVar("R")
 def sqlite_errors(what: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
     """Map any sqlite3 failure of the wrapped method to UpstreamError. The
     client sees what failed; the exception itself goes to the log only (as
-    DynamoDB's errors do, see graph/batch.py). Domain errors pass through."""
+    DynamoDB's errors do, see dynamodb/batch.py). Domain errors pass through."""
 
     def to_error(exc: BaseException) -> UpstreamError:
         detail = f"{type(exc).__name__}: {exc}"

@@ -2,8 +2,8 @@
 vector collection ("aoss").
 
 The indexes (layout, vector field, engines) and every JSON body sent are in
-``opensearch_bodies.py``; the client and its retries in
-``opensearch_transport.py``.
+``bodies.py``; the client and its retries in
+``transport.py``.
 
 Indexes are created by the deploy (a CloudFormation custom resource) or by
 ``gligabao bootstrap``, never implicitly: before its first write of a kind,
@@ -44,10 +44,11 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from ..config import Settings
-from ..errors import UpstreamError, VectorIndexMissing
-from ..models import DatasetKey
-from .opensearch_bodies import (
+from ...config import Settings
+from ...errors import UpstreamError, VectorIndexMissing
+from ...models import DatasetKey
+from ..port import KINDS, GeoHit, Hit, Kind, SearchRequest, VectorItem, fuse
+from .bodies import (
     ENGINES,
     MAX_K,
     TEXT_PROPERTY,
@@ -61,8 +62,7 @@ from .opensearch_bodies import (
     page_body,
     rows_body,
 )
-from .opensearch_transport import BulkAction, Transport, error_text, make_client
-from .port import KINDS, GeoHit, Hit, Kind, SearchRequest, VectorItem, fuse
+from .transport import BulkAction, Transport, error_text, make_client
 
 PAGE = 1000  # documents per page when deleting on Serverless
 

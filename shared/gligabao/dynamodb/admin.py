@@ -8,7 +8,7 @@ from typing import Any
 
 from pynamodb.constants import PAY_PER_REQUEST_BILLING_MODE
 
-from .dynamo_client import drop_clients
+from .client import drop_clients
 from .tables import ALL_MODELS, DEFAULT_REGION, short_name
 
 

@@ -17,10 +17,10 @@ from typing import Any
 from pynamodb.expressions.condition import Condition
 from pynamodb.models import Model
 
-from ..graph.dynamo import batch_write, upstream
-from ..graph.dynamo_client import REQUESTS
-from ..graph.tables import CallRow, InferenceRow
-from .codec import (  # noqa: F401  (re-exported: the tests and callers use them from here)
+from ...dynamodb.batch import batch_write, upstream
+from ...dynamodb.client import REQUESTS
+from ...dynamodb.tables import CallRow, InferenceRow
+from ..codec import (  # noqa: F401  (re-exported: the tests and callers use them from here)
     MAX_KEY_BYTES,
     MAX_RESULT_BYTES,
     decode_cursor,
@@ -30,7 +30,7 @@ from .codec import (  # noqa: F401  (re-exported: the tests and callers use them
     steps_from_json,
     steps_json,
 )
-from .model import CallRecord, Inference
+from ..model import CallRecord, Inference
 
 FILTERED_PAGE_SIZE = 200  # rows read per request when filters may drop most
 
@@ -83,7 +83,7 @@ def inference_from_row(row: InferenceRow) -> Inference:
 
 class DynamoRecordStore:
     """RecordStore on DynamoDB (tables configured with
-    ``gligabao.graph.table_admin.configure_tables``). ``retention_days`` sets the
+    ``gligabao.dynamodb.admin.configure_tables``). ``retention_days`` sets the
     TTL attribute of the rows it writes (None: kept until the dataset goes)."""
 
     def __init__(self, retention_days: int | None = None) -> None:

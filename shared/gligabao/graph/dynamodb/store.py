@@ -1,4 +1,4 @@
-"""The graph store on DynamoDB (pynamodb models in ``tables``).
+"""The graph store on DynamoDB (pynamodb models in ``gligabao.dynamodb.tables``).
 
 Layout (see ``tables`` for the keys): every graph table is partitioned by the
 dataset key, so each method is a bounded number of GetItem / Query /
@@ -19,9 +19,21 @@ from typing import Any, TypeVar
 from pynamodb.exceptions import PynamoDBException
 from pynamodb.models import Model
 
-from .. import clock
-from ..errors import NotFound, UpstreamError
-from ..models import (
+from ... import clock
+from ...dynamodb.batch import batch_write, is_condition_failure, unique, upstream, upstream_iter
+from ...dynamodb.client import REQUESTS
+from ...dynamodb.tables import (
+    DATASET_PARTITIONED,
+    ArtifactRow,
+    DatasetRow,
+    EdgeRow,
+    EntityRow,
+    LinkRow,
+    NameRow,
+    TermRow,
+)
+from ...errors import NotFound, UpstreamError
+from ...models import (
     Artifact,
     Committed,
     Dataset,
@@ -31,9 +43,7 @@ from ..models import (
     GraphWrite,
     KeywordHit,
 )
-from .batch import batch_write, is_condition_failure, unique, upstream, upstream_iter
 from .commit import Commits, crash_point
-from .dynamo_client import REQUESTS
 from .leases import Leases
 from .rows import (
     MAX_KEY_BYTES,
@@ -43,16 +53,6 @@ from .rows import (
     entity_from_row,
     fact_claim_sk,
     is_open,
-)
-from .tables import (
-    DATASET_PARTITIONED,
-    ArtifactRow,
-    DatasetRow,
-    EdgeRow,
-    EntityRow,
-    LinkRow,
-    NameRow,
-    TermRow,
 )
 
 __all__ = ["DynamoGraphStore", "batch_write", "upstream"]
@@ -71,7 +71,7 @@ WORKERS = 48
 
 class DynamoGraphStore:
     """GraphStore on DynamoDB. Point the tables at the right place first
-    (``table_admin.configure_tables``); ``max_workers`` bounds the per-call
+    (``dynamodb.admin.configure_tables``); ``max_workers`` bounds the per-call
     parallel queries (keyword terms, edges around entities, name claims)."""
 
     def __init__(

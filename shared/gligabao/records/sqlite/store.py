@@ -13,8 +13,8 @@ import json
 import time
 from typing import Any, ParamSpec, TypeVar
 
-from ..sqlite_db import Database, sqlite_errors
-from .codec import (
+from ...sqlite.db import Database, sqlite_errors
+from ..codec import (
     MAX_KEY_BYTES,
     decode_cursor,
     encode_cursor,
@@ -23,7 +23,7 @@ from .codec import (
     steps_from_json,
     steps_json,
 )
-from .model import CallRecord, Inference
+from ..model import CallRecord, Inference
 
 P = ParamSpec("P")
 R = TypeVar("R")

@@ -7,14 +7,14 @@ from typing import Any
 
 from pynamodb.expressions.condition import Condition
 
-from ..models import Artifact, Dataset, Edge, Entity
-from ..text import index_terms, normalize_name
-from .tables import ArtifactRow, DatasetRow, EdgeRow, EntityRow, TermRow
+from ...dynamodb.tables import ArtifactRow, DatasetRow, EdgeRow, EntityRow, TermRow
+from ...models import Artifact, Dataset, Edge, Entity
+from ...text import index_terms, normalize_name
 
 ID_BASE = 10**12  # IDs stay below this (12 digits in sort keys)
 MAX_KEY_BYTES = 1024  # DynamoDB's limit for a sort key
 FACT_CLAIM_PREFIX = "F#"  # fact claims share the terms table (see TermRow)
-INTENT_PREFIX = "C#"  # so do the commit records (see graph/commit.py)
+INTENT_PREFIX = "C#"  # so do the commit records (see graph/dynamodb/commit.py)
 
 
 def inverted_id(entity_id: int) -> str:

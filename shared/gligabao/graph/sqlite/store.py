@@ -1,4 +1,4 @@
-"""The graph store on the embedded SQLite file (``gligabao.sqlite_db``).
+"""The graph store on the embedded SQLite file (``gligabao.sqlite.db``).
 
 The same contract as the DynamoDB adapter (tests/contract/test_graph_store.py
 runs one suite on both). Where DynamoDB needs conditional puts and undo lists,
@@ -6,8 +6,8 @@ SQLite has transactions: ``commit`` merges every update into the rows as they
 are and writes every row inside one ``BEGIN IMMEDIATE``, so a failure or a
 killed process leaves either all of a remember or none of it. Claims (names,
 facts) are rows, taken with ``INSERT OR IGNORE`` under the same write lock;
-their leases are the calls of this process (``sqlite_claims.py``); the
-commit itself is ``sqlite_write.py``.
+their leases are the calls of this process (``claims.py``); the
+commit itself is ``write.py``.
 
 Every ``sqlite3`` failure leaves this module as ``UpstreamError``; "not found"
 is None or empty, never an error.
@@ -19,9 +19,9 @@ import sqlite3
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from .. import clock
-from ..errors import NotFound, UpstreamError
-from ..models import (
+from ... import clock
+from ...errors import NotFound, UpstreamError
+from ...models import (
     Artifact,
     Committed,
     Dataset,
@@ -31,9 +31,9 @@ from ..models import (
     GraphWrite,
     KeywordHit,
 )
-from ..sqlite_db import Database, sqlite_errors
-from .sqlite_claims import SqliteClaims
-from .sqlite_rows import (
+from ...sqlite.db import Database, sqlite_errors
+from .claims import SqliteClaims
+from .rows import (
     ARTIFACT_COLS,
     EDGE_COLS,
     ENTITY_COLS,
@@ -44,7 +44,7 @@ from .sqlite_rows import (
     marks,
     unique,
 )
-from .sqlite_write import apply
+from .write import apply
 
 ITER_PAGE = 500  # rows per read while iterating a dataset
 PARTITIONED = ("entities", "terms", "names", "facts", "edges", "artifacts", "links")
@@ -254,7 +254,7 @@ class SqliteGraphStore:
         )
         return {r[0]: r[1] for r in rows}
 
-    # --- claims (sqlite_claims.py) ---------------------------------------------------
+    # --- claims (claims.py) ----------------------------------------------------------
 
     @sqlite_errors("graph store claim_names")
     def claim_names(self, key: DatasetKey, txn: str, claims: dict[str, int]) -> dict[str, int]:

@@ -21,10 +21,10 @@ from pynamodb.exceptions import PynamoDBException
 from pynamodb.expressions.condition import Condition
 from pynamodb.models import Model
 
-from ..errors import Busy
-from .batch import is_condition_failure, unique
+from ...dynamodb.batch import is_condition_failure, unique
+from ...dynamodb.tables import NameRow, TermRow
+from ...errors import Busy
 from .rows import INTENT_PREFIX, MAX_KEY_BYTES, intent_sk
-from .tables import NameRow, TermRow
 
 PENDING, COMMITTED, ABORTED = "pending", "committed", "aborted"
 POLL_S = 0.1  # between two looks at a live lease

@@ -28,11 +28,11 @@ from typing import ParamSpec, TypeVar
 
 import numpy as np
 
-from ..geo_math import haversine_km
-from ..models import DatasetKey
-from ..sqlite_db import Database, sqlite_errors
-from ..text import query_terms
-from .port import GeoHit, Hit, Kind, SearchRequest, VectorItem, fuse
+from ...geo_math import haversine_km
+from ...models import DatasetKey
+from ...sqlite.db import Database, sqlite_errors
+from ...text import query_terms
+from ..port import GeoHit, Hit, Kind, SearchRequest, VectorItem, fuse
 
 P = ParamSpec("P")
 R = TypeVar("R")
