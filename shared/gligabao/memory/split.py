@@ -26,7 +26,9 @@ from ..vectors.port import VectorIndex, VectorItem
 
 log = logging.getLogger(__name__)
 
-MAX_MOVED = 90  # edges a split moves: each expired original is a row of the one commit
+# Edges and mentions one split moves: each expired original and each removed
+# link is an item of the store's one transaction (DynamoDB: 100 at most).
+MAX_MOVED = 90
 
 
 @dataclass
@@ -99,8 +101,8 @@ class Split:
         edge_ids, mentions = _unique(inp.edges), _unique(inp.mentions)
         if not edge_ids and not mentions:
             raise BadRequest("nothing to split: give the edges or the mentions to move")
-        if len(edge_ids) > MAX_MOVED:
-            raise BadRequest(f"at most {MAX_MOVED} edges move in one split")
+        if len(edge_ids) + len(mentions) > MAX_MOVED:
+            raise BadRequest(f"at most {MAX_MOVED} edges and mentions move in one split")
         found = self.graph.get_edges(key, edge_ids)
         for eid in edge_ids:
             e = found.get(eid)
