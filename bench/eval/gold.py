@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from tests.fakes.extraction import known_entities
+
 CATEGORIES = ("single", "multi_hop", "temporal", "changed", "past", "alias", "unanswerable")
 PLACEHOLDER = {"answer": "(evaluation: not answered)", "entities": [], "edges": [], "passages": []}
 
@@ -153,11 +155,7 @@ class GoldLLM:
             self.problems.append(f"extract: unknown text {text[:60]!r}")
             return {"entities": [], "edges": []}
         conv, msg = found
-        known = []
-        for line in section(prompt, "known_entities").splitlines():
-            m = ENTITY_LINE.match(line.strip())
-            if m:
-                known.append((int(m.group(1)), m.group(2).strip()))
+        known = [(k.id, k.name) for k in known_entities(prompt)]
         gold = msg["extraction"]
         name_of: dict[str, str] = {}
         entities = []
