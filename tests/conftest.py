@@ -121,7 +121,7 @@ class Harness:
             kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
     def row_counts(self) -> dict[str, int]:
-        from gligabao.graph.tables import ALL_MODELS, short_name
+        from gligabao.dynamodb.tables import ALL_MODELS, short_name
 
         return {short_name(m): len(self.scan(short_name(m))) for m in ALL_MODELS}
 

@@ -34,10 +34,10 @@ import pytest
 
 from gligabao.errors import UpstreamError
 from gligabao.models import DatasetKey
-from gligabao.sqlite_db import Database
-from gligabao.vectors.memory import MemoryVectorIndex
+from gligabao.sqlite.db import Database
+from gligabao.vectors.inprocess import MemoryVectorIndex
 from gligabao.vectors.port import KINDS, GeoHit, SearchRequest, VectorIndex, VectorItem
-from gligabao.vectors.sqlite import SqliteVectorIndex
+from gligabao.vectors.sqlite.store import SqliteVectorIndex
 
 DIM = 8
 TOL = 1e-4  # OpenSearch computes in float32
@@ -76,7 +76,7 @@ def new_key(dataset: str = "main") -> DatasetKey:
 @pytest.fixture(scope="session")
 def opensearch_modes(opensearch_url: str, opensearch_prefix: str) -> Iterator[dict[str, str]]:
     """Bootstrapped indexes for both adapter modes: mode -> index prefix."""
-    from gligabao.vectors.opensearch import OpenSearchVectorIndex
+    from gligabao.vectors.opensearch.store import OpenSearchVectorIndex
 
     prefixes = {"es": f"{opensearch_prefix}-es", "aoss": f"{opensearch_prefix}-aoss"}
     indexes = [
@@ -104,9 +104,9 @@ class _WithRows:
         return getattr(self.index, name)
 
     def upsert(self, key: DatasetKey, kind: Any, items: list[VectorItem]) -> None:
-        from gligabao.graph.batch import batch_write
-        from gligabao.graph.tables import ArtifactRow, EdgeRow, EntityRow
-        from gligabao.graph.vector_rows import count_words, inline_vectors
+        from gligabao.dynamodb.batch import batch_write
+        from gligabao.dynamodb.tables import ArtifactRow, EdgeRow, EntityRow
+        from gligabao.graph.dynamodb.vector_rows import count_words, inline_vectors
 
         model = {"entities": EntityRow, "edges": EdgeRow}.get(kind, ArtifactRow)
         have = {int(r.id) for r in model.batch_get([(key.pk, i.id) for i in items])}
@@ -172,7 +172,7 @@ def index(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
         return SqliteVectorIndex(Database(tmp_path / "gligabao.db"))
     if request.param == "sqlite-2":
         return _TwoReaders(tmp_path / "gligabao.db")
-    from gligabao.vectors.opensearch import OpenSearchVectorIndex
+    from gligabao.vectors.opensearch.store import OpenSearchVectorIndex
 
     url: str = request.getfixturevalue("opensearch_url")
     modes: dict[str, str] = request.getfixturevalue("opensearch_modes")
@@ -451,7 +451,7 @@ SLEEPS: list[float] = []  # the backoff delays the fake indexes asked for
 
 
 def _fake_index(client: FakeClient, **kw: Any) -> Any:
-    from gligabao.vectors.opensearch import OpenSearchVectorIndex
+    from gligabao.vectors.opensearch.store import OpenSearchVectorIndex
 
     SLEEPS.clear()
     return OpenSearchVectorIndex(
@@ -556,7 +556,7 @@ def test_hybrid_search_is_one_msearch_with_a_knn_and_a_match_body() -> None:
 
 
 def test_aws_endpoints_are_recognised() -> None:
-    from gligabao.vectors.opensearch_transport import is_aws_endpoint
+    from gligabao.vectors.opensearch.transport import is_aws_endpoint
 
     assert is_aws_endpoint("https://search-x.us-east-1.es.amazonaws.com")
     assert is_aws_endpoint("https://abc.us-east-1.aoss.amazonaws.com:443")
@@ -566,7 +566,7 @@ def test_aws_endpoints_are_recognised() -> None:
 
 def test_from_settings() -> None:
     from gligabao.config import Settings
-    from gligabao.vectors.opensearch import OpenSearchVectorIndex
+    from gligabao.vectors.opensearch.store import OpenSearchVectorIndex
 
     settings = Settings(
         opensearch_url="http://127.0.0.1:9",

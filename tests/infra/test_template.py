@@ -9,7 +9,6 @@ import importlib
 import importlib.util
 import json
 import re
-import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +17,7 @@ import pytest
 cfn_yaml = pytest.importorskip("cfnlint.decode.cfn_yaml")
 
 from gligabao import secrets  # noqa: E402
-from gligabao.graph.table_admin import table_definitions  # noqa: E402
+from gligabao.dynamodb.admin import table_definitions  # noqa: E402
 from gligabao.local import devservices  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -111,7 +110,7 @@ def _expected_tables(dimension: Any | None) -> dict[str, dict[str, Any]]:
     """The models' tables; with a dimension, as VectorStore=dynamodb makes
     them: the vector indexes of vectors/dynamodb/schema.py and the
     attributes their search schemas filter on."""
-    from gligabao.vectors.dynamodb import schema
+    from gligabao.dynamodb import vectors as schema
 
     expected = table_definitions()
     if dimension is None:
@@ -255,25 +254,6 @@ def test_layer_build_matches_runtime_and_architecture(template: dict[str, Any]) 
     arch = {"arm64": "aarch64", "x86_64": "x86_64"}[glob["Architectures"][0]]
     assert platform.group(1).endswith(arch)
     assert layer["Properties"]["CompatibleArchitectures"] == glob["Architectures"]
-
-
-def test_layer_requirements_are_the_project_dependencies_with_a_search_vectors_sdk() -> None:
-    def names(lines: list[str]) -> set[str]:
-        out = set()
-        for line in lines:
-            line = line.split("#", 1)[0].strip()
-            if line:
-                out.add(re.split(r"[<>=!~\[; ]", line, maxsplit=1)[0].lower())
-        return out
-
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    layer = (ROOT / "layers/core/requirements.txt").read_text().splitlines()
-    assert names(layer) == names(project["dependencies"])
-    # the layer ships its own boto3: the runtime's may lack SearchVectors
-    [boto3] = [line for line in layer if line.startswith("boto3")]
-    assert boto3 == "boto3>=1.44.8"
-    makefile = (ROOT / "layers/core/Makefile").read_text()
-    assert "botocore" not in makefile.split("build-CoreLayer:")[1]
 
 
 # --------------------------------------------------------------------- IAM

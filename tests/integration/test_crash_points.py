@@ -29,8 +29,8 @@ from remember_helpers import ent, extraction, fact
 from conftest import Client, Reply
 from fakes.anthropic_server import FakeAnthropic
 from fakes.openai_server import FakeOpenAI
-from gligabao.graph import table_admin
-from gligabao.graph.dynamo import DynamoGraphStore
+from gligabao.dynamodb import admin
+from gligabao.graph.dynamodb.store import DynamoGraphStore
 from gligabao.local.embedded import free_port
 from gligabao.models import DatasetKey
 from gligabao.text import normalize_name
@@ -121,7 +121,7 @@ def _remember_until_done(serve: Serve, text: str) -> Reply:
 def _state(prefix: str, url: str, vectors: bool = False) -> dict[str, Any]:
     """What a reader sees, through the adapter's own reads. ``vectors``
     (VectorStore=dynamodb): also that every visible row has its vector."""
-    table_admin.configure_tables(prefix, url, "us-east-1")
+    admin.configure_tables(prefix, url, "us-east-1")
     store = DynamoGraphStore()
     try:
         ents = {e.id: e for e in store.iter_entities(KEY)}
@@ -132,7 +132,7 @@ def _state(prefix: str, url: str, vectors: bool = False) -> dict[str, Any]:
     finally:
         store.close()
     if vectors:
-        from gligabao.graph.tables import EdgeRow, EntityRow
+        from gligabao.dynamodb.tables import EdgeRow, EntityRow
 
         for model, ids in ((EntityRow, list(ents)), (EdgeRow, [e.id for e in edges])):
             rows = list(model.batch_get([(KEY.pk, i) for i in ids])) if ids else []

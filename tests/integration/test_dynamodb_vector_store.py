@@ -42,8 +42,8 @@ def new_key() -> DatasetKey:
 
 def write_edge(key: DatasetKey, edge_id: int, vector: list[float], live: bool = True) -> None:
     """An edge row with its vector, as the graph's commit writes one."""
-    from gligabao.graph.tables import EdgeRow
-    from gligabao.graph.vector_rows import inline_vectors
+    from gligabao.dynamodb.tables import EdgeRow
+    from gligabao.graph.dynamodb.vector_rows import inline_vectors
 
     row = EdgeRow(
         key.pk, edge_id, source_id=1, target_id=2, relation="r", vstate="live" if live else "gone"
@@ -55,9 +55,9 @@ def write_edge(key: DatasetKey, edge_id: int, vector: list[float], live: bool = 
 def supersede(key: DatasetKey, edge_id: int) -> None:
     """What the commit does to a superseded edge: the full put, the vector
     kept, written now (graph/vector_rows.keep_vectors)."""
-    from gligabao.graph.rows import edge_from_row, edge_row
-    from gligabao.graph.tables import EdgeRow
-    from gligabao.graph.vector_rows import keep_vectors
+    from gligabao.dynamodb.tables import EdgeRow
+    from gligabao.graph.dynamodb.rows import edge_from_row, edge_row
+    from gligabao.graph.dynamodb.vector_rows import keep_vectors
 
     read = EdgeRow.get(key.pk, edge_id, consistent_read=True)
     gone = edge_from_row(read)
@@ -223,7 +223,7 @@ def test_reindex_embeds_only_the_rows_without_a_vector(
 def test_a_backfilling_index_is_searched_around(fake: Any) -> None:
     """A move from OpenSearch adds the indexes to tables with rows: while one
     backfills, SearchVectors refuses, and the search answers without it."""
-    from gligabao.vectors.dynamodb.schema import filter_definitions, index_specs
+    from gligabao.dynamodb.vectors import filter_definitions, index_specs
 
     index = dynamo_vector_index(DIM)
     key = new_key()

@@ -106,7 +106,7 @@ def world(gb: Harness) -> World:
 
 def snapshot_of(gb: Harness, user: str) -> dict[str, list[str]]:
     """Every row of ``user`` in every table, canonical and sorted."""
-    from gligabao.graph.tables import ALL_MODELS, short_name
+    from gligabao.dynamodb.tables import ALL_MODELS, short_name
 
     def mine(item: dict[str, Any]) -> bool:
         for attr in ("user_id", "pk"):

@@ -70,8 +70,8 @@ def start_moto() -> tuple[MotoServer, str]:
 def create_tables() -> None:
     from .. import wiring
     from ..config import settings
-    from ..graph.table_admin import create_tables as create
-    from ..graph.table_admin import create_vector_indexes
+    from ..dynamodb.admin import create_tables as create
+    from ..dynamodb.admin import create_vector_indexes
 
     wiring.tables_configured()
     create()

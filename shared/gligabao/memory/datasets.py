@@ -7,7 +7,7 @@ from typing import Any
 from ..errors import NotFound
 from ..graph.port import GraphStore
 from ..models import DatasetKey
-from ..records.model import RecordStore
+from ..records.port import RecordStore
 from ..vectors.port import VectorIndex
 
 

@@ -35,12 +35,8 @@ from typing import Any, TypeVar
 
 from botocore.exceptions import ClientError
 
-from ...geo_math import haversine_km
-from ...graph.batch import error_code, upstream
-from ...models import DatasetKey
-from ..port import GeoHit, Hit, Kind, SearchRequest, VectorItem, fuse
-from . import words
-from .schema import (
+from ...dynamodb.batch import error_code, upstream
+from ...dynamodb.vectors import (
     GONE,
     KINDS,
     LIVE,
@@ -50,6 +46,10 @@ from .schema import (
     KindSpec,
     require_search_vectors,
 )
+from ...geo_math import haversine_km
+from ...models import DatasetKey
+from ..port import GeoHit, Hit, Kind, SearchRequest, VectorItem, fuse
+from . import words
 
 R = TypeVar("R")
 log = logging.getLogger(__name__)
@@ -279,8 +279,8 @@ class DynamoVectorIndex:
         if passages:
             # A passage written before this store (reindex after a move from
             # OpenSearch) gets its words too; counted once (words.count_words).
-            from ...graph.batch import batch_write
-            from ...graph.tables import ArtifactRow
+            from ...dynamodb.batch import batch_write
+            from ...dynamodb.tables import ArtifactRow
 
             batch_write(
                 puts=[r for i in passages for r in words.posting_rows(key.pk, i.id, i.text or "")]

@@ -30,7 +30,7 @@ from typing import Any
 from pynamodb.exceptions import TransactWriteError
 from pynamodb.transactions import TransactWrite
 
-from ...graph.tables import ArtifactRow, EntityRow, TermRow
+from ...dynamodb.tables import ArtifactRow, EntityRow, TermRow
 from ...text import passage_terms
 
 POSTING = "W#"
