@@ -176,6 +176,8 @@ class GraphWrite:
     edge_updates: list[EdgeUpdate] = field(default_factory=list)
     entity_links: list[tuple[int, int]] = field(default_factory=list)  # (entity, artifact)
     edge_links: list[tuple[int, int]] = field(default_factory=list)  # (edge, artifact)
+    # Provenance links removed (a split moves a mention to another entity).
+    entity_unlinks: list[tuple[int, int]] = field(default_factory=list)  # (entity, artifact)
 
 
 @dataclass

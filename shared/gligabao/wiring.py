@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from .idempotency.port import Idempotency
     from .memory.query import Query
     from .memory.remember import GeoResolver, Remember
+    from .memory.split import Split
     from .queue.port import JobQueue
     from .records.port import RecordStore
     from .sqlite.db import Database
@@ -157,6 +158,12 @@ def remember_service() -> Remember:
     from .memory.remember import Remember
 
     return Remember(graph_store(), vector_index(), settings(), geo_resolver())
+
+
+def split_service() -> Split:
+    from .memory.split import Split
+
+    return Split(graph_store(), vector_index())
 
 
 @lru_cache(maxsize=1)

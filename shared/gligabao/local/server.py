@@ -25,6 +25,7 @@ def _routes() -> list[tuple[str, Handler]]:
 
     return [
         ("/v1/gb/remember", remember.lambda_handler),
+        ("/v1/gb/entities/*/split", remember.lambda_handler),
         ("/v1/gb/query", query.lambda_handler),
         ("/v1/gb/search", query.lambda_handler),
         ("/mcp", mcp.lambda_handler),
@@ -35,8 +36,18 @@ def _routes() -> list[tuple[str, Handler]]:
 
 
 def route(path: str, routes: list[tuple[str, Handler]]) -> Handler | None:
+    """The handler of a path: an exact pattern (``*`` one path segment) wins
+    over a prefix (the prefix and anything under it)."""
+    parts = path.split("/")
+    for pattern, handler in routes:
+        if "*" in pattern:
+            want = pattern.split("/")
+            if len(want) == len(parts) and all(
+                w in ("*", p) for w, p in zip(want, parts, strict=True)
+            ):
+                return handler
     for prefix, handler in routes:
-        if path == prefix or path.startswith(prefix.rstrip("/") + "/"):
+        if "*" not in prefix and (path == prefix or path.startswith(prefix.rstrip("/") + "/")):
             return handler
     return None
 

@@ -16,6 +16,7 @@ from ..text import normalize_name
 from ..vectors.port import VectorIndex, VectorItem
 from . import plan
 from .facts import FactsPlan
+from .names import SAME_NAME
 from .resolve import Resolved
 
 log = logging.getLogger(__name__)
@@ -104,18 +105,24 @@ class Writer:
         chunk_ids = [a.id for a in artifacts[1:]]
         # Claim the names of the new entities; a concurrent call that
         # committed one first wins, and this call reuses its entity.
+        # A namesake (a name held by an entity of another kind) claims none.
         proposals = {
-            normalize_name(r.entity.name): first_entity + i for i, r in enumerate(creating)
+            normalize_name(r.entity.name): first_entity + i
+            for i, r in enumerate(creating)
+            if r.claim_name
         }
         owners = self.graph.claim_names(key, txn, proposals) if proposals else {}
         lost = {n: o for n, o in owners.items() if o != proposals[n]}
         winners = self.graph.get_entities(key, sorted(set(lost.values()))) if lost else {}
-        for r in creating:
+        for i, r in enumerate(creating):
             norm = normalize_name(r.entity.name)
-            if norm in lost:
+            if not r.claim_name:
+                r.entity.id = first_entity + i
+            elif norm in lost:
                 if lost[norm] not in winners:  # (the owner committed: its row is there)
                     raise Busy("a name is being written by a concurrent call; try again", 1)
                 r.created = False
+                r.match = SAME_NAME
                 r.entity = replace(winners[lost[norm]])
             else:
                 r.entity.id = proposals[norm]
@@ -181,9 +188,9 @@ class Writer:
         if missing:
             for eid, ent in self.graph.get_entities(key, missing).items():
                 names[eid] = ent.name
-        created = {r.entity.id for r in unique if r.created}
+        matched = {r.entity.id: r.match for r in unique if not r.created}
         return plan.response(
-            planned, created, names, artifacts[0].id, len(texts.chunks), texts.session_id
+            planned, matched, names, artifacts[0].id, len(texts.chunks), texts.session_id
         )
 
     def _claim_facts(

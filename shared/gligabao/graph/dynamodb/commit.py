@@ -196,7 +196,8 @@ class Commits:
                 out.edges[du.id] = new_edge
                 if new_edge != cur_edge:
                     changed_edges.append((cur_edge, new_edge))
-            if 2 + len(changed_ents) + len(changed_edges) > TRANSACT_MAX:
+            unlinks = unique([entity_link_sk(e, a) for e, a in write.entity_unlinks])
+            if 2 + len(changed_ents) + len(changed_edges) + len(unlinks) > TRANSACT_MAX:
                 raise UpstreamError("graph store write failed: too many stored rows to update")
             finish = {
                 "terms": [new.id for _, new in changed_ents],
@@ -232,6 +233,9 @@ class Commits:
                         tx.save(entity_row(pk, new), condition=entity_unchanged(old))
                     for old_e, new_e in changed_edges:
                         tx.save(edge_row(pk, new_e), condition=edge_unchanged(old_e))
+                    # Provenance links removed (a split's moved mentions): with the flip.
+                    for sk in unlinks:
+                        tx.delete(LinkRow(pk, sk))
                 return out, finish
             except TransactWriteError as exc:
                 reasons = [

@@ -78,6 +78,10 @@ def apply(conn: sqlite3.Connection, key: DatasetKey, write: GraphWrite) -> Commi
         "INSERT OR IGNORE INTO links (pk, kind, row_id, artifact_id) VALUES (?, ?, ?, ?)",
         [(pk, *link) for link in links],
     )
+    conn.executemany(
+        "DELETE FROM links WHERE pk = ? AND kind = 'E' AND row_id = ? AND artifact_id = ?",
+        [(pk, e, a) for e, a in write.entity_unlinks],
+    )
     done = Committed()
     # Inside the write lock: the rows as they are now, merged.
     for eu in write.entity_updates:
