@@ -9,7 +9,6 @@ import importlib
 import importlib.util
 import json
 import re
-import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -200,20 +199,6 @@ def test_layer_build_matches_runtime_and_architecture(template: dict[str, Any]) 
     arch = {"arm64": "aarch64", "x86_64": "x86_64"}[glob["Architectures"][0]]
     assert platform.group(1).endswith(arch)
     assert layer["Properties"]["CompatibleArchitectures"] == glob["Architectures"]
-
-
-def test_layer_requirements_are_the_project_dependencies_less_boto3() -> None:
-    def names(lines: list[str]) -> set[str]:
-        out = set()
-        for line in lines:
-            line = line.split("#", 1)[0].strip()
-            if line:
-                out.add(re.split(r"[<>=!~\[; ]", line, maxsplit=1)[0].lower())
-        return out
-
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    layer = (ROOT / "layers/core/requirements.txt").read_text().splitlines()
-    assert names(layer) == names(project["dependencies"]) - {"boto3"}
 
 
 # --------------------------------------------------------------------- IAM

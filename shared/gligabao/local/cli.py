@@ -127,6 +127,8 @@ def serve(host: str, port: int, quiet: bool, data: str | None = None) -> int:
     server = make_server(host, port, quiet=quiet)
     bound = server.server_address[1]
     print(f"gligabao listening on http://{host}:{bound}", flush=True)
+    web_host = f"[{host}]" if ":" in host else host
+    print(f"  page:       http://{web_host}:{bound}/ui/ (docs/ui.md)", flush=True)
     for line in _describe():
         print(line, flush=True)
 

@@ -14,6 +14,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 from ..api.app import CALL_ID_HEADER
 from ..config import settings
+from .hosts import host_allowed
 
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
 MAX_READ_BYTES = 10 * 1024 * 1024  # API Gateway's own payload limit
@@ -132,6 +133,15 @@ class _RequestHandler(BaseHTTPRequestHandler):
         self._send(status, headers, json.dumps({"error": message}).encode())
 
     def _handle(self) -> None:
+        if not host_allowed(self.headers.get("Host")):
+            # before the body is read or anything runs: a rebound page gets nothing
+            self.close_connection = True
+            self._error(
+                421,
+                "this server answers only requests for a loopback host or one "
+                "listed in GB_ALLOWED_HOSTS",
+            )
+            return
         length = int(self.headers.get("Content-Length") or 0)
         if length > MAX_READ_BYTES:
             self.close_connection = True
@@ -142,6 +152,9 @@ class _RequestHandler(BaseHTTPRequestHandler):
             self._error(403, "requests from a web page of another origin are refused")
             return
         path = urlsplit(self.path).path
+        if self.command == "GET" and (path == "/ui" or path.startswith("/ui/")):
+            self._static(path)
+            return
         if self.command == "GET" and path in self.extra:
             status, ctype, doc = self.extra[path]()
             self._send(status, {"Content-Type": ctype}, doc)
@@ -160,6 +173,15 @@ class _RequestHandler(BaseHTTPRequestHandler):
         for name, values in (result.get("multiValueHeaders") or {}).items():
             headers[name] = ", ".join(values)
         self._send(int(result.get("statusCode", 200)), headers, raw)
+
+    def _static(self, path: str) -> None:
+        from ..ui import static_file  # the page's files, read on request
+
+        found = static_file(path)
+        if found is None:
+            self._error(404, "no such file")
+            return
+        self._send(*found)
 
     do_GET = do_POST = do_DELETE = do_PUT = do_PATCH = _handle
 

@@ -1,5 +1,6 @@
 """The scores of the query's candidates, one scale for entities, facts and
-passages (the weights are set by running bench/eval; see the README)."""
+passages (the weights are set by running bench/eval; the rules and the figures are in
+docs/retrieval.md)."""
 
 from __future__ import annotations
 
