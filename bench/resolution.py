@@ -1,7 +1,7 @@
 """Entity resolution eval: which pairs of mentions `remember` makes one
 entity, per embedder.
 
-    .venv/bin/python -m bench.resolution [--embedders local,openai,bedrock]
+    .venv/bin/python bench/resolution.py [--embedders local,openai,bedrock]
         [--model none|careful] [--fake-cosine 0.9] [--out PATH]
 
 Each case of the resolution corpus (shared/gligabao/local/resolution_corpus.json,
@@ -38,6 +38,8 @@ import os
 import sys
 import tempfile
 import threading
+import urllib.error
+import urllib.request
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -48,25 +50,20 @@ from typing import Any
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")  # one BLAS thread: see bench/eval/run.py
 
-from .harness import HOST, ROOT  # noqa: E402
-from .harness.fakes import (  # noqa: E402
-    FakeAnthropic,
-    FakeBedrock,
-    FakeOpenAI,
-    known_entities,
-    prompt_text,
-    section,
-)
-from .harness.http import post  # noqa: E402
-from .harness.timing import quiet_stdout  # noqa: E402
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+from tests.fakes.anthropic_server import FakeAnthropic  # noqa: E402
+from tests.fakes.bedrock_server import FakeBedrock  # noqa: E402
+from tests.fakes.extraction import known_entities, prompt_text, section  # noqa: E402
+from tests.fakes.openai_server import FakeOpenAI  # noqa: E402
 
 CORPUS = ROOT / "shared/gligabao/local/resolution_corpus.json"
 EMBEDDERS = ("local", "openai", "bedrock")
-SAY = [print]  # the real stdout's, while a server runs
+STDOUT = sys.stdout
 
 
 def say(line: str = "") -> None:
-    SAY[-1](line)
+    print(line, file=STDOUT, flush=True)
 
 
 @dataclass
@@ -177,19 +174,17 @@ def served(embedder: str, llm: FakeAnthropic) -> Iterator[tuple[str, Any]]:
     from gligabao.local.server import make_server
 
     wiring.reset()
-    server = make_server(HOST, 0, quiet=True)
+    server = make_server("127.0.0.1", 0, quiet=True)
     thread = threading.Thread(
         target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
     )
     thread.start()
+    sys.stdout = open(os.devnull, "w")  # noqa: SIM115  (the server's metrics lines)
     try:
-        with quiet_stdout() as real_say:  # (the server's log and metrics lines)
-            SAY.append(real_say)
-            try:
-                yield f"http://{HOST}:{server.server_address[1]}", fake
-            finally:
-                SAY.pop()
+        yield f"http://127.0.0.1:{server.server_address[1]}", fake
     finally:
+        sys.stdout.close()
+        sys.stdout = STDOUT
         server.shutdown()
         server.server_close()
         if fake is not None:
@@ -197,12 +192,19 @@ def served(embedder: str, llm: FakeAnthropic) -> Iterator[tuple[str, Any]]:
         wiring.reset()
 
 
-def remember(base: str, body: dict[str, Any]) -> dict[str, Any]:
-    status, reply = post(base, "/v1/gb/remember", body)
-    if status != 200:
-        raise RuntimeError(f"remember: {status} {reply!r}"[:400])
-    out: dict[str, Any] = reply
-    return out
+def post(base: str, path: str, body: dict[str, Any]) -> dict[str, Any]:
+    req = urllib.request.Request(
+        base + path,
+        data=json.dumps(body).encode(),
+        headers={"content-type": "application/json"},
+        method="POST",
+    )
+    try:
+        with urllib.request.urlopen(req, timeout=120) as resp:
+            out: dict[str, Any] = json.loads(resp.read())
+            return out
+    except urllib.error.HTTPError as err:
+        raise RuntimeError(f"{path}: {err.code} {err.read()[:300]!r}") from None
 
 
 def run_embedder(
@@ -235,7 +237,7 @@ def run_embedder(
                     model.current = (case, mention)
                     before = len(llm.requests)
                     body = {"user_id": "resolution", "dataset": case.id, "text": mention.text}
-                    reply = remember(base, body)
+                    reply = post(base, "/v1/gb/remember", body)
                     calls = len(llm.requests) - before
                     entity = reply["entities"][0] if reply["entities"] else {}
                     ids.append(entity.get("id"))

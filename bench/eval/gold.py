@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from ..harness.fakes import known_entities
+from tests.fakes.extraction import known_entities
 
 CATEGORIES = ("single", "multi_hop", "temporal", "changed", "past", "alias", "unanswerable")
 PLACEHOLDER = {"answer": "(evaluation: not answered)", "entities": [], "edges": [], "passages": []}
@@ -28,9 +28,8 @@ EDGE_LINE = re.compile(
     r"^\[edge (\d+)\] (.+?)\((\d+)\) --([^\s]+?)--> (.+?)\((\d+)\)(?:: (.*?))?(?: \[([^\[\]]*)\])?$"
 )
 ENTITY_LINE = re.compile(r"^\[entity (\d+)\] ([^(:]+?)(?: \(|:|$)")
-NEW_FACT_LINE = re.compile(
-    r"^\[new (\d+)\] (.+?) --([^\s]+?)--> (.+?)(?:: .*?)?(?: \[[^\[\]]*\])?$"
-)
+NEW_FACT_LINE = re.compile(r"^\[new (\d+)\] (.+?) --([^\s]+?)--> (.+?)(?:: .*?)?(?: \[[^\[\]]*\])?$")
+
 
 
 def norm(name: str) -> str:
@@ -107,32 +106,16 @@ class Conv:
             for n in e["names"]:
                 key_of[norm(n)] = e["key"]
         facts = {
-            f["id"]: Fact(
-                f["id"],
-                f["source"],
-                f["relation"],
-                f["target"],
-                f["valid_at"],
-                f["invalid_at"],
-                f["superseded_by"],
-                f["stated_in"],
-            )
+            f["id"]: Fact(f["id"], f["source"], f["relation"], f["target"], f["valid_at"],
+                          f["invalid_at"], f["superseded_by"], f["stated_in"])
             for f in raw["facts"]
         }
         by_triple: dict[tuple[str, str, str], list[Fact]] = defaultdict(list)
         for f in facts.values():
             by_triple[(f.source, f.relation, f.target)].append(f)
-        return cls(
-            raw,
-            raw["id"],
-            raw["user_id"],
-            key_of,
-            names,
-            {e["key"]: e["name"] for e in raw["entities"]},
-            facts,
-            by_triple,
-            raw["messages"],
-        )
+        return cls(raw, raw["id"], raw["user_id"], key_of, names,
+                   {e["key"]: e["name"] for e in raw["entities"]}, facts, by_triple,
+                   raw["messages"])
 
     def fact_for(self, src: str, rel: str, tgt: str, valid_at: str | None) -> Fact | None:
         """The gold fact of a stored edge, by the names of its ends, its
@@ -192,14 +175,9 @@ class GoldLLM:
                 entities.append(out)
                 conv.seen.add(key)
         edges = [
-            {
-                "source": name_of[g["source"]],
-                "target": name_of[g["target"]],
-                "relation": g["relation"],
-                "description": g["description"],
-                "valid_at": g["valid_at"],
-                "invalid_at": g["invalid_at"],
-            }
+            {"source": name_of[g["source"]], "target": name_of[g["target"]],
+             "relation": g["relation"], "description": g["description"],
+             "valid_at": g["valid_at"], "invalid_at": g["invalid_at"]}
             for g in gold["edges"]
         ]
         return {"entities": entities, "edges": edges}
@@ -214,20 +192,15 @@ class GoldLLM:
             m = NEW_FACT_LINE.match(line.strip())
             if m:
                 valid = times(line.rsplit("[", 1)[-1].rstrip("]")).get("valid_at")
-                new.append(
-                    (int(m.group(1)), conv.fact_for(m.group(2), m.group(3), m.group(4), valid))
-                )
+                new.append((int(m.group(1)),
+                            conv.fact_for(m.group(2), m.group(3), m.group(4), valid)))
         old: list[tuple[int, Fact | None]] = []
         for line in section(prompt, "existing_facts").splitlines():
             m = EDGE_LINE.match(line.strip())
             if m:
                 t = times(m.group(8))
-                old.append(
-                    (
-                        int(m.group(1)),
-                        conv.fact_for(m.group(2), m.group(4), m.group(5), t.get("valid_at")),
-                    )
-                )
+                old.append((int(m.group(1)),
+                            conv.fact_for(m.group(2), m.group(4), m.group(5), t.get("valid_at"))))
         out = []
         for inv in msg["invalidates"]:
             by = next((i for i, f in new if f and f.id == inv["by"]), None)
