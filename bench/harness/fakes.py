@@ -13,8 +13,6 @@ from typing import Any
 
 import tests.fakes
 from tests.fakes.anthropic_server import FakeAnthropic
-from tests.fakes.bedrock_server import FakeBedrock
-from tests.fakes.extraction import known_entities, prompt_text, section
 from tests.fakes.latency import HeldOpenAI, LatencyProxy
 from tests.fakes.openai_server import FakeOpenAI
 
@@ -28,13 +26,9 @@ __all__ = [
     "ANSWER",
     "EMBED_DIM",
     "FakeAnthropic",
-    "FakeBedrock",
     "FakeOpenAI",
     "HeldOpenAI",
     "LatencyProxy",
-    "known_entities",
-    "prompt_text",
-    "section",
     "start_fakes",
 ]
 
