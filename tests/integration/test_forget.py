@@ -122,3 +122,70 @@ def test_another_users_or_datasets_text_is_404_and_stays(gb: Harness) -> None:
     assert _forget(gb, 999).status == 404
     assert gb.row_counts() == before
     assert gb.client.get(f"/v1/gb/artifacts/{second}?user_id=u1").status == 200
+
+
+def test_browse_pages_to_the_end_and_refuses_bad_cursors(gb: Harness) -> None:
+    first, second = _moved(gb)
+    seen: list[str] = []
+    cursor = None
+    for _ in range(5):
+        q = f"&cursor={cursor}" if cursor else ""
+        r = gb.client.get(f"/v1/gb/entities?user_id=u1&limit=1{q}")
+        assert r.status == 200, r.body
+        seen += [e["name"] for e in r.body["entities"]]
+        cursor = r.body["next_cursor"]
+        if cursor is None:
+            break
+    assert sorted(seen) == ["Acme", "Alice", "Globex"] and len(seen) == 3
+    r = gb.client.get("/v1/gb/artifacts?user_id=u1&session_id=s1&limit=1")
+    assert [a["id"] for a in r.body["artifacts"]] == [first]
+    r = gb.client.get(f"/v1/gb/artifacts?user_id=u1&session_id=s1&cursor={r.body['next_cursor']}")
+    assert [a["id"] for a in r.body["artifacts"]] == [second] and r.body["next_cursor"] is None
+    r = gb.client.get("/v1/gb/artifacts?user_id=u1")
+    assert [a["id"] for a in r.body["artifacts"]] == [second, first]
+    r = gb.client.get(f"/v1/gb/artifacts/{second}?user_id=u1")
+    assert r.status == 200 and r.body["artifact"]["text"] == "Alice moved from Acme to Globex."
+    assert sorted(e["name"] for e in r.body["entities"]) == ["Alice", "Globex"]
+    old = _live_facts(gb, "Acme")
+    assert old == []  # the Acme fact was superseded
+    for bad in ("/v1/gb/entities?user_id=u1&cursor=zz", "/v1/gb/entities?user_id=u1&limit=0",
+                "/v1/gb/entities?user_id=u1&limit=101", "/v1/gb/artifacts?user_id=u1&cursor=e30",
+                "/v1/gb/edges/x?user_id=u1", "/v1/gb/entities/1.5?user_id=u1"):
+        r = gb.client.get(bad)
+        assert r.status == 400, (bad, r.body)
+    assert gb.client.get("/v1/gb/entities?user_id=u1&dataset=nope").status == 404
+    assert gb.client.get(f"/v1/gb/artifacts/{second}?user_id=u2").status == 404
+
+
+def test_the_mcp_forget_tool(gb: Harness) -> None:
+    _, second = _moved(gb)
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "forget", "arguments": {"user_id": "u1", "artifact_id": second}}}
+    r = gb.client.post("/mcp", call)
+    assert r.status == 200, r.body
+    out = r.body["result"]["structuredContent"]
+    assert out["artifact_id"] == second and len(out["restored"]["edges"]) == 1
+    r = gb.client.post("/mcp", call)
+    assert "result" not in r.body and "does not exist" in json.dumps(r.body["error"]), r.body
+
+
+def test_another_principal_is_403_and_nothing_is_removed(gb: Harness) -> None:
+    from gligabao.handlers import browse
+    from gligabao.local.server import make_event
+
+    _, second = _moved(gb)
+    before = gb.row_counts()
+    for method, target in [
+        ("DELETE", f"/v1/gb/artifacts/{second}?user_id=u1"),
+        ("GET", f"/v1/gb/artifacts/{second}?user_id=u1"),
+        ("GET", "/v1/gb/artifacts?user_id=u1"),
+        ("GET", "/v1/gb/entities?user_id=u1"),
+        ("GET", "/v1/gb/entities/1?user_id=u1"),
+        ("GET", "/v1/gb/edges/1?user_id=u1"),
+    ]:
+        event = make_event(method, target, {}, b"", "127.0.0.1")
+        event["requestContext"]["authorizer"] = {"jwt": {"claims": {"sub": "mallory"}, "scopes": None}}
+        out = browse.lambda_handler(event, None)
+        assert out["statusCode"] == 403, (target, out["body"])
+        assert json.loads(out["body"])["error"]
+    assert gb.row_counts() == before

@@ -64,16 +64,16 @@ def list_entities() -> Response[str]:
     return json_response(200, _browse().entities(key, q, limit, params.get("cursor")))
 
 
-@app.get("/v1/gb/entities/<entity_id>")
-def get_entity(entity_id: str) -> Response[str]:
-    wanted = row_id(entity_id)
+@app.get("/v1/gb/entities/<id>")
+def get_entity(id: str) -> Response[str]:
+    wanted = row_id(id)
     key, _ = _key(set())
     return json_response(200, _browse().entity(key, wanted))
 
 
-@app.get("/v1/gb/edges/<edge_id>")
-def get_edge(edge_id: str) -> Response[str]:
-    wanted = row_id(edge_id)
+@app.get("/v1/gb/edges/<id>")
+def get_edge(id: str) -> Response[str]:
+    wanted = row_id(id)
     key, _ = _key(set())
     return json_response(200, _browse().edge(key, wanted))
 
@@ -89,9 +89,9 @@ def list_artifacts() -> Response[str]:
     return json_response(200, _browse().artifacts(key, session_id, limit, params.get("cursor")))
 
 
-@app.get("/v1/gb/artifacts/<artifact_id>")
-def get_artifact(artifact_id: str) -> Response[str]:
-    wanted = row_id(artifact_id)
+@app.get("/v1/gb/artifacts/<id>")
+def get_artifact(id: str) -> Response[str]:
+    wanted = row_id(id)
     key, _ = _key(set())
     return json_response(200, _browse().artifact(key, wanted))
 
@@ -102,9 +102,9 @@ def forget(event: APIGatewayProxyEventV2, key: DatasetKey, artifact_id: int) -> 
     return Forget(wiring.graph_store(), wiring.vector_index()).run(key, artifact_id)
 
 
-@app.delete("/v1/gb/artifacts/<artifact_id>")
-def delete_artifact(artifact_id: str) -> Response[str]:
-    wanted = row_id(artifact_id)
+@app.delete("/v1/gb/artifacts/<id>")
+def delete_artifact(id: str) -> Response[str]:
+    wanted = row_id(id)
     key, _ = _key(set())
     return json_response(200, forget(app.current_event, key, wanted))
 

@@ -14,9 +14,9 @@ from pynamodb.transactions import TransactWrite
 from ...dynamodb.batch import upstream
 from ...dynamodb.tables import (
     ArtifactRow,
-    EntityByUpdated,
     DatasetRow,
     EdgeRow,
+    EntityByUpdated,
     EntityRow,
     LinkRow,
     TermRow,
