@@ -129,6 +129,7 @@ class DynamoBrowse:
     @upstream("graph store forget")
     def forget(self, key: DatasetKey, plan: ForgetPlan) -> Forgotten:
         self._commits.recover(key)
+        crash_point("forget_planned")
         restored = list(plan.restored)
         for _ in range(3):
             owners: list[int] = []  # per item of the transaction: its restore, or -1
