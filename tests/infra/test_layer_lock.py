@@ -121,10 +121,13 @@ def test_the_lock_is_current_with_pyproject() -> None:
     assert direct == {canonicalize_name(r.name) for r in deps}
 
 
-def test_boto3_is_pinned_with_the_runtime_sdk_it_needs() -> None:
-    # The Makefile drops the runtime-provided SDK from the layer today; the
-    # pins are there for the day it ships its own (a later botocore API).
+def test_the_layer_ships_an_sdk_that_has_search_vectors() -> None:
+    # VectorStore=dynamodb needs DynamoDB's SearchVectors (botocore 1.44 and
+    # later): the layer ships the locked SDK rather than the runtime's.
     assert {"boto3", "botocore", "s3transfer"} <= set(PINS)
+    major, minor = (int(x) for x in PINS["botocore"].version.split(".")[:2])
+    assert (major, minor) >= (1, 44)
+    assert re.search(r"^RUNTIME_PROVIDED :?= *$", MAKEFILE, re.M), "the layer drops the SDK"
 
 
 def _pip_dry_run(lock: Path, target: Path) -> subprocess.CompletedProcess[str]:

@@ -13,7 +13,7 @@ from ..errors import Busy
 from ..graph.port import GraphStore, fact_triple
 from ..models import DatasetKey, Edge
 from ..text import normalize_name
-from ..vectors.port import VectorIndex, VectorItem
+from ..vectors.port import VectorIndex, VectorItem, write_first
 from . import plan
 from .facts import FactsPlan
 from .names import SAME_NAME
@@ -149,35 +149,31 @@ class Writer:
             if i not in raced
         ]
 
-        # Vectors first: a vector whose row never commits is invisible,
-        # because every hit is resolved through the graph store and IDs are
-        # not reused.
-        self.vectors.upsert(key, "entities", entity_vectors)
-        self.vectors.upsert(key, "edges", edge_vectors)
         # Every text is a passage: a chunk of a long text, or a short text
         # whole (its vector is the one embed_text computed), with its words
         # for the lexical search.
         pieces = texts.chunks or [texts.text]
         passage_ids = chunk_ids if texts.chunks else [artifacts[0].id]
-        self.vectors.upsert(
-            key,
-            "chunks",
-            [
+        vectors = {
+            "entities": entity_vectors,
+            "edges": edge_vectors,
+            "chunks": [
                 VectorItem(pid, v, text=t)
                 for pid, v, t in zip(passage_ids, texts.text_vectors, pieces, strict=True)
             ],
-        )
-        if texts.chunks:
-            self.vectors.upsert(
-                key,
-                "summaries",
-                [
-                    VectorItem(cid, v)
-                    for cid, v in zip(chunk_ids, texts.summary_vectors, strict=True)
-                ],
-            )
+            "summaries": [
+                VectorItem(cid, v) for cid, v in zip(chunk_ids, texts.summary_vectors, strict=True)
+            ]
+            if texts.chunks
+            else [],
+        }
 
         planned = plan.build(txn, now, artifacts, unique, first_edge, facts, raced)
+        planned.write.vectors = vectors
+        # The vectors go with the rows: upserted first into a separate index
+        # (one whose row never commits is invisible), or written by the
+        # commit itself onto the rows.
+        write_first(self.vectors, key, planned.write)
         plan.landed(planned, self.graph.commit(key, planned.write))
 
         names = {e.id: e.name for e in planned.entities}

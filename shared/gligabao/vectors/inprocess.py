@@ -83,6 +83,8 @@ def _unit(vector: list[float]) -> np.ndarray:
 
 
 class MemoryVectorIndex:
+    inline = False  # vectors apart from the rows: upserted before the commit
+
     def __init__(self) -> None:
         self._tables: dict[tuple[str, str], _Table] = {}
         self._lock = threading.Lock()
@@ -160,3 +162,6 @@ class MemoryVectorIndex:
         with self._lock:
             t = self._tables.get((key.pk, kind))
             return len(t.vectors) if t else 0
+
+    def with_vectors(self, key: DatasetKey, kind: Kind, ids: list[int]) -> set[int]:
+        return set()  # a separate index: reindex rebuilds it whole

@@ -64,6 +64,7 @@ from .rows import (
     is_open,
     term_rows,
 )
+from .vector_rows import count_words, inline_vectors, keep_vectors
 
 log = logging.getLogger(__name__)
 
@@ -96,9 +97,13 @@ class Commits:
         self,
         map_: Callable[[Callable[[Any], Any], Sequence[Any]], list[Any]],
         leases: Leases,
+        vectors: bool = False,
     ) -> None:
         self._map = map_
         self.leases = leases
+        # VectorStore=dynamodb: the rows carry their vectors (``write.vectors``),
+        # and the passages their words (vectors/dynamodb/words.py).
+        self.vectors = vectors
 
     # --- commit -------------------------------------------------------------------
 
@@ -115,6 +120,12 @@ class Commits:
             terms += rows
             new_rows.extend(rows.values())
         new_rows += [edge_row(pk, e, txn) for e in write.new_edges]
+        passages: list[int] = []
+        if self.vectors:
+            postings = inline_vectors(pk, new_rows, write.vectors, time.time())
+            terms += [r.sk for r in postings]
+            new_rows += postings
+            passages = [i.id for i in write.vectors.get("chunks", []) if i.text is not None]
         links = unique(
             [entity_link_sk(e, a) for e, a in write.entity_links]
             + [edge_link_sk(e, a) for e, a in write.edge_links]
@@ -161,13 +172,15 @@ class Commits:
         crash_point("rows")
         batch_write(puts=new_rows[half:])
         crash_point("written")
-        committed, finish = self._transact(key, write)
+        committed, finish = self._transact(key, write, passages)
         crash_point("committed")
         self.finish(pk, txn, keys, finish)
         self.leases.forget(txn)
         return committed
 
-    def _transact(self, key: DatasetKey, write: GraphWrite) -> tuple[Committed, dict[str, Any]]:
+    def _transact(
+        self, key: DatasetKey, write: GraphWrite, passages: list[int]
+    ) -> tuple[Committed, dict[str, Any]]:
         """The commit point: one TransactWriteItems. Stored rows are updated
         as they read now; a concurrent update between the read and the
         transaction cancels it, and it is built again."""
@@ -175,8 +188,10 @@ class Commits:
         counts = (len(write.new_entities), len(write.new_edges), len(write.artifacts))
         for attempt in range(COMMIT_ATTEMPTS):
             self.leases.check_lease(txn)
-            ents = self._read(EntityRow, entity_from_row, pk, [u.id for u in write.entity_updates])
-            edges = self._read(EdgeRow, edge_from_row, pk, [u.id for u in write.edge_updates])
+            ent_rows = self._read(EntityRow, lambda r: r, pk, [u.id for u in write.entity_updates])
+            edge_rows = self._read(EdgeRow, lambda r: r, pk, [u.id for u in write.edge_updates])
+            ents = {i: entity_from_row(r) for i, r in ent_rows.items()}
+            edges = {i: edge_from_row(r) for i, r in edge_rows.items()}
             out = Committed()
             changed_ents: list[tuple[Entity, Entity]] = []
             changed_edges: list[tuple[Edge, Edge]] = []
@@ -210,6 +225,7 @@ class Commits:
                     for o, n in changed_edges
                     if is_open(o) and not is_open(n)
                 ],
+                "passages": passages,
             }
             conn = EntityRow._get_connection().connection
             try:
@@ -230,9 +246,13 @@ class Commits:
                         & DatasetRow.deleted_at.does_not_exist(),
                     )
                     for old, new in changed_ents:
-                        tx.save(entity_row(pk, new), condition=entity_unchanged(old))
+                        row = keep_vectors(entity_row(pk, new), ent_rows[new.id])
+                        tx.save(row, condition=entity_unchanged(old))
                     for old_e, new_e in changed_edges:
-                        tx.save(edge_row(pk, new_e), condition=edge_unchanged(old_e))
+                        # written "now": the read path covers the index's lag
+                        # with recent rows, so the fact's new state shows at once
+                        row = keep_vectors(edge_row(pk, new_e), edge_rows[new_e.id], time.time())
+                        tx.save(row, condition=edge_unchanged(old_e))
                     # Provenance links removed (a split's moved mentions): with the flip.
                     for sk in unlinks:
                         tx.delete(LinkRow(pk, sk))
@@ -308,6 +328,8 @@ class Commits:
                     raise
 
         self._map(release, finish.get("release", []))
+        if finish.get("passages"):
+            count_words(pk, self._read(ArtifactRow, lambda r: r, pk, finish["passages"]))
         crash_point("untagged")
         TermRow(pk, intent_sk(txn)).delete()
 

@@ -134,6 +134,7 @@ def edge_row(pk: str, e: Edge, txn: str | None = None) -> EdgeRow:
         live_dst=f"{pk}#{e.target_id}" if live else None,
         gone_src=None if live else f"{pk}#{e.source_id}",
         gone_dst=None if live else f"{pk}#{e.target_id}",
+        vstate="live" if live else "gone",
         txn=txn,
     )
 

@@ -79,10 +79,12 @@ class DynamoGraphStore:
         max_workers: int = WORKERS,
         lease_s: float = LEASE_S,
         lease_wait_s: float = LEASE_WAIT_S,
+        vectors: bool = False,
     ) -> None:
         self._pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="gb-dynamo")
         self._leases = Leases(lease_s, lease_wait_s)
-        self._commits = Commits(self._map, self._leases)
+        # vectors: the rows carry them (VectorStore=dynamodb, graph/vector_rows.py)
+        self._commits = Commits(self._map, self._leases, vectors)
 
     @property
     def requests(self) -> int:

@@ -84,6 +84,8 @@ def _unit(vector: list[float]) -> list[float]:
 
 
 class OpenSearchVectorIndex:
+    inline = False  # vectors apart from the rows: upserted before the commit
+
     def __init__(
         self,
         url: str,
@@ -391,3 +393,6 @@ class OpenSearchVectorIndex:
             "drop indexes",
             lambda: self._client.indices.delete(index=names, params={"ignore_unavailable": "true"}),
         )
+
+    def with_vectors(self, key: DatasetKey, kind: Kind, ids: list[int]) -> set[int]:
+        return set()  # a separate index: reindex rebuilds it whole

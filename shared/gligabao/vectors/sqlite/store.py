@@ -56,6 +56,8 @@ class _Cached:
 
 
 class SqliteVectorIndex:
+    inline = False  # vectors apart from the rows: upserted before the commit
+
     def __init__(self, db: Database) -> None:
         self.db = db
         self._cache: dict[tuple[str, str], _Cached] = {}
@@ -196,3 +198,6 @@ class SqliteVectorIndex:
                 "SELECT COUNT(*) FROM vectors WHERE pk = ? AND kind = ?", (key.pk, kind)
             ).fetchone()
         return int(row[0])
+
+    def with_vectors(self, key: DatasetKey, kind: Kind, ids: list[int]) -> set[int]:
+        return set()  # a separate index: reindex rebuilds it whole
