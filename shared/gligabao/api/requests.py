@@ -452,3 +452,13 @@ class DatasetsRequest(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     user_id: UserId
+
+
+class ForgetRequest(BaseModel):
+    """The arguments of forgetting one text (the MCP ``forget`` tool)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    user_id: UserId
+    dataset: DatasetName = "main"
+    artifact_id: StrictInt = Field(gt=0, description="the artifact_id that evidence gives")

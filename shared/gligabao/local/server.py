@@ -21,7 +21,7 @@ MAX_READ_BYTES = 10 * 1024 * 1024  # API Gateway's own payload limit
 
 
 def _routes() -> list[tuple[str, Handler]]:
-    from ..handlers import datasets, mcp, query, records, remember
+    from ..handlers import browse, datasets, mcp, query, records, remember
 
     return [
         ("/v1/gb/remember", remember.lambda_handler),
@@ -32,6 +32,9 @@ def _routes() -> list[tuple[str, Handler]]:
         ("/v1/gb/datasets", datasets.lambda_handler),
         ("/v1/gb/inferences", records.lambda_handler),
         ("/v1/gb/calls/", records.lambda_handler),
+        ("/v1/gb/entities", browse.lambda_handler),
+        ("/v1/gb/edges/", browse.lambda_handler),
+        ("/v1/gb/artifacts", browse.lambda_handler),
     ]
 
 

@@ -154,7 +154,9 @@ def build(
     for eid, old in facts.restated.items():
         new = facts.ended.get(eid, old)
         if new is not old:
-            write.edge_updates.append(EdgeUpdate(eid, invalid_at=new.invalid_at))
+            write.edge_updates.append(
+                EdgeUpdate(eid, invalid_at=new.invalid_at, artifact_id=parent.id)
+            )
         for a in every if windowed else [parent.id]:
             write.edge_links.append((eid, a))
         edges_out.append(new)
@@ -173,7 +175,13 @@ def build(
     for eid, at in sorted(facts.superseded.items()):
         old = by_id[eid]
         # (the interval rules set ``at``: never before the old valid_at)
-        ended_by = EdgeUpdate(eid, invalid_at=at, expired_at=now)
+        ended_by = EdgeUpdate(
+            eid,
+            invalid_at=at,
+            expired_at=now,
+            artifact_id=parent.id,
+            by_edge=_successor(old, write),
+        )
         new = ended_by.apply(old)
         write.edge_updates.append(ended_by)
         invalidated.append({"id": eid, "invalid_at": new.invalid_at, "expired_at": now})
@@ -222,3 +230,12 @@ def response(
     out["invalidated"] = planned.invalidated
     out["chunks"] = chunks
     return out
+
+
+def _successor(old: Edge, write: GraphWrite) -> int | None:
+    """The new edge of this write that takes over from ``old``: same source
+    and relation (the superseding rules compare those), else None."""
+    for edge in write.new_edges:
+        if edge.source_id == old.source_id and edge.relation == old.relation:
+            return edge.id
+    return None

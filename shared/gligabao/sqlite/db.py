@@ -102,6 +102,17 @@ CREATE TABLE IF NOT EXISTS links (
     pk TEXT NOT NULL, kind TEXT NOT NULL, row_id INTEGER NOT NULL, artifact_id INTEGER NOT NULL,
     PRIMARY KEY (pk, kind, row_id, artifact_id)
 ) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS links_by_artifact ON links (pk, artifact_id, kind, row_id);
+-- The history of the edges: each end or supersede, because of which text,
+-- by which edge, and the fields before (a forget of that text undoes it).
+CREATE TABLE IF NOT EXISTS changes (
+    pk TEXT NOT NULL, edge_id INTEGER NOT NULL, artifact_id INTEGER, by_edge INTEGER,
+    at TEXT NOT NULL, prev_invalid_at TEXT, prev_expired_at TEXT,
+    seq INTEGER PRIMARY KEY AUTOINCREMENT
+);
+CREATE INDEX IF NOT EXISTS changes_by_edge ON changes (pk, edge_id);
+CREATE INDEX IF NOT EXISTS changes_by_artifact ON changes (pk, artifact_id);
+CREATE INDEX IF NOT EXISTS changes_by_successor ON changes (pk, by_edge);
 CREATE TABLE IF NOT EXISTS vectors (
     seq INTEGER PRIMARY KEY AUTOINCREMENT, pk TEXT NOT NULL, kind TEXT NOT NULL,
     id INTEGER NOT NULL, vec BLOB NOT NULL, lat REAL, lon REAL,
