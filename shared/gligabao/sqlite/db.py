@@ -201,6 +201,9 @@ class Database:
         )
         conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
         conn.execute("PRAGMA synchronous=FULL")
+        # A forget or an erase must not leave the text in free pages or in
+        # the unused part of a page: deleted content is overwritten.
+        conn.execute("PRAGMA secure_delete=ON")
         return conn
 
     @contextmanager
@@ -244,7 +247,18 @@ class Database:
                 conn.rollback()
 
     def close(self) -> None:
+        """A clean stop: the full-text index merged (a deleted passage's
+        words stay in its old segments until a merge; SQLite before 3.42 has
+        no FTS5 secure-delete), the write-ahead log copied into the file and
+        cut to nothing (it may still hold frames of deleted rows), then
+        closed."""
         with self._lock:
             conns, self._all, self._idle = self._all, [], []
+        if conns and self.path != ":memory:":
+            try:
+                conns[0].execute("INSERT INTO passage_words(passage_words) VALUES ('optimize')")
+                conns[0].execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            except sqlite3.Error:
+                pass  # busy (another process reads): the last close checkpoints
         for conn in conns:
             conn.close()
