@@ -108,7 +108,7 @@ def _normalized(props: dict[str, Any]) -> dict[str, Any]:
 
 def _expected_tables(dimension: Any | None) -> dict[str, dict[str, Any]]:
     """The models' tables; with a dimension, as VectorStore=dynamodb makes
-    them: the vector indexes of vectors/dynamodb/schema.py and the
+    them: the vector indexes of dynamodb/vectors.py and the
     attributes their search schemas filter on."""
     from gligabao.dynamodb import vectors as schema
 

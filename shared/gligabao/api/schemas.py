@@ -59,7 +59,8 @@ class InvalidatedOut(_Out):
 
 class RememberOut(_Out):
     session_id: str | None = None
-    artifact_id: int
+    artifact_id: int  # the first of ``artifacts``
+    artifacts: list[int]  # the texts stored (a text, or each message), in order
     entities: list[RememberedEntityOut]
     edges: list[EdgeOut]
     invalidated: list[InvalidatedOut]
