@@ -262,7 +262,7 @@ class Client:
         path = f"/v1/gb/datasets/{_seg(name)}?" + _qs(user_id=self._user(user_id))
         self._send("DELETE", path)
 
-    # --- browse and forget (docs/browse-and-forget.md) ----------------------------
+    # --- browse and forget (docs/api.md#browse-and-forget) ----------------------------
 
     def _browse(self, path: str, user_id: str | None, dataset: str | None, **params: Any) -> Any:
         query = _qs(user_id=self._user(user_id), dataset=dataset, **params)

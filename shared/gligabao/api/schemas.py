@@ -198,7 +198,7 @@ class SplitOut(_Out):
     moved: MovedOut
 
 
-# --- browse and forget (docs/browse-and-forget.md) --------------------------------
+# --- browse and forget (docs/api.md#browse-and-forget) --------------------------------
 
 
 class MentionOut(_Out):
