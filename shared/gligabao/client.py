@@ -188,18 +188,19 @@ class Client:
 
     @overload
     def remember(
-        self, text: str, *, respond_async: Literal[False] = ..., **fields: Any
+        self, text: str | None = ..., *, respond_async: Literal[False] = ..., **fields: Any
     ) -> RememberOut: ...
 
     @overload
     def remember(
-        self, text: str, *, respond_async: Literal[True], **fields: Any
+        self, text: str | None = ..., *, respond_async: Literal[True], **fields: Any
     ) -> AcceptedOut: ...
 
     def remember(
         self,
-        text: str,
+        text: str | None = None,
         *,
+        messages: list[dict[str, Any]] | None = None,
         user_id: str | None = None,
         dataset: str | None = None,
         session_id: str | None = None,
@@ -208,13 +209,15 @@ class Client:
         respond_async: bool = False,
         **fields: Any,
     ) -> RememberOut | AcceptedOut:
-        """Store a text. ``fields``: any other field of the request body
-        (``reasoning``, ``models``, ...). ``respond_async``: queued, answered
-        with the call to poll (``call``)."""
+        """Store a text, or chat messages (``messages``: ``{"role", "content",
+        "name"?, "created_at"?}`` each; one of the two). ``fields``: any other
+        field of the request body (``reasoning``, ``models``, ``extract``...).
+        ``respond_async``: queued, answered with the call to poll (``call``)."""
         body = self._body(
             user_id,
             dataset,
             text=text,
+            messages=messages,
             session_id=session_id,
             reference_time=reference_time,
             **fields,
@@ -259,7 +262,7 @@ class Client:
         path = f"/v1/gb/datasets/{_seg(name)}?" + _qs(user_id=self._user(user_id))
         self._send("DELETE", path)
 
-    # --- browse and forget (docs/browse-and-forget.md) ----------------------------
+    # --- browse and forget (docs/api.md#browse-and-forget) ----------------------------
 
     def _browse(self, path: str, user_id: str | None, dataset: str | None, **params: Any) -> Any:
         query = _qs(user_id=self._user(user_id), dataset=dataset, **params)

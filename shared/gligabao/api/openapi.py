@@ -243,7 +243,7 @@ def build() -> dict[str, Any]:
 
 
 def _browse_paths() -> dict[str, Any]:
-    """The browse and forget routes (docs/browse-and-forget.md)."""
+    """The browse and forget routes (docs/api.md#browse-and-forget)."""
     ds = _param("dataset")
     page = [
         _param("limit", schema={"type": "integer", "minimum": 1, "maximum": 100}),

@@ -59,7 +59,8 @@ class InvalidatedOut(_Out):
 
 class RememberOut(_Out):
     session_id: str | None = None
-    artifact_id: int
+    artifact_id: int  # the first of ``artifacts``
+    artifacts: list[int]  # the texts stored (a text, or each message), in order
     entities: list[RememberedEntityOut]
     edges: list[EdgeOut]
     invalidated: list[InvalidatedOut]
@@ -197,7 +198,7 @@ class SplitOut(_Out):
     moved: MovedOut
 
 
-# --- browse and forget (docs/browse-and-forget.md) --------------------------------
+# --- browse and forget (docs/api.md#browse-and-forget) --------------------------------
 
 
 class MentionOut(_Out):

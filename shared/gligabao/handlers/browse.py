@@ -1,6 +1,6 @@
 """Browse and forget: GET /v1/gb/entities[/{id}], GET /v1/gb/edges/{id},
 GET /v1/gb/artifacts[/{id}], DELETE /v1/gb/artifacts/{id}
-(docs/browse-and-forget.md)."""
+(docs/api.md#browse-and-forget)."""
 
 from __future__ import annotations
 

@@ -57,9 +57,11 @@ def _forget(caller: Caller, req: ForgetRequest, arguments: dict[str, Any]) -> di
 TOOLS = [
     ToolSpec(
         "remember",
-        "Store a text (a message, a note, a document) in long-term memory: its entities "
-        "and facts are extracted into a knowledge graph, and facts it contradicts are "
-        "marked ended. Give idempotency_key to make a retry safe.",
+        "Store a text (a message, a note, a document), or chat messages (messages: "
+        "[{role, content, name?, created_at?}], one extraction for them all), in long-term "
+        "memory: their entities and facts are extracted into a knowledge graph, and facts "
+        'they contradict are marked ended ("extract": false stores the passages only). Give '
+        "idempotency_key to make a retry safe.",
         RememberRequest,
         RememberOut,
         _remember,

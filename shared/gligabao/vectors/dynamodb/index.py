@@ -1,6 +1,6 @@
 """VectorIndex on DynamoDB's own vector indexes (``VectorStore=dynamodb``).
 
-The vectors are attributes of the graph's rows (``schema.py``), written by
+The vectors are attributes of the graph's rows (``dynamodb/vectors.py``), written by
 the graph store in the same commit as the rows (``inline``: the use cases
 hand them to the commit instead of upserting them first). A search is one
 wave of parallel requests, whatever it asks:
