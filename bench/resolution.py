@@ -1,7 +1,7 @@
 """Entity resolution eval: which pairs of mentions `remember` makes one
 entity, per embedder.
 
-    .venv/bin/python bench/resolution.py [--embedders local,openai,bedrock]
+    .venv/bin/python -m bench.resolution [--embedders local,openai,bedrock]
         [--model none|careful] [--fake-cosine 0.9] [--out PATH]
 
 Each case of the resolution corpus (shared/gligabao/local/resolution_corpus.json,

@@ -210,7 +210,8 @@ def _thresholds(model: str) -> tuple[float, float, str]:
         resolve, query = calibrated.resolve, calibrated.query
     else:
         why = (
-            f"{model} is not calibrated: entities merge by ID or equal name only, "
+            f"{model} is not calibrated: no similar-name candidates (entities merge by ID "
+            "or the name rules), "
             "query matches are cut by rank (run `gligabao calibrate` to measure thresholds)"
         )
         resolve, query = NEVER_MERGE, RANK_ONLY

@@ -376,6 +376,29 @@ def test_delete_dataset_removes_only_that_dataset(index: VectorIndex) -> None:
     index.delete_dataset(new_key())
 
 
+def test_delete_removes_those_rows_vectors_only(index: VectorIndex) -> None:
+    """Forget's half on the vector side: the named rows of one kind lose their
+    vectors (and a passage its words), the rest of the dataset and the same IDs
+    of another dataset stay."""
+    key = new_key("forget")
+    other = DatasetKey(key.user_id, "other")
+    for k in (key, other):
+        index.upsert(k, "chunks", [VectorItem(4, e(3), text="Alice joined Globex in May")])
+        index.upsert(k, "chunks", [VectorItem(6, e(5), text="Bob likes tea")])
+        index.upsert(k, "edges", [VectorItem(4, e(3))])
+
+    assert index.delete(key, "chunks", [4, 99]) == 1  # 99 has no vector: skipped
+
+    assert index.count(key, "chunks") == 1
+    [hits] = index.search(key, [SearchRequest("chunks", e(3), 5, -1.0, text="Globex")])
+    assert 4 not in ids(hits)
+    assert index.count(key, "edges") == 1  # the same ID of another kind stays
+    assert index.count(other, "chunks") == 2
+    [hits] = index.search(other, [SearchRequest("chunks", e(3), 5, -1.0, text="Globex")])
+    assert 4 in ids(hits)
+    assert index.delete(key, "chunks", []) == 0
+
+
 def test_count_per_kind(index: VectorIndex) -> None:
     key = new_key()
     assert index.count(key, "entities") == 0

@@ -279,6 +279,12 @@ def test_forgetting_a_text_removes_it_from_the_graph(browse: Ui) -> None:
     page.wait_for_function("(before) => document.body.dataset.loaded !== before", arg=loaded)
     text = done.inner_text()
     assert "Text 2 forgotten" in text
+    rows = dict(
+        zip(done.locator("dt").all_inner_texts(), done.locator("dd").all_inner_texts(), strict=True)
+    )
+    assert "Globex (3)" in rows["entities removed"]
+    assert "Alice —works_at→ Globex (2)" in rows["facts removed"]
+    assert rows["facts restored"] == "1: Alice —works_at→ Acme (1)"
     assert ui.served.client.get("/v1/gb/artifacts/2?user_id=u1").status == 404
     assert "Globex" not in ui.drawn_names()
     assert ui.drawn_edges() == {1, 3}  # Alice at Acme again: restored

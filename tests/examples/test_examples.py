@@ -109,14 +109,6 @@ def test_the_agent_remembers_and_recalls_through_mcp(
     assert llm.calls("extract") == 1 and llm.calls("query") == 1
 
 
-LANGGRAPH_XFAIL = (
-    "issue 31: /mcp answers a bad tool call (missing argument, unknown dataset) with a "
-    "JSON-RPC error, which LangGraph's ToolNode re-raises; the MCP spec wants a "
-    "CallToolResult with isError: true"
-)
-
-
-@pytest.mark.xfail(reason=LANGGRAPH_XFAIL, raises=ToolErrorRaised, strict=True)
 def test_langgraph_hands_a_bad_call_to_the_model_as_an_error_and_the_run_goes_on(
     served: ServedCounting, llm: FakeAnthropic
 ) -> None:

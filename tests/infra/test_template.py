@@ -21,13 +21,13 @@ from gligabao.dynamodb.admin import table_definitions  # noqa: E402
 from gligabao.local import devservices  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
-HANDLERS = ["remember", "query", "datasets", "records", "mcp"]
+HANDLERS = ["remember", "query", "datasets", "records", "mcp", "browse"]
 # Functions not behind the API (fed by a queue).
 WORKERS = ["remember_worker"]
 # The CloudFormation custom resource that creates the vector indexes.
 CUSTOM_RESOURCES = ["vector_indexes"]
 # The functions that read or write vectors (OpenSearch).
-VECTOR_FUNCTIONS = {"remember", "remember_worker", "query", "datasets", "mcp", "vector_indexes"}
+VECTOR_FUNCTIONS = {"remember", "remember_worker", "query", "datasets", "mcp", "browse", "vector_indexes"}
 # The functions that search vectors (VectorStore=dynamodb: dynamodb:SearchVectors).
 SEARCH_FUNCTIONS = {"remember", "remember_worker", "query", "mcp"}
 STORES = ["dynamodb", "serverless", "domain", "external"]

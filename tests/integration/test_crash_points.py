@@ -102,6 +102,26 @@ class Serve:
         return out or ""
 
 
+def serve_env(prefix: str, moto_url: str, llm: FakeAnthropic, emb: FakeOpenAI) -> dict[str, str]:
+    """The environment of a `serve` child on the standalone moto server,
+    with short leases (this process's AWS settings too, for the reads)."""
+    env = {
+        **llm.env(),
+        **emb.env(),
+        "GB_EMBEDDING_DIMENSION": "64",
+        "GB_DYNAMODB_ENDPOINT": moto_url,
+        "GB_TABLE_PREFIX": prefix,
+        "GB_LEASE_SECONDS": str(LEASE_S),
+        "GB_LEASE_WAIT_SECONDS": "1",
+        "AWS_ACCESS_KEY_ID": "local",
+        "AWS_SECRET_ACCESS_KEY": "local",
+        "AWS_DEFAULT_REGION": "us-east-1",
+    }
+    for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_DEFAULT_REGION"):
+        os.environ.setdefault(k, env[k])
+    return env
+
+
 def _remember(serve: Serve, text: str) -> Reply:
     return serve.client.post("/v1/gb/remember", {"user_id": "u1", "text": text})
 
@@ -188,21 +208,8 @@ def test_a_remember_killed_at_a_write_point_leaves_the_memory_whole(
     prefix = f"crash{uuid.uuid4().hex[:8]}_"
     vectors = store == "dynamodb"
     moto_url = request.getfixturevalue("vectors_url" if vectors else "moto_url")
-    env = {
-        **fake_anthropic.env(),
-        **fake_openai.env(),
-        "GB_EMBEDDING_DIMENSION": "64",
-        "GB_VECTOR_STORE": "dynamodb" if vectors else "",
-        "GB_DYNAMODB_ENDPOINT": moto_url,
-        "GB_TABLE_PREFIX": prefix,
-        "GB_LEASE_SECONDS": str(LEASE_S),
-        "GB_LEASE_WAIT_SECONDS": "1",
-        "AWS_ACCESS_KEY_ID": "local",
-        "AWS_SECRET_ACCESS_KEY": "local",
-        "AWS_DEFAULT_REGION": "us-east-1",
-    }
-    for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_DEFAULT_REGION"):
-        os.environ.setdefault(k, env[k])
+    env = serve_env(prefix, moto_url, fake_anthropic, fake_openai)
+    env["GB_VECTOR_STORE"] = "dynamodb" if vectors else ""
     # 1. the memory before: Alice works at Acme
     first = Serve(env)
     fake_anthropic.script(

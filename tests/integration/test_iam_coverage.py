@@ -8,8 +8,8 @@ the handlers talk to (DynamoDB, SQS, Secrets Manager over HTTP), and by the
 fake Amazon Location place index (the geo resolver deployed), while each
 function's handler runs its paths: remember (sync with an idempotency key,
 async through SQS, geo on), the remember worker (from the SQS message), query
-(with the nearby search, which stores the places of the question), datasets
-(list, delete) and records (inferences, a call). The API keys come from
+(with the nearby search, which stores the places of the question), browse
+(every read, then a forget), datasets (list, delete) and records (inferences, a call). The API keys come from
 Secrets Manager, as deployed."""
 
 from __future__ import annotations
@@ -260,7 +260,7 @@ def test_every_role_grants_what_its_code_does_and_no_unused_write(
     deployed_like: dict[str, str],
     tmp_path: Path,
 ) -> None:
-    from gligabao.handlers import datasets, query, records, remember, remember_worker
+    from gligabao.handlers import browse, datasets, query, records, remember, remember_worker
 
     rec = Recording(tmp_path / "moto-recording", gb.prefix)
     rec.location = deployed_like["location"]
@@ -332,6 +332,20 @@ def test_every_role_grants_what_its_code_does_and_no_unused_write(
         _call(records.lambda_handler, "GET", f"/v1/gb/calls/{accepted['call_id']}?user_id=u1")
     used["records"] = rec.actions()
 
+    # browse, then forget the move to Versailles (vectors, rows, the restore)
+    _fresh_container(monkeypatch, "browse", deployed_like)
+    with rec:
+        listed = _call(browse.lambda_handler, "GET", "/v1/gb/entities?user_id=u1&q=alice")
+        assert [e["name"] for e in listed["entities"]] == ["Alice"]
+        _call(browse.lambda_handler, "GET", f"/v1/gb/entities/{listed['entities'][0]['id']}?user_id=u1")
+        _call(browse.lambda_handler, "GET", "/v1/gb/edges/1?user_id=u1")
+        texts = _call(browse.lambda_handler, "GET", "/v1/gb/artifacts?user_id=u1")["artifacts"]
+        [moved_text] = [t for t in texts if t["text"] == "Alice moved to Versailles."]
+        _call(browse.lambda_handler, "GET", f"/v1/gb/artifacts/{moved_text['id']}?user_id=u1")
+        forgot = _call(browse.lambda_handler, "DELETE", f"/v1/gb/artifacts/{moved_text['id']}?user_id=u1")
+    used["browse"] = rec.actions()
+    assert forgot["removed"]["vectors"] > 0 and forgot["restored"]["edges"]
+
     _fresh_container(monkeypatch, "datasets", deployed_like)
     with rec:
         _call(datasets.lambda_handler, "GET", "/v1/gb/datasets?user_id=u1")
@@ -346,6 +360,8 @@ def test_every_role_grants_what_its_code_does_and_no_unused_write(
     assert ("geo:SearchPlaceIndexForText", "GeoPlaceIndex") in used["query"]
     for function in ("remember", "remember_worker", "query"):
         assert ("dynamodb:SearchVectors", "edges/index/edges") in used[function], function
-    assert not any(a == "dynamodb:SearchVectors" for a, _ in used["datasets"] | used["records"])
+    assert not any(
+        a == "dynamodb:SearchVectors" for a, _ in used["datasets"] | used["records"] | used["browse"]
+    )
     for function, actions in used.items():
         _check(function, actions)

@@ -35,9 +35,17 @@ def test_response_shape(gb: Harness) -> None:
     out = gb.remember(
         "Alice works at Acme.", session_id="chat-42", reference_time="2025-01-31T10:00:00+01:00"
     )
-    assert set(out) == {"session_id", "artifact_id", "entities", "edges", "invalidated", "chunks"}
+    assert set(out) == {
+        "session_id",
+        "artifact_id",
+        "artifacts",
+        "entities",
+        "edges",
+        "invalidated",
+        "chunks",
+    }
     assert out["session_id"] == "chat-42"
-    assert out["artifact_id"] == 1
+    assert out["artifact_id"] == 1 and out["artifacts"] == [1]
     assert out["entities"] == [
         {
             "id": 1,
@@ -82,7 +90,14 @@ def test_response_shape(gb: Harness) -> None:
 def test_session_id_omitted_and_lists_never_null(gb: Harness) -> None:
     out = gb.remember("Nothing to see here.")  # the fake's default: nothing extracted
     assert "session_id" not in out
-    assert out == {"artifact_id": 1, "entities": [], "edges": [], "invalidated": [], "chunks": 0}
+    assert out == {
+        "artifact_id": 1,
+        "artifacts": [1],
+        "entities": [],
+        "edges": [],
+        "invalidated": [],
+        "chunks": 0,
+    }
     # the text is stored whole even when nothing was extracted
     assert gb.graph.get_artifacts(key(), [1])[1].text == "Nothing to see here."
 

@@ -6,14 +6,13 @@ split goes through once the server is back."""
 from __future__ import annotations
 
 import contextlib
-import os
 import time
 import uuid
 from typing import Any
 
 import pytest
 from remember_helpers import ent, extraction, fact
-from test_crash_points import LEASE_S, Serve, moto_url  # noqa: F401  (the fixture)
+from test_crash_points import Serve, moto_url, serve_env  # noqa: F401  (the fixture)
 
 from conftest import Reply
 from fakes.anthropic_server import FakeAnthropic
@@ -64,20 +63,7 @@ def test_a_split_killed_at_a_write_point(
     fake_openai: FakeOpenAI,
 ) -> None:
     prefix = f"split{uuid.uuid4().hex[:8]}_"
-    env = {
-        **fake_anthropic.env(),
-        **fake_openai.env(),
-        "GB_EMBEDDING_DIMENSION": "64",
-        "GB_DYNAMODB_ENDPOINT": moto_url,
-        "GB_TABLE_PREFIX": prefix,
-        "GB_LEASE_SECONDS": str(LEASE_S),
-        "GB_LEASE_WAIT_SECONDS": "1",
-        "AWS_ACCESS_KEY_ID": "local",
-        "AWS_SECRET_ACCESS_KEY": "local",
-        "AWS_DEFAULT_REGION": "us-east-1",
-    }
-    for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_DEFAULT_REGION"):
-        os.environ.setdefault(k, env[k])
+    env = serve_env(prefix, moto_url, fake_anthropic, fake_openai)
     # The wrong merge: Hal's fact and text filed under Dan (1).
     first = Serve(env)
     fake_anthropic.script(

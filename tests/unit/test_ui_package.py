@@ -108,7 +108,12 @@ def test_the_lambda_layer_leaves_the_page_out(tmp_path: Path) -> None:
     assert not (shipped / "ui").exists()
 
 
-@pytest.mark.parametrize("handler", ["remember", "query", "datasets", "records", "mcp"])
+HANDLERS = sorted(
+    p.stem for p in (ROOT / "shared/gligabao/handlers").glob("*.py") if p.stem != "__init__"
+)
+
+
+@pytest.mark.parametrize("handler", HANDLERS)
 def test_a_handler_does_not_import_the_page(handler: str) -> None:
     code = f"import sys, gligabao.handlers.{handler}; print(' '.join(sys.modules))"
     out = subprocess.run(

@@ -55,6 +55,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/gb/entities/{id}/split": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Split a wrongly merged entity (operators)
+         * @description The given live facts and texts of the entity move to a new entity: each fact is copied onto it (same validity, sources and time learned) and the original expired; each text names the new entity instead.
+         */
+        post: operations["splitEntity"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/gb/inferences": {
         parameters: {
             query?: never;
@@ -337,6 +357,19 @@ export interface components {
             /** Invalid At */
             invalid_at: string | null;
         };
+        /** MovedOut */
+        MovedOut: {
+            /**
+             * Edges
+             * @description the moved facts' new IDs (the originals are expired)
+             */
+            edges: number[];
+            /**
+             * Mentions
+             * @description the texts (artifact IDs) that now name the new entity
+             */
+            mentions: number[];
+        };
         /** NearbyEntityOut */
         NearbyEntityOut: {
             /** Anchor */
@@ -580,6 +613,12 @@ export interface components {
              * @default null
              */
             lon?: number | null;
+            /**
+             * Match
+             * @description why the name is this stored entity: the same name after normalization, an alias (a part left out, a known short form, an initial), or the model said so; null when created
+             * @default null
+             */
+            match?: ("same name" | "alias" | "model") | null;
             /** Name */
             name: string;
             /** Type */
@@ -670,6 +709,37 @@ export interface components {
              * @default null
              */
             session_id?: string;
+            /**
+             * User Id
+             * @description 1 to 128 bytes, no control characters
+             */
+            user_id: string;
+        };
+        /** SplitOut */
+        SplitOut: {
+            entity: components["schemas"]["EntityOut"];
+            moved: components["schemas"]["MovedOut"];
+        };
+        /**
+         * SplitRequest
+         * @description POST /v1/gb/entities/{id}/split: the facts and texts of an entity
+         *     that go to a new one (``name``: the new entity's, default the old's).
+         */
+        SplitRequest: {
+            /**
+             * Dataset
+             * @default main
+             */
+            dataset?: string;
+            /** Edges */
+            edges?: number[];
+            /** Mentions */
+            mentions?: number[];
+            /**
+             * Name
+             * @default null
+             */
+            name?: string | null;
             /**
              * User Id
              * @description 1 to 128 bytes, no control characters
@@ -852,6 +922,95 @@ export interface operations {
             };
             /** @description not found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    splitEntity: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SplitRequest"];
+            };
+        };
+        responses: {
+            /** @description the new entity */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SplitOut"];
+                };
+            };
+            /** @description invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description another user's data */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description same Idempotency-Key still running */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description body over 64 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description an upstream failed */
+            502: {
                 headers: {
                     [name: string]: unknown;
                 };

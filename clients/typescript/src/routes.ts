@@ -18,6 +18,7 @@ export const ROUTES: { readonly [Op in OperationId]: readonly [Method, string] }
   deleteDataset: ["DELETE", "/v1/gb/datasets/{name}"],
   listInferences: ["GET", "/v1/gb/inferences"],
   getCall: ["GET", "/v1/gb/calls/{call_id}"],
+  splitEntity: ["POST", "/v1/gb/entities/{id}/split"],
 };
 
 type Parameters<Op extends OperationId> = operations[Op]["parameters"];

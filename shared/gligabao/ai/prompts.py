@@ -255,3 +255,21 @@ def invalidate_user(new_facts: list[str], existing: list[Edge], names: dict[int,
 
 def summarize_user(chunk: str, index: int, total: int) -> str:
     return f'<chunk index="{index}" of="{total}">\n{chunk}\n</chunk>'
+
+
+# Added to EXTRACT_SYSTEM when the <text> is a window of several messages (a
+# chat exchange, or texts of a bulk import): one call reads them all.
+EXTRACT_WINDOW_RULES = """- Messages: this <text> holds several messages, each starting on a line
+  "[message N] <time> <speaker>: ". "I", "me", "my" in a message are that message's speaker
+  (a speaker "user" is the entity "user"; "assistant", "system" and "tool" are not people to
+  extract unless a message states a fact about them). Resolve a message's relative dates
+  against its own time, not <reference_time>. The messages are in time order: a later message
+  may change what an earlier one said; state each fact as its message does.
+- Add "message": N to each edge, the number of the message that states it."""
+
+
+def window_text(lines: list[tuple[int, str, str, str]]) -> str:
+    """The <text> of a window: (number, time, speaker, content) per message."""
+    return "\n".join(
+        f"[message {n}] {time} {speaker}: {content}" for n, time, speaker, content in lines
+    )

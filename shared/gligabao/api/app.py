@@ -79,9 +79,25 @@ def make_app() -> APIGatewayHttpResolver:
 
     @app.not_found
     def _not_found(exc: Exception) -> Response[str]:
-        return error_response(404, "no such route")
+        allowed = allowed_methods(app, app.current_event.path)
+        if not allowed:
+            return error_response(404, "no such route")
+        method = app.current_event.http_method.upper()
+        response = error_response(405, f"{method} is not allowed here: {', '.join(allowed)}")
+        response.headers["Allow"] = ", ".join(allowed)
+        return response
 
     return app
+
+
+def allowed_methods(app: APIGatewayHttpResolver, path: str) -> list[str]:
+    """The methods the resolver's routes answer at ``path`` (HEAD with GET),
+    for a 405's ``Allow``; empty for a path none of them knows."""
+    routes = app._static_routes + app._dynamic_routes  # Powertools keeps no public list
+    found = {r.method for r in routes if r.rule.match(path)}
+    if "GET" in found:
+        found.add("HEAD")
+    return sorted(found)
 
 
 def json_body(app: APIGatewayHttpResolver) -> Any:

@@ -19,6 +19,7 @@ from pydantic import (
     ValidationError,
     WithJsonSchema,
     field_validator,
+    model_validator,
 )
 
 from .. import clock
@@ -207,8 +208,74 @@ class _Common(BaseModel):
     models: Any = None
 
 
+MESSAGE_ROLES = ("user", "assistant", "system", "tool")
+MAX_MESSAGES = 100
+
+
+class Message(BaseModel):
+    """One chat message of ``remember``'s ``messages``."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    role: Annotated[str, WithJsonSchema({"type": "string", "enum": list(MESSAGE_ROLES)})]
+    content: str = Field(min_length=1)
+    name: Annotated[
+        str | None,
+        BeforeValidator(check_speaker),
+        WithJsonSchema(
+            {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": MAX_SPEAKER_CHARS,
+                "description": "who wrote it (its speaker; else the role is)",
+            }
+        ),
+    ] = None
+    created_at: Annotated[
+        str | None,
+        WithJsonSchema(
+            {
+                "type": "string",
+                "format": "date-time",
+                "description": "when it was said (else the request's reference_time, else now)",
+            }
+        ),
+    ] = None
+
+    @field_validator("role")
+    @classmethod
+    def _role(cls, v: str) -> str:
+        if v not in MESSAGE_ROLES:
+            raise ValueError(f"role must be one of {', '.join(MESSAGE_ROLES)}")
+        return v
+
+    @field_validator("content")
+    @classmethod
+    def _content(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("content must be a non-empty string")
+        return v
+
+    @field_validator("created_at")
+    @classmethod
+    def _created_at(cls, v: str | None) -> str | None:
+        if v is None:
+            return None
+        ts = clock.normalize(v) if _RFC3339.match(v) else None
+        if ts is None:
+            raise ValueError("created_at must be an RFC 3339 timestamp")
+        return ts
+
+    @property
+    def speaker(self) -> str:
+        return self.name or self.role
+
+
 class RememberRequest(_Common):
-    text: str = Field(min_length=1)
+    text: str | None = Field(default=None, min_length=1)
+    messages: list[Message] | None = Field(default=None, min_length=1, max_length=MAX_MESSAGES)
+    # False: store the text or messages as passages only (no LLM call).
+    extract: StrictBool = True
     reasoning: Annotated[Any, WithJsonSchema(_reasoning_schema(REMEMBER_STAGES))] = None
     models: Annotated[Any, WithJsonSchema(_models_schema(REMEMBER_STAGES))] = None
     reference_time: str | None = None
@@ -229,10 +296,18 @@ class RememberRequest(_Common):
 
     @field_validator("text")
     @classmethod
-    def _text(cls, v: str) -> str:
-        if not v.strip():
+    def _text(cls, v: str | None) -> str | None:
+        if v is not None and not v.strip():
             raise ValueError("text must be a non-empty string")
         return v
+
+    @model_validator(mode="after")
+    def _text_or_messages(self) -> RememberRequest:
+        if (self.text is None) == (self.messages is None):
+            raise ValueError("exactly one of text or messages is required")
+        if self.messages is not None and self.speaker is not None:
+            raise ValueError("speaker goes with text; a message's speaker is its name or role")
+        return self
 
     @field_validator("reference_time")
     @classmethod
@@ -377,3 +452,13 @@ class DatasetsRequest(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     user_id: UserId
+
+
+class ForgetRequest(BaseModel):
+    """The arguments of forgetting one text (the MCP ``forget`` tool)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    user_id: UserId
+    dataset: DatasetName = "main"
+    artifact_id: StrictInt = Field(gt=0, description="the artifact_id that evidence gives")

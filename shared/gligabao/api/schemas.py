@@ -59,7 +59,8 @@ class InvalidatedOut(_Out):
 
 class RememberOut(_Out):
     session_id: str | None = None
-    artifact_id: int
+    artifact_id: int  # the first of ``artifacts``
+    artifacts: list[int]  # the texts stored (a text, or each message), in order
     entities: list[RememberedEntityOut]
     edges: list[EdgeOut]
     invalidated: list[InvalidatedOut]
@@ -195,3 +196,88 @@ class MovedOut(_Out):
 class SplitOut(_Out):
     entity: EntityOut
     moved: MovedOut
+
+
+# --- browse and forget (docs/api.md#browse-and-forget) --------------------------------
+
+
+class MentionOut(_Out):
+    """A text an entity or fact was stated in."""
+
+    artifact_id: int
+    said_at: str | None = Field(description="the text's reference time (RFC 3339)")
+    created_at: str = Field(description="when it was remembered")
+    session_id: str | None
+    speaker: str | None
+
+
+class BrowsedEntityOut(EntityOut):
+    created_at: str
+    updated_at: str
+
+
+class ListedEntityOut(BrowsedEntityOut):
+    facts: int = Field(description="live facts of the entity (at most 100 counted)")
+
+
+class EntitiesOut(_Out):
+    entities: list[ListedEntityOut]
+    next_cursor: str | None
+
+
+class EntityDetailOut(_Out):
+    entity: BrowsedEntityOut
+    facts: list[EdgeOut] = Field(description="live facts, both directions")
+    mentions: list[MentionOut]
+
+
+class EdgeStepOut(_Out):
+    edge: EdgeOut
+    at: str | None
+    artifact_id: int | None = Field(description="the text because of which")
+
+
+class EdgeDetailOut(_Out):
+    edge: EdgeOut
+    sources: list[MentionOut]
+    replaced: list[EdgeStepOut] = Field(description="the facts this one superseded or ended")
+    replaced_by: EdgeStepOut | None = Field(description="the fact that superseded this one")
+
+
+class ArtifactOut(_Out):
+    id: int
+    text: str
+    session_id: str | None
+    speaker: str | None
+    said_at: str | None
+    created_at: str
+
+
+class ArtifactDetailOut(_Out):
+    artifact: ArtifactOut
+    entities: list[EntityOut]
+    edges: list[EdgeOut]
+    chunks: list[PassageOut]
+
+
+class ArtifactsOut(_Out):
+    artifacts: list[ArtifactOut]
+    next_cursor: str | None
+
+
+class RemovedOut(_Out):
+    artifacts: list[int]
+    edges: list[int]
+    entities: list[int]
+    chunks: int
+    vectors: int
+
+
+class RestoredOut(_Out):
+    edges: list[int]
+
+
+class ForgottenOut(_Out):
+    artifact_id: int
+    removed: RemovedOut
+    restored: RestoredOut = Field(description="facts the text had ended or superseded, set back")

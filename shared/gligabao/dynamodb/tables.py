@@ -262,6 +262,7 @@ class ArtifactRow(SharedClientModel):
     index = NumberAttribute(null=True)
     call_id = UnicodeAttribute(null=True)
     summary = UnicodeAttribute(null=True)
+    speaker = UnicodeAttribute(null=True)
     txn = UnicodeAttribute(null=True)  # the writing call's, until its commit lands
     session_key = UnicodeAttribute(null=True)  # f"{pk}#{session_id}" on a session's texts
     vec = VectorAttribute(null=True)  # VectorStore=dynamodb: a passage's vector
@@ -274,13 +275,19 @@ class ArtifactRow(SharedClientModel):
 
 class LinkRow(SharedClientModel):
     """Provenance: sk = f"E#{entity_id:012d}#{artifact_id:012d}" or
-    f"D#{edge_id:012d}#{artifact_id:012d}"."""
+    f"D#{edge_id:012d}#{artifact_id:012d}", and the same the other way
+    (f"A#{artifact_id:012d}#E#{entity_id:012d}", ``#D#`` for an edge). The
+    history of the edges too (``data``: the change as JSON, see
+    graph/dynamodb/history.py): f"H#{edge}#{at}#{artifact}" (changes made to
+    an edge), f"B#{by_edge}#{edge}" (made by an edge), f"X#{artifact}#{edge}"
+    (made because of a text)."""
 
     Meta = _meta("links")
     short_name = "links"
 
     pk = UnicodeAttribute(hash_key=True)
     sk = UnicodeAttribute(range_key=True)
+    data = UnicodeAttribute(null=True)
 
 
 # --- records tables -----------------------------------------------------------

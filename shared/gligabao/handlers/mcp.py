@@ -1,4 +1,4 @@
-"""POST /mcp: the API as MCP tools (remember, query, search, list_datasets),
+"""POST /mcp: the API as MCP tools (remember, query, search, list_datasets, forget),
 each calling the function its HTTP route calls, under the same authorization.
 
 Stateless streamable HTTP: a POST is one JSON-RPC message, answered with one
@@ -15,10 +15,17 @@ from aws_lambda_powertools.event_handler import Response, content_types
 from .. import __version__
 from ..api.app import current_call_id, lambda_entry, make_app
 from ..api.auth import authenticate, authorize
-from ..api.requests import DatasetsRequest, QueryRequest, RememberRequest, SearchRequest
-from ..api.schemas import DatasetsOut, QueryOut, RememberOut, SearchOut
+from ..api.requests import (
+    DatasetsRequest,
+    ForgetRequest,
+    QueryRequest,
+    RememberRequest,
+    SearchRequest,
+)
+from ..api.schemas import DatasetsOut, ForgottenOut, QueryOut, RememberOut, SearchOut
 from ..mcp.server import Caller, McpServer, ToolSpec, error_envelope, status_error
-from . import datasets, query, remember
+from ..models import DatasetKey
+from . import browse, datasets, query, remember
 
 app = make_app()
 PROTOCOL_HEADER = "mcp-protocol-version"
@@ -43,12 +50,18 @@ def _list_datasets(
     return datasets.listing(caller.event, req.user_id)
 
 
+def _forget(caller: Caller, req: ForgetRequest, arguments: dict[str, Any]) -> dict[str, Any]:
+    return browse.forget(caller.event, DatasetKey(req.user_id, req.dataset), req.artifact_id)
+
+
 TOOLS = [
     ToolSpec(
         "remember",
-        "Store a text (a message, a note, a document) in long-term memory: its entities "
-        "and facts are extracted into a knowledge graph, and facts it contradicts are "
-        "marked ended. Give idempotency_key to make a retry safe.",
+        "Store a text (a message, a note, a document), or chat messages (messages: "
+        "[{role, content, name?, created_at?}], one extraction for them all), in long-term "
+        "memory: their entities and facts are extracted into a knowledge graph, and facts "
+        'they contradict are marked ended ("extract": false stores the passages only). Give '
+        "idempotency_key to make a retry safe.",
         RememberRequest,
         RememberOut,
         _remember,
@@ -76,6 +89,16 @@ TOOLS = [
         DatasetsRequest,
         DatasetsOut,
         _list_datasets,
+    ),
+    ToolSpec(
+        "forget",
+        "Forget one remembered text (the artifact_id that query and search evidence "
+        "give): it, its passages, and the facts and entities no other text supports are "
+        "removed; facts it had ended or replaced are set back.",
+        ForgetRequest,
+        ForgottenOut,
+        _forget,
+        read_only=False,
     ),
 ]
 SERVER = McpServer(

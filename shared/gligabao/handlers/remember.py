@@ -26,6 +26,7 @@ from ..errors import BadRequest, NotConfigured
 from ..memory.options import StageOptions
 from ..memory.remember import RememberInput
 from ..memory.split import SplitInput
+from ..memory.window import Said
 from .jobs import ACCEPTED, accepted_response, enqueue, wants_async
 
 app = make_app()
@@ -39,16 +40,34 @@ def remember_input(req: RememberRequest, call_id: str, reference_time: str) -> R
         parse_reasoning(req.reasoning, REMEMBER_STAGES, "extract"),
         parse_models(req.models, REMEMBER_STAGES),
     )
+    # A message's time: its own, else the request's (reference_time, else now).
+    messages = (
+        [Said(m.content, m.speaker, m.created_at or reference_time) for m in req.messages]
+        if req.messages is not None
+        else None
+    )
     return RememberInput(
         user_id=req.user_id,
         dataset=req.dataset,
-        text=req.text,
+        text=req.text or "",
         session_id=req.session_id,
         reference_time=reference_time,
         options=options,
         call_id=call_id,
         speaker=req.speaker,
+        messages=messages,
+        extract=req.extract,
     )
+
+
+NO_EXTRACT_HINT = '; "extract": false stores the text as passages, which needs no LLM'
+
+
+def check_llm(req: RememberRequest) -> None:
+    """503 when the remember needs the LLM and it is not configured (the
+    message names the provider, and says what works without one)."""
+    if req.extract and not settings().llm_configured:
+        raise NotConfigured(settings().llm_missing + NO_EXTRACT_HINT)
 
 
 @app.post("/v1/gb/remember")
@@ -78,8 +97,7 @@ def store(
     queued for the worker (the MCP ``remember`` tool calls this too)."""
     call_id = current_call_id()
     inp = remember_input(req, call_id, req.reference_time or clock.now_str())
-    if not settings().llm_configured:
-        raise NotConfigured(settings().llm_missing)
+    check_llm(req)
 
     def work() -> dict[str, object]:
         return run_call(

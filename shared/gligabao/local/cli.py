@@ -71,7 +71,7 @@ def describe_models(cfg: Settings) -> list[str]:
         else f"{cfg.llm_missing}; LLM calls answer 503"
     )
     if cfg.resolve_threshold > 1.0:
-        resolve = "by ID or name only"
+        resolve = "by words only"
     else:
         resolve = f"from cosine {cfg.resolve_threshold:g}"
     query = "by rank" if cfg.query_threshold <= -1.0 else f"from cosine {cfg.query_threshold:g}"
@@ -79,7 +79,7 @@ def describe_models(cfg: Settings) -> list[str]:
         f"  llm:        {llm}",
         f"  embeddings: {cfg.embedder} {cfg.embedding_model} ({cfg.embedding_dimension} dims) "
         f"{emb_where} embeds stored texts, names and questions",
-        f"  thresholds: entities merge {resolve}, query matches cut {query}: "
+        f"  thresholds: name candidates {resolve}, query matches cut {query}: "
         f"{cfg.thresholds_source}",
     ]
 

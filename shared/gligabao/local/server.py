@@ -18,10 +18,11 @@ from .hosts import host_allowed
 
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
 MAX_READ_BYTES = 10 * 1024 * 1024  # API Gateway's own payload limit
+GET_ONLY = {"Allow": "GET, HEAD"}
 
 
 def _routes() -> list[tuple[str, Handler]]:
-    from ..handlers import datasets, mcp, query, records, remember
+    from ..handlers import browse, datasets, mcp, query, records, remember
 
     return [
         ("/v1/gb/remember", remember.lambda_handler),
@@ -32,6 +33,9 @@ def _routes() -> list[tuple[str, Handler]]:
         ("/v1/gb/datasets", datasets.lambda_handler),
         ("/v1/gb/inferences", records.lambda_handler),
         ("/v1/gb/calls/", records.lambda_handler),
+        ("/v1/gb/entities", browse.lambda_handler),
+        ("/v1/gb/edges/", browse.lambda_handler),
+        ("/v1/gb/artifacts", browse.lambda_handler),
     ]
 
 
@@ -127,10 +131,27 @@ class _RequestHandler(BaseHTTPRequestHandler):
         if self.command != "HEAD" and body:
             self.wfile.write(body)
 
-    def _error(self, status: int, message: str) -> None:
+    def _error(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
         # Answered before any handler runs, but every response carries a call id.
-        headers = {"Content-Type": "application/json", CALL_ID_HEADER: uuid.uuid4().hex}
+        headers = {
+            "Content-Type": "application/json",
+            CALL_ID_HEADER: uuid.uuid4().hex,
+            **(headers or {}),
+        }
         self._send(status, headers, json.dumps({"error": message}).encode())
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """http.server's own errors (a malformed request line, a header too
+        long) in JSON like every other answer, not its HTML page."""
+        self.close_connection = True
+        self._error(code, message or self.responses.get(code, ("error",))[0])
+
+    def __getattr__(self, name: str) -> Any:
+        # http.server looks up ``do_<METHOD>``: every method reaches the
+        # handlers, which answer 405 (with Allow) on a known path, 404 elsewhere.
+        if name.startswith("do_"):
+            return self._handle
+        raise AttributeError(name)
 
     def _handle(self) -> None:
         if not host_allowed(self.headers.get("Host")):
@@ -152,10 +173,14 @@ class _RequestHandler(BaseHTTPRequestHandler):
             self._error(403, "requests from a web page of another origin are refused")
             return
         path = urlsplit(self.path).path
-        if self.command == "GET" and (path == "/ui" or path.startswith("/ui/")):
+        own = path == "/ui" or path.startswith("/ui/") or path in self.extra
+        if own and self.command not in ("GET", "HEAD"):
+            self._error(405, f"{self.command} is not allowed here: GET, HEAD", GET_ONLY)
+            return
+        if path == "/ui" or path.startswith("/ui/"):
             self._static(path)
             return
-        if self.command == "GET" and path in self.extra:
+        if path in self.extra:
             status, ctype, doc = self.extra[path]()
             self._send(status, {"Content-Type": ctype}, doc)
             return
@@ -183,7 +208,7 @@ class _RequestHandler(BaseHTTPRequestHandler):
             return
         self._send(*found)
 
-    do_GET = do_POST = do_DELETE = do_PUT = do_PATCH = _handle
+    do_GET = do_POST = do_DELETE = _handle
 
 
 def make_server(

@@ -8,8 +8,14 @@ stack (starlette, uvicorn, anyio) that a Lambda handler does not need.
 
 Tools are the API's own request and response models: their input and output
 schemas are generated from them, and a tool's arguments go through the same
-validation as an HTTP body, so a field the API gains, the tool gains. Errors
-keep the HTTP API's messages; the HTTP status travels in ``error.data``.
+validation as an HTTP body, so a field the API gains, the tool gains.
+
+Errors, as the 2025-11-25 specification divides them: what goes wrong in
+running a tool (its arguments refused, a dataset missing, an upstream down,
+a write to retry) is a ``CallToolResult`` with ``isError``, so that the model
+reads the HTTP API's message and corrects itself; its status is in
+``structuredContent``. JSON-RPC errors are for the protocol: an unknown tool
+or method, a malformed request, the server's own failure (a 500).
 """
 
 from __future__ import annotations
@@ -37,7 +43,7 @@ from mcp_types import (
 from pydantic import BaseModel, ValidationError
 
 from ..api.requests import validate
-from ..errors import GbError
+from ..errors import Busy, GbError
 
 # The handshake revisions from 2025-06-18 on; a client that offers another is
 # answered with the newest, as the specification asks.
@@ -95,6 +101,17 @@ def status_error(status: int, message: str, **data: Any) -> ErrorData:
 
 def domain_error(exc: GbError, call_id: str) -> ErrorData:
     return status_error(exc.status, exc.message, call_id=call_id)
+
+
+def tool_error(exc: GbError, call_id: str) -> types.CallToolResult:
+    """A tool's execution error, for the model: the HTTP API's message as
+    text; its status (and when to retry a 409) as structured content."""
+    detail: dict[str, Any] = {"error": exc.message, "status": exc.status, "call_id": call_id}
+    if isinstance(exc, Busy):
+        detail["retry_after"] = exc.retry_after
+    return types.CallToolResult(
+        content=[types.TextContent(text=exc.message)], structured_content=detail, is_error=True
+    )
 
 
 def input_schema(model: type[BaseModel], principal_bound: bool) -> dict[str, Any]:
@@ -161,7 +178,7 @@ class McpServer:
             return Reply(202, None)  # a notification or a response: nothing to answer
         try:
             self._check_version(protocol_header, message.method)
-            result = self._dispatch(message, caller(principal), principal is not None)
+            result = self._dispatch(message, caller(principal), principal is not None, call_id)
         except _RpcError as exc:
             return _error_reply(exc.status, request_id, exc.error)
         except GbError as exc:
@@ -211,7 +228,7 @@ class McpServer:
     # ------------------------------------------------------------ the methods
 
     def _dispatch(
-        self, req: JSONRPCRequest, caller: Caller, principal_bound: bool
+        self, req: JSONRPCRequest, caller: Caller, principal_bound: bool, call_id: str
     ) -> dict[str, Any]:
         params = req.params or {}
         if req.method == "initialize":
@@ -221,7 +238,7 @@ class McpServer:
         if req.method == "tools/list":
             return _result(self._list_tools(principal_bound))
         if req.method == "tools/call":
-            return _result(self._call_tool(params, caller))
+            return _result(self._call_tool(params, caller, call_id))
         raise _RpcError(METHOD_NOT_FOUND, f"method not found: {req.method}")
 
     def _initialize(self, params: dict[str, Any]) -> dict[str, Any]:
@@ -254,7 +271,9 @@ class McpServer:
             ]
         )
 
-    def _call_tool(self, params: dict[str, Any], caller: Caller) -> types.CallToolResult:
+    def _call_tool(
+        self, params: dict[str, Any], caller: Caller, call_id: str
+    ) -> types.CallToolResult:
         try:
             call = types.CallToolRequestParams.model_validate(params)
         except ValidationError as exc:
@@ -265,8 +284,13 @@ class McpServer:
         arguments = dict(call.arguments or {})
         if caller.principal is not None:
             arguments.setdefault("user_id", caller.principal)
-        req = validate(spec.request, arguments)  # BadRequest: the HTTP API's message
-        result = spec.run(caller, req, arguments)
+        try:
+            req = validate(spec.request, arguments)  # BadRequest: the HTTP API's message
+            result = spec.run(caller, req, arguments)
+        except GbError as exc:
+            if exc.status == 500:  # the server's own failure: a protocol error
+                raise
+            return tool_error(exc, call_id)
         return types.CallToolResult(
             content=[types.TextContent(text=json.dumps(result))], structured_content=result
         )

@@ -18,6 +18,7 @@ from . import plan
 from .facts import FactsPlan
 from .names import SAME_NAME
 from .resolve import Resolved
+from .window import Said
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +36,11 @@ class Texts:
     reference_time: str
     session_id: str | None
     call_id: str | None
+    messages: list[Said] | None = None  # a window: one artifact each, instead of ``text``
+    speaker: str | None = None  # of ``text``
+
+    def artifact_count(self) -> int:
+        return len(self.messages) if self.messages is not None else 1 + len(self.chunks)
 
 
 class Writer:
@@ -56,7 +62,7 @@ class Writer:
         creating = [r for r in unique if r.created]
         self.graph.ensure_dataset(key)
         first_entity, first_edge, first_artifact = self.graph.allocate_ids(
-            key, len(creating), len(facts.new), 1 + len(texts.chunks)
+            key, len(creating), len(facts.new), texts.artifact_count()
         )
         txn = uuid.uuid4().hex  # the lease owner: one per attempt, never reused
         try:
@@ -92,17 +98,24 @@ class Writer:
         first_artifact: int,
         facts: FactsPlan,
     ) -> dict[str, Any]:
-        artifacts = plan.artifacts_of(
-            texts.text,
-            texts.chunks,
-            texts.summaries,
-            first_artifact,
-            now,
-            texts.reference_time,
-            texts.session_id,
-            texts.call_id,
-        )
-        chunk_ids = [a.id for a in artifacts[1:]]
+        if texts.messages is not None:
+            artifacts = plan.message_artifacts(
+                texts.messages, first_artifact, now, texts.session_id, texts.call_id
+            )
+            chunk_ids: list[int] = []
+        else:
+            artifacts = plan.artifacts_of(
+                texts.text,
+                texts.chunks,
+                texts.summaries,
+                first_artifact,
+                now,
+                texts.reference_time,
+                texts.session_id,
+                texts.call_id,
+                texts.speaker,
+            )
+            chunk_ids = [a.id for a in artifacts[1:]]
         # Claim the names of the new entities; a concurrent call that
         # committed one first wins, and this call reuses its entity.
         # A namesake (a name held by an entity of another kind) claims none.
@@ -152,8 +165,11 @@ class Writer:
         # Every text is a passage: a chunk of a long text, or a short text
         # whole (its vector is the one embed_text computed), with its words
         # for the lexical search.
-        pieces = texts.chunks or [texts.text]
-        passage_ids = chunk_ids if texts.chunks else [artifacts[0].id]
+        if texts.messages is not None:
+            pieces, passage_ids = [m.text for m in texts.messages], [a.id for a in artifacts]
+        else:
+            pieces = texts.chunks or [texts.text]
+            passage_ids = chunk_ids if texts.chunks else [artifacts[0].id]
         vectors = {
             "entities": entity_vectors,
             "edges": edge_vectors,
@@ -161,14 +177,17 @@ class Writer:
                 VectorItem(pid, v, text=t)
                 for pid, v, t in zip(passage_ids, texts.text_vectors, pieces, strict=True)
             ],
+            # (none when the texts were stored without extraction)
             "summaries": [
                 VectorItem(cid, v) for cid, v in zip(chunk_ids, texts.summary_vectors, strict=True)
             ]
-            if texts.chunks
+            if texts.summary_vectors
             else [],
         }
 
-        planned = plan.build(txn, now, artifacts, unique, first_edge, facts, raced)
+        planned = plan.build(
+            txn, now, artifacts, unique, first_edge, facts, raced, texts.messages is not None
+        )
         planned.write.vectors = vectors
         # The vectors go with the rows: upserted first into a separate index
         # (one whose row never commits is invisible), or written by the
@@ -185,9 +204,8 @@ class Writer:
             for eid, ent in self.graph.get_entities(key, missing).items():
                 names[eid] = ent.name
         matched = {r.entity.id: r.match for r in unique if not r.created}
-        return plan.response(
-            planned, matched, names, artifacts[0].id, len(texts.chunks), texts.session_id
-        )
+        tops = [a.id for a in artifacts if a.parent_id is None]
+        return plan.response(planned, matched, names, tops, len(texts.chunks), texts.session_id)
 
     def _claim_facts(
         self,

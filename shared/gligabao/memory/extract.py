@@ -86,7 +86,11 @@ def context(
                 have = facts.setdefault(end, [])
                 if len(have) < FACTS_PER_KNOWN:
                     have.append(said)
-    texts = [a.text[:PREVIOUS_CHARS] for a in reversed(previous)]
+    # Who said each one (a message's speaker), so that "I" there resolves.
+    texts = [
+        f"{a.speaker}: {a.text[:PREVIOUS_CHARS]}" if a.speaker else a.text[:PREVIOUS_CHARS]
+        for a in reversed(previous)
+    ]
     return Context(speaker, texts, relations, facts)
 
 

@@ -78,6 +78,10 @@ class VectorIndex(Protocol):
     def delete_dataset(self, key: DatasetKey) -> None:
         """Remove every vector of the dataset, all kinds."""
 
+    def delete(self, key: DatasetKey, kind: Kind, ids: list[int]) -> int:
+        """Remove the vectors (and stored texts) of these rows of one kind;
+        how many were there. Rows without a vector are skipped."""
+
     def count(self, key: DatasetKey, kind: Kind) -> int:
         """How many vectors of a kind the dataset has (tests, reindex)."""
 

@@ -27,7 +27,7 @@ import time
 import uuid
 import zlib
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import asdict, replace
 from typing import Any, TypeVar
 
 from pynamodb.exceptions import PynamoDBException, TransactWriteError
@@ -45,7 +45,8 @@ from ...dynamodb.tables import (
     TermRow,
 )
 from ...errors import Busy, NotFound, UpstreamError
-from ...models import Committed, DatasetKey, Edge, Entity, GraphWrite
+from ...models import Committed, DatasetKey, Edge, EdgeChange, Entity, GraphWrite
+from .history import change_rows, reverse_links
 from .leases import ABORTED, COMMITTED, PENDING, Leases
 from .rows import (
     INTENT_PREFIX,
@@ -130,6 +131,7 @@ class Commits:
             [entity_link_sk(e, a) for e, a in write.entity_links]
             + [edge_link_sk(e, a) for e, a in write.edge_links]
         )
+        links += reverse_links(links)
         new_rows += [LinkRow(pk, sk) for sk in links]
         # Locks on the stored rows to update, one at a time in key order (no
         # deadlock): concurrent updates of one row take turns, so that the
@@ -193,6 +195,7 @@ class Commits:
             ents = {i: entity_from_row(r) for i, r in ent_rows.items()}
             edges = {i: edge_from_row(r) for i, r in edge_rows.items()}
             out = Committed()
+            history: list[dict[str, Any]] = []
             changed_ents: list[tuple[Entity, Entity]] = []
             changed_edges: list[tuple[Edge, Edge]] = []
             for eu in write.entity_updates:
@@ -211,6 +214,9 @@ class Commits:
                 out.edges[du.id] = new_edge
                 if new_edge != cur_edge:
                     changed_edges.append((cur_edge, new_edge))
+                    change = du.change(cur_edge, new_edge, write.now)
+                    if change is not None:
+                        history.append(asdict(change))
             unlinks = unique([entity_link_sk(e, a) for e, a in write.entity_unlinks])
             if 2 + len(changed_ents) + len(changed_edges) + len(unlinks) > TRANSACT_MAX:
                 raise UpstreamError("graph store write failed: too many stored rows to update")
@@ -220,6 +226,7 @@ class Commits:
                     {sk for old, _ in changed_ents for sk in term_rows(pk, old)}
                     - {sk for _, new in changed_ents for sk in term_rows(pk, new)}
                 ),
+                "history": history,
                 "release": [
                     [fact_claim_sk(f"{o.source_id}#{o.relation}#{o.target_id}"), o.id]
                     for o, n in changed_edges
@@ -330,6 +337,9 @@ class Commits:
         self._map(release, finish.get("release", []))
         if finish.get("passages"):
             count_words(pk, self._read(ArtifactRow, lambda r: r, pk, finish["passages"]))
+        rows = [r for c in finish.get("history", []) for r in change_rows(pk, EdgeChange(**c))]
+        drop = [_row_of(pk, table, rk) for table, rk in finish.get("drop", [])]
+        batch_write(puts=rows, deletes=drop)
         crash_point("untagged")
         TermRow(pk, intent_sk(txn)).delete()
 
@@ -395,3 +405,11 @@ class Commits:
                     TermRow(pk, intent_sk(txn)).update(actions=[TermRow.keys.remove()])
             elif lease_until + self.leases.lease_s < now:
                 TermRow(pk, intent_sk(txn)).delete()
+
+
+_TABLES: dict[str, Any] = {"names": NameRow, "terms": TermRow, "links": LinkRow}
+
+
+def _row_of(pk: str, table: str, rk: str) -> Model:
+    """A row to delete, named in a record as (short table name, range key)."""
+    return _TABLES[table](pk, rk)

@@ -43,6 +43,7 @@ from ...models import (
     GraphWrite,
     KeywordHit,
 )
+from .browse import DynamoBrowse
 from .commit import Commits, crash_point
 from .leases import Leases
 from .rows import (
@@ -69,7 +70,7 @@ BATCH_GET = 100  # keys per BatchGetItem (DynamoDB's limit)
 WORKERS = 48
 
 
-class DynamoGraphStore:
+class DynamoGraphStore(DynamoBrowse):
     """GraphStore on DynamoDB. Point the tables at the right place first
     (``dynamodb.admin.configure_tables``); ``max_workers`` bounds the per-call
     parallel queries (keyword terms, edges around entities, name claims)."""

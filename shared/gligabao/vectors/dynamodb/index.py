@@ -367,6 +367,39 @@ class DynamoVectorIndex:
         return hits[:limit]
 
     @upstream("vector index delete_dataset")
+    @upstream("vector index delete")
+    def delete(self, key: DatasetKey, kind: Kind, ids: list[int]) -> int:
+        """Remove the vectors of these rows (the rows are the graph store's,
+        which deletes them next); a forgotten passage leaves the word index too."""
+        if not ids:
+            return 0
+        spec = KINDS[kind]
+        with self._lock:
+            self.requests += 1
+        if kind == "chunks":
+            from ...dynamodb.tables import ArtifactRow
+
+            rows = ArtifactRow.batch_get([(key.pk, i) for i in ids], consistent_read=True)
+            words.uncount_words(key.pk, {int(r.id): r for r in rows})
+
+        def one(row_id: int) -> bool:
+            try:
+                self._call(
+                    "UpdateItem",
+                    TableName=self._table(spec),
+                    Key={"pk": {"S": key.pk}, "id": {"N": str(row_id)}},
+                    UpdateExpression="REMOVE #v",
+                    ConditionExpression="attribute_exists(#v)",
+                    ExpressionAttributeNames={"#v": spec.attribute},
+                )
+            except ClientError as exc:
+                if error_code(exc) != "ConditionalCheckFailedException":
+                    raise
+                return False  # no vector there
+            return True
+
+        return sum(self._map(one, ids))
+
     def delete_dataset(self, key: DatasetKey) -> None:
         """Remove the vectors of every row of the dataset (the rows stay:
         they are the graph store's, which deletes them next)."""

@@ -21,13 +21,14 @@ A search reads, in one wave, the postings of the question's terms (at most
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 from typing import Any
 
-from pynamodb.exceptions import TransactWriteError
+from pynamodb.exceptions import DeleteError, TransactWriteError
 from pynamodb.transactions import TransactWrite
 
 from ...dynamodb.tables import ArtifactRow, EntityRow, TermRow
@@ -157,6 +158,27 @@ def count_words(pk: str, passages: dict[int, ArtifactRow]) -> None:
                 reasons = exc.cancellation_reasons or []
                 if not (reasons and getattr(reasons[0], "code", None) == "ConditionalCheckFailed"):
                     raise
+
+
+def uncount_words(pk: str, passages: dict[int, ArtifactRow]) -> None:
+    """Take forgotten passages out of the word index: their postings go, their
+    terms' document frequencies and the totals drop by what they added, and a
+    term no passage holds any more loses its count row (a removed text leaves
+    no word of it behind). Not one transaction: a crash half way leaves the
+    frequencies a little high, which BM25 tolerates; the postings, which name
+    the passage, are deleted first."""
+    for pid, row in passages.items():
+        tf, length = term_counts(row.text or "")
+        for posting in posting_rows(pk, pid, row.text or ""):
+            posting.delete()
+        if not row.wc:  # never counted
+            continue
+        TermRow(pk, STATS).update(actions=[TermRow.n.add(-1), TermRow.dl.add(-length)])
+        for t in tf:
+            counted = TermRow(pk, count_sk(t))
+            counted.update(actions=[TermRow.n.add(-1)])
+            with contextlib.suppress(DeleteError):  # other passages still hold the term
+                counted.delete(condition=TermRow.n <= 0)
 
 
 def search(

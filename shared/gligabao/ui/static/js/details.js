@@ -94,8 +94,16 @@ export async function renderText(app, panel, id) {
     result);
 }
 
-function idList(ids) {
-  return ids.length ? ids.join(', ') : 'none';
+// What a forget removed or restored, named from the memory as it was before.
+function named(app, kind, ids) {
+  if (!ids.length) return 'none';
+  const name = (id) => {
+    if (kind === 'text') return `text ${id}`;
+    if (kind === 'entity') return `${app.memory.entities.get(id)?.name ?? 'entity'} (${id})`;
+    const e = app.memory.edges.get(id);
+    return e ? `${e.source} —${e.relation}→ ${e.target} (${id})` : `fact ${id}`;
+  };
+  return `${ids.length}: ${ids.map(name).join('; ')}`;
 }
 
 async function forget(app, artifact, result) {
@@ -114,11 +122,11 @@ async function forget(app, artifact, result) {
   clear(result, h('div', { className: 'removed', id: 'forgotten' },
     h('h3', {}, `Text ${out.artifact_id} forgotten`),
     meta([
-      ['texts removed', idList(r.artifacts)],
-      ['facts removed', idList(r.edges)],
-      ['entities removed', idList(r.entities)],
+      ['texts removed', named(app, 'text', r.artifacts)],
+      ['facts removed', named(app, 'edge', r.edges)],
+      ['entities removed', named(app, 'entity', r.entities)],
       ['chunks, vectors removed', `${r.chunks}, ${r.vectors}`],
-      ['facts restored', idList(out.restored.edges)],
+      ['facts restored', named(app, 'edge', out.restored.edges)],
     ])));
   document.getElementById('forget').disabled = true;
   await app.reload();

@@ -14,7 +14,7 @@ export function shapeOf(type) {
   return 'hexagon';
 }
 
-const HUGE = 400; // nodes past which the layout is the cheap one
+const HUGE = 300; // nodes past which the layout is the cheap one
 const MAX_FIT = 1.4;
 
 const STYLE = [
@@ -79,15 +79,15 @@ export class Graph {
     this.cy.add([...nodes, ...edges]);
     this.evidence = { nodes: new Set(), edges: new Set() };
     // cose (force-directed) reads best; its cost grows with the square of the
-    // nodes (headless Chromium on a busy 2-core machine, 1.5 facts a node:
-    // 1.8 s at 100 nodes, 2.3 s at 300 with 500 iterations, 23 s at 600 with
-    // the defaults), so past HUGE: rings by degree (1.0 s at 600).
+    // nodes (headless Chromium, 1.5 facts a node, on a 2-core machine at load
+    // 12: 1.3 s at 100 nodes, 5.7 s at 300 with 400 iterations), so past HUGE
+    // rings by number of facts (1.0 s at 301 nodes, 2.0 s at 600).
     const n = nodes.length;
     const options = n > HUGE
       ? { name: 'concentric', concentric: (node) => node.degree(), levelWidth: () => 2, minNodeSpacing: 8, padding: 20 }
       : { name: 'cose', animate: false, randomize: true, nodeDimensionsIncludeLabels: true,
         idealEdgeLength: () => 60, nodeRepulsion: () => (n > 150 ? 3000 : 6000), gravity: 1.2,
-        numIter: n > 150 ? 500 : 1500, componentSpacing: 40, padding: 20 };
+        numIter: n > 150 ? 400 : 1500, componentSpacing: 40, padding: 20 };
     this.cy.layout(options).run();
   }
 
