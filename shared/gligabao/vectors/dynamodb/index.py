@@ -366,7 +366,6 @@ class DynamoVectorIndex:
         hits.sort(key=lambda h: (h.distance_km, h.id))
         return hits[:limit]
 
-    @upstream("vector index delete_dataset")
     @upstream("vector index delete")
     def delete(self, key: DatasetKey, kind: Kind, ids: list[int]) -> int:
         """Remove the vectors of these rows (the rows are the graph store's,
@@ -400,6 +399,7 @@ class DynamoVectorIndex:
 
         return sum(self._map(one, ids))
 
+    @upstream("vector index delete_dataset")
     def delete_dataset(self, key: DatasetKey) -> None:
         """Remove the vectors of every row of the dataset (the rows stay:
         they are the graph store's, which deletes them next)."""
