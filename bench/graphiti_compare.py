@@ -2,13 +2,16 @@
 hybrid search on its embedded Kuzu, on the same synthetic graphs (1k and 10k
 edges), the same questions and the same embeddings.
 
-    .venv/bin/python bench/graphiti_compare.py [--sizes 1000,10000] [--questions 100]
+    .venv/bin/python -m bench.graphiti_compare [--sizes 1000,10000] [--questions 100]
+        [--venv PATH]
 
-The first run creates a separate venv (``.bench-venv-graphiti``, next to the
-repository's ``.venv``) with ``graphiti-core[kuzu]`` from PyPI; Graphiti runs
-there, in a child process (``--graphiti-side``), never in our venv.
+The first run creates a separate venv (``--venv``, by default
+``.bench-venv-graphiti`` next to the repository's ``.venv``) with
+``graphiti-core[kuzu]`` from PyPI; Graphiti runs there, in a child process
+(``python -m bench.graphiti_compare --graphiti-side``, which imports nothing of
+ours but bench/harness/vectors.py), never in our venv.
 
-Both sides get the graph of bench/query_scale.py and the same vectors (the
+Both sides get the graph of bench/harness/synthetic_graph.py and the same vectors (the
 deterministic ``vec_of`` of each entity name and fact text), written directly
 (ours: the SQLite adapters, see bench/sqlite_serve.py; Graphiti: EntityNode /
 EntityEdge rows through ``add_nodes_and_edges_bulk``). The questions are
@@ -30,8 +33,6 @@ import argparse
 import asyncio
 import json
 import os
-import random
-import signal
 import subprocess
 import sys
 import tempfile
@@ -39,7 +40,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
+from .harness import ROOT
+from .harness.timing import pct
+
 VENV = ROOT / ".bench-venv-graphiti"
 GRAPHITI = ["graphiti-core[kuzu]==0.31.2", "httpx"]  # its llm_client imports httpx
 
@@ -55,7 +58,8 @@ async def graphiti_side(spec_path: str) -> None:
     from graphiti_core.embedder.openai import OpenAIEmbedder, OpenAIEmbedderConfig
     from graphiti_core.nodes import EntityNode
     from graphiti_core.utils.bulk_utils import add_nodes_and_edges_bulk
-    from query_scale_vectors import vec_of
+
+    from .harness.vectors import vec_of
 
     spec = json.loads(Path(spec_path).read_text())
     dim, group = spec["dim"], "bench"
@@ -110,108 +114,86 @@ async def graphiti_side(spec_path: str) -> None:
 # --- our side and the driver ------------------------------------------------------------
 
 
-def ensure_venv() -> Path:
-    py = VENV / "bin" / "python"
+def ensure_venv(venv: Path) -> Path:
+    py = venv / "bin" / "python"
     if not py.exists():
-        print(f"creating {VENV} with {' '.join(GRAPHITI)} (once)", flush=True)
-        subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
+        print(f"creating {venv} with {' '.join(GRAPHITI)} (once)", flush=True)
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
         subprocess.run([str(py), "-m", "pip", "install", "-q", *GRAPHITI], check=True)
     return py
 
 
-def pct(values: list[float], p: float) -> float:
-    s = sorted(values)
-    return s[min(len(s) - 1, max(0, round(p / 100 * len(s)) - 1))]
+def graphiti_spec(g: Any, qs: list[Any], dim: int, db: Path, openai_url: str) -> dict[str, Any]:
+    """What the Graphiti side needs, as JSON: the graph, the questions."""
+    from gligabao.text import fact_text
+
+    return {
+        "dim": dim,
+        "db": str(db),
+        "openai": openai_url,
+        "entities": [
+            {"id": e.id, "name": e.name, "type": e.type, "description": e.description,
+             "created_at": e.created_at}
+            for e in g.entities
+        ],
+        "edges": [{**d.__dict__, "fact_text": fact_text(d.relation, d.description)}
+                  for d in g.edges],
+        "questions": [{"text": q.text, "edge": q.edge, "place": q.place} for q in qs],
+    }  # fmt: skip
+
+
+def line(size: int, side: str, lat: list[float], hits: list[bool], build_s: float) -> str:
+    return (
+        f"{size:>7} {side:<9} {pct(lat, 50):8.1f} {pct(lat, 95):8.1f} "
+        f"{sum(hits):>4}/{len(hits):<3}  {build_s:.1f} s"
+    )
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser()
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", default="1000,10000")
     ap.add_argument("--questions", type=int, default=100)
     ap.add_argument("--dim", type=int, default=384)
+    ap.add_argument("--venv", type=Path, default=VENV, help="Graphiti's venv (created once)")
     ap.add_argument("--graphiti-side", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.graphiti_side:
         asyncio.run(graphiti_side(args.graphiti_side))
         return 0
 
-    sys.path.insert(0, str(ROOT / "bench"))
-    sys.path.insert(0, str(ROOT / "tests"))
-    import sqlite_serve as ours
-    from query_scale import generate
+    from . import sqlite_serve as ours
+    from .harness.fakes import start_fakes
 
-    from fakes.anthropic_server import FakeAnthropic
-    from fakes.openai_server import FakeOpenAI
-    from gligabao.models import DatasetKey
-    from gligabao.text import fact_text
-
-    py = ensure_venv()
-    key = DatasetKey("bench", "main")
+    py = ensure_venv(args.venv)
     print(f"{'edges':>7} {'side':<9} {'p50 ms':>8} {'p95 ms':>8} {'hits':>8}  build")
-    with (
-        FakeAnthropic() as llm,
-        FakeOpenAI(dim=args.dim) as emb,
-        tempfile.TemporaryDirectory() as tmp,
-    ):
-        llm.default("query", ours.ANSWER)
-        for size in [int(s) for s in args.sizes.split(",")]:
-            rng = random.Random(size)
-            g = generate(key, size, rng)
-            path = Path(tmp) / f"gb-{size}.db"
-            build_s = ours.write_graph(path, g, args.dim)
-            qs = ours.questions(g, args.questions, rng, emb, args.dim)
-            proc, url = ours.serve(path, llm, emb, args.dim)
-            lat: list[float] = []
-            hits: list[bool] = []
-            try:
-                ours.post(url + "/v1/gb/query", b'{"user_id": "bench", "query": "warm up"}')
-                for q in qs:
-                    body = json.dumps({"user_id": "bench", "query": q.text}).encode()
-                    t0 = time.perf_counter()
-                    status, _ = ours.post(url + "/v1/gb/query", body)
-                    lat.append((time.perf_counter() - t0) * 1000)
-                    assert status == 200
-                    hits.append(q.line in str(llm.requests_for("query")[-1]["messages"]))
-            finally:
-                proc.send_signal(signal.SIGTERM)
-                proc.communicate(timeout=60)
-            print(
-                f"{size:>7} {'gligabao':<9} {pct(lat, 50):8.1f} {pct(lat, 95):8.1f} "
-                f"{sum(hits):>4}/{len(hits):<3}  {build_s:.1f} s",
-                flush=True,
-            )
-            spec = {
-                "dim": args.dim,
-                "db": str(Path(tmp) / f"kuzu-{size}"),
-                "openai": emb.base_url,
-                "entities": [
-                    {"id": e.id, "name": e.name, "type": e.type, "description": e.description,
-                     "created_at": e.created_at}
-                    for e in g.entities
-                ],
-                "edges": [
-                    {**d.__dict__, "fact_text": fact_text(d.relation, d.description)}
-                    for d in g.edges
-                ],
-                "questions": [{"text": q.text, "edge": q.edge, "place": q.place} for q in qs],
-            }
-            spec_path = Path(tmp) / f"spec-{size}.json"
-            spec_path.write_text(json.dumps(spec))
-            env = {**os.environ, "PYTHONPATH": str(ROOT / "bench"), "OPENAI_API_KEY": "x",
-                   "OPENAI_BASE_URL": emb.base_url}
-            out = subprocess.run(
-                [str(py), __file__, "--graphiti-side", str(spec_path)],
-                env=env, capture_output=True, text=True, timeout=3600,
-            )
-            if out.returncode != 0:
-                print(f"{size:>7} graphiti  failed: {out.stderr[-2000:]}", flush=True)
-                continue
-            res = json.loads(out.stdout.strip().splitlines()[-1])
-            print(
-                f"{size:>7} {'graphiti':<9} {pct(res['lat'], 50):8.1f} {pct(res['lat'], 95):8.1f} "
-                f"{sum(res['hits']):>4}/{len(res['hits']):<3}  {res['build_s']:.1f} s",
-                flush=True,
-            )
+    llm, emb = start_fakes(dim=args.dim)
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            for size in [int(s) for s in args.sizes.split(",")]:
+                g, path, build_s, qs = ours.prepare(size, Path(tmp), emb, args.questions, args.dim)
+                child, base = ours.serve(path, llm, emb, args.dim)
+                try:
+                    lat, hits = ours.ask_all(base, qs, llm)
+                finally:
+                    child.stop()
+                print(line(size, "gligabao", lat, hits, build_s), flush=True)
+                spec = graphiti_spec(g, qs, args.dim, Path(tmp) / f"kuzu-{size}", emb.base_url)
+                spec_path = Path(tmp) / f"spec-{size}.json"
+                spec_path.write_text(json.dumps(spec))
+                env = {**os.environ, "PYTHONPATH": str(ROOT), "OPENAI_API_KEY": "x",
+                       "OPENAI_BASE_URL": emb.base_url}  # fmt: skip
+                out = subprocess.run(
+                    [str(py), "-m", "bench.graphiti_compare", "--graphiti-side", str(spec_path)],
+                    env=env, cwd=ROOT, capture_output=True, text=True, timeout=3600,
+                )  # fmt: skip
+                if out.returncode != 0:
+                    print(f"{size:>7} graphiti  failed: {out.stderr[-2000:]}", flush=True)
+                    continue
+                res = json.loads(out.stdout.strip().splitlines()[-1])
+                print(line(size, "graphiti", res["lat"], res["hits"], res["build_s"]), flush=True)
+    finally:
+        llm.stop()
+        emb.stop()
     return 0
 
 

@@ -1,6 +1,6 @@
 """Deployment package size and cold import time of the Lambda handlers.
 
-    .venv/bin/python bench/package_size.py [--fresh] [--runs N]
+    .venv/bin/python -m bench.package_size [--fresh] [--runs N]
 
 1. The size of the core layer (the Lambda dependency set of
    layers/core/requirements.txt plus shared/gligabao), unzipped and zipped,
@@ -30,7 +30,8 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from .harness import ROOT
+
 LAYER_SRC = ROOT / "layers" / "core"
 SAM_LAYER = ROOT / ".aws-sam" / "build" / "CoreLayer"
 HANDLERS = ["remember", "query", "datasets", "records", "mcp"]

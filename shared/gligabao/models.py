@@ -161,11 +161,26 @@ class EdgeUpdate:
         )
 
 
+@dataclass(frozen=True)
+class VectorItem:
+    """One row's vector (entity, edge, or the chunk's artifact ID)."""
+
+    id: int
+    vector: list[float]
+    lat: float | None = None  # entities with coordinates only
+    lon: float | None = None
+    text: str | None = None  # chunks: the passage's text, for the lexical (BM25) search
+    live: bool | None = None  # edges: False once superseded (stores that filter on it)
+
+
 @dataclass
 class GraphWrite:
     """The typed plan of one `remember`: everything it writes to the graph
     store, committed at once (all of it becomes visible, or none). ``txn``
-    is the call's lease owner, the one its claims were made with."""
+    is the call's lease owner, the one its claims were made with.
+    ``vectors``: the new rows' vectors by kind ("entities", "edges",
+    "chunks", "summaries"), which a store that keeps vectors on its rows
+    writes with them (the others get them from the vector index first)."""
 
     txn: str = ""  # empty: the write made no claims (the store picks one)
     now: str = ""  # updated_at of enriched entities
@@ -176,6 +191,9 @@ class GraphWrite:
     edge_updates: list[EdgeUpdate] = field(default_factory=list)
     entity_links: list[tuple[int, int]] = field(default_factory=list)  # (entity, artifact)
     edge_links: list[tuple[int, int]] = field(default_factory=list)  # (edge, artifact)
+    # Provenance links removed (a split moves a mention to another entity).
+    entity_unlinks: list[tuple[int, int]] = field(default_factory=list)  # (entity, artifact)
+    vectors: dict[str, list[VectorItem]] = field(default_factory=dict)
 
 
 @dataclass

@@ -11,18 +11,21 @@ from .config import settings
 
 if TYPE_CHECKING:
     from .ai.port import LLM, Embedder
+    from .api.app import CallServices
     from .graph.port import GraphStore
+    from .idempotency.port import Idempotency
     from .memory.query import Query
     from .memory.remember import GeoResolver, Remember
+    from .memory.split import Split
     from .queue.port import JobQueue
-    from .records.model import RecordStore
-    from .sqlite_db import Database
+    from .records.port import RecordStore
+    from .sqlite.db import Database
     from .vectors.port import VectorIndex
 
 
 @lru_cache(maxsize=1)
 def tables_configured() -> bool:
-    from .graph.table_admin import configure_tables
+    from .dynamodb.admin import configure_tables
 
     cfg = settings()
     configure_tables(cfg.table_prefix, cfg.dynamodb_endpoint, cfg.region)
@@ -32,7 +35,7 @@ def tables_configured() -> bool:
 @lru_cache(maxsize=1)
 def database() -> Database:
     """The local server's one SQLite file (graph, vectors, records)."""
-    from .sqlite_db import Database
+    from .sqlite.db import Database
 
     return Database(settings().data_path)
 
@@ -40,23 +43,27 @@ def database() -> Database:
 @lru_cache(maxsize=1)
 def graph_store() -> GraphStore:
     if settings().store == "sqlite":
-        from .graph.sqlite import SqliteGraphStore
+        from .graph.sqlite.store import SqliteGraphStore
 
         return SqliteGraphStore(database(), lease_wait_s=settings().lease_wait_s)
-    from .graph.dynamo import DynamoGraphStore
+    from .graph.dynamodb.store import DynamoGraphStore
 
     tables_configured()
     cfg = settings()
-    return DynamoGraphStore(lease_s=cfg.lease_s, lease_wait_s=cfg.lease_wait_s)
+    return DynamoGraphStore(
+        lease_s=cfg.lease_s,
+        lease_wait_s=cfg.lease_wait_s,
+        vectors=cfg.vector_store == "dynamodb",
+    )
 
 
 @lru_cache(maxsize=1)
 def record_store() -> RecordStore:
     if settings().store == "sqlite":
-        from .records.sqlite import SqliteRecordStore
+        from .records.sqlite.store import SqliteRecordStore
 
         return SqliteRecordStore(database(), settings().records_retention_days or None)
-    from .records.dynamo import DynamoRecordStore
+    from .records.dynamodb.store import DynamoRecordStore
 
     tables_configured()
     return DynamoRecordStore(retention_days=settings().records_retention_days or None)
@@ -65,8 +72,16 @@ def record_store() -> RecordStore:
 @lru_cache(maxsize=1)
 def vector_index() -> VectorIndex:
     cfg = settings()
+    if cfg.vector_store == "dynamodb":
+        from .dynamodb import tables
+        from .vectors.dynamodb.index import DynamoVectorIndex
+
+        tables_configured()
+        names = {m.short_name: m.Meta.table_name for m in tables.ALL_MODELS}  # type: ignore[attr-defined]
+        client = tables.EntityRow._get_connection().connection.client
+        return DynamoVectorIndex(client, names, cfg.embedding_dimension, lag_s=cfg.vector_lag_s)
     if cfg.opensearch_url:
-        from .vectors.opensearch import OpenSearchVectorIndex
+        from .vectors.opensearch.store import OpenSearchVectorIndex
 
         return OpenSearchVectorIndex(
             cfg.opensearch_url,
@@ -76,10 +91,10 @@ def vector_index() -> VectorIndex:
             index_prefix=cfg.opensearch_index_prefix,
         )
     if cfg.store == "sqlite":
-        from .vectors.sqlite import SqliteVectorIndex
+        from .vectors.sqlite.store import SqliteVectorIndex
 
         return SqliteVectorIndex(database())
-    from .vectors.memory import MemoryVectorIndex
+    from .vectors.inprocess import MemoryVectorIndex
 
     return MemoryVectorIndex()
 
@@ -157,6 +172,12 @@ def remember_service() -> Remember:
     return Remember(graph_store(), vector_index(), settings(), geo_resolver())
 
 
+def split_service() -> Split:
+    from .memory.split import Split
+
+    return Split(graph_store(), vector_index())
+
+
 @lru_cache(maxsize=1)
 def query_service() -> Query:
     from .memory.query import Query
@@ -168,6 +189,27 @@ def query_service() -> Query:
 
         nearby = NearbySearch(graph_store(), vector_index(), cfg, geo_resolver())
     return Query(graph_store(), vector_index(), cfg, nearby)
+
+
+def call_services() -> CallServices:
+    """What ``api.app.run_call`` records a call with."""
+    from .api.app import CallServices
+
+    return CallServices(llm(), embedder(), record_store())
+
+
+@lru_cache(maxsize=1)
+def idempotency() -> Idempotency:
+    cfg = settings()
+    if cfg.store == "sqlite":
+        from .idempotency.sqlite import sqlite_idempotency
+
+        return sqlite_idempotency(database(), cfg.idempotency_ttl_s)
+    from .idempotency.dynamodb import dynamodb_idempotency
+
+    return dynamodb_idempotency(
+        cfg.table("idempotency"), cfg.dynamodb_endpoint, cfg.region, cfg.idempotency_ttl_s
+    )
 
 
 # The in-process queue, with its consumer, composed by the local server
@@ -198,10 +240,6 @@ def remember_queue() -> JobQueue:
 
 def reset() -> None:
     """Forget every cached adapter (tests that change the environment)."""
-    from .api.idempotency import _config, _runner
-
-    _runner.cache_clear()
-    _config.cache_clear()
     if database.cache_info().currsize:
         database().close()
     for fn in (
@@ -216,6 +254,7 @@ def reset() -> None:
         geo_resolver,
         remember_service,
         query_service,
+        idempotency,
         remember_queue,
     ):
         fn.cache_clear()

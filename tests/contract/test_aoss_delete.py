@@ -10,7 +10,7 @@ import uuid
 from opensearchpy import OpenSearch
 
 from gligabao.models import DatasetKey
-from gligabao.vectors.opensearch import OpenSearchVectorIndex
+from gligabao.vectors.opensearch.store import OpenSearchVectorIndex
 from gligabao.vectors.port import KINDS, VectorItem
 
 DIM = 8

@@ -24,11 +24,11 @@ from typing import Any
 import pytest
 from dynamo_fixtures import dynamodb_client
 
+from gligabao.dynamodb import tables
 from gligabao.errors import Busy, NotFound, UpstreamError
-from gligabao.graph import tables
-from gligabao.graph.dynamo import DynamoGraphStore
+from gligabao.graph.dynamodb.store import DynamoGraphStore
 from gligabao.graph.port import GraphStore
-from gligabao.graph.sqlite import SqliteGraphStore
+from gligabao.graph.sqlite.store import SqliteGraphStore
 from gligabao.models import (
     Artifact,
     DatasetKey,
@@ -38,7 +38,7 @@ from gligabao.models import (
     EntityUpdate,
     GraphWrite,
 )
-from gligabao.sqlite_db import Database
+from gligabao.sqlite.db import Database
 
 A = DatasetKey("user-a", "main")
 B = DatasetKey("user-b", "main")  # same dataset name, another user

@@ -80,7 +80,7 @@ def test_dry_run_on_serverless_prints_faiss_bodies(
 
 
 def test_faiss_scores_turn_back_into_cosines() -> None:
-    from gligabao.vectors.opensearch_bodies import cosine_of
+    from gligabao.vectors.opensearch.bodies import cosine_of
 
     # innerproduct of unit vectors: score = ip + 1 (ip >= 0), 1 / (1 - ip) below
     for cos in (1.0, 0.7071, 0.25, 0.0, -0.3162, -1.0):
@@ -91,7 +91,7 @@ def test_faiss_scores_turn_back_into_cosines() -> None:
 
 def test_faiss_mode_writes_and_searches_unit_vectors() -> None:
     """The bodies the adapter sends in Faiss mode (a recording client)."""
-    from gligabao.vectors.opensearch import OpenSearchVectorIndex
+    from gligabao.vectors.opensearch.store import OpenSearchVectorIndex
 
     class Recorder:
         def __init__(self) -> None:
@@ -129,7 +129,7 @@ def test_faiss_mode_writes_and_searches_unit_vectors() -> None:
 def test_dry_run_on_a_node_prints_lucene_bodies_the_node_takes(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], opensearch_url: str
 ) -> None:
-    from gligabao.vectors.opensearch import OpenSearchVectorIndex
+    from gligabao.vectors.opensearch.store import OpenSearchVectorIndex
 
     prefix = f"gbt-{uuid.uuid4().hex[:10]}-dry"
     bodies = _dry_run(
@@ -159,7 +159,7 @@ def test_dry_run_on_a_node_prints_lucene_bodies_the_node_takes(
 
 
 def test_no_write_creates_an_index(opensearch_url: str) -> None:
-    from gligabao.vectors.opensearch import OpenSearchVectorIndex
+    from gligabao.vectors.opensearch.store import OpenSearchVectorIndex
 
     prefix = f"gbt-{uuid.uuid4().hex[:10]}-none"
     for service in ("es", "aoss"):

@@ -14,13 +14,13 @@ from typing import Any
 import pytest
 from dynamo_fixtures import dynamodb_client
 
+from gligabao.dynamodb import tables
+from gligabao.dynamodb.client import REQUESTS
 from gligabao.errors import BadRequest, UpstreamError
-from gligabao.graph import tables
-from gligabao.graph.dynamo_client import REQUESTS
-from gligabao.records.dynamo import DynamoRecordStore, decode_cursor, encode_cursor
+from gligabao.records.dynamodb.store import DynamoRecordStore, decode_cursor, encode_cursor
 from gligabao.records.model import CallRecord, Inference, Step
-from gligabao.records.sqlite import SqliteRecordStore
-from gligabao.sqlite_db import Database
+from gligabao.records.sqlite.store import SqliteRecordStore
+from gligabao.sqlite.db import Database
 
 
 @pytest.fixture(params=["dynamodb", "dynamodb-process", "sqlite"])
@@ -133,7 +133,7 @@ def test_call_without_inferences(store: Any) -> None:
 def test_call_result_round_trips_and_an_oversized_one_is_left_out(
     store: Any,
 ) -> None:
-    from gligabao.records.dynamo import MAX_RESULT_BYTES
+    from gligabao.records.dynamodb.store import MAX_RESULT_BYTES
 
     c = call("call-r", [])
     assert store.get_call("u1", "call-r") is None

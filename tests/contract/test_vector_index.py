@@ -10,7 +10,12 @@
 - ``opensearch-aoss``: the same adapter in its Serverless mode (auto IDs, row
   dedupe, delete by listing IDs) against the same node, with the Lucene engine
   (the node has no Faiss libraries; the Faiss body is pinned in
-  test_index_bodies.py).
+  test_index_bodies.py);
+- ``dynamodb``: DynamoVectorIndex, the vectors on the graph's rows, against
+  DynamoDB with vector indexes (tests/fakes/dynamodb_vectors.py in front of
+  moto). A vector is an attribute of its row there: an upsert for a row not
+  written yet writes the row first, as the graph's commit would (its vector
+  and its passage's words with it: graph/vector_rows.py).
 
 Every test writes under fresh user IDs, so tests never see each other's data;
 the OpenSearch indexes are unique to the session and dropped at its end.
@@ -19,6 +24,7 @@ the OpenSearch indexes are unique to the session and dropped at its end.
 from __future__ import annotations
 
 import math
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,10 +34,10 @@ import pytest
 
 from gligabao.errors import UpstreamError
 from gligabao.models import DatasetKey
-from gligabao.sqlite_db import Database
-from gligabao.vectors.memory import MemoryVectorIndex
+from gligabao.sqlite.db import Database
+from gligabao.vectors.inprocess import MemoryVectorIndex
 from gligabao.vectors.port import KINDS, GeoHit, SearchRequest, VectorIndex, VectorItem
-from gligabao.vectors.sqlite import SqliteVectorIndex
+from gligabao.vectors.sqlite.store import SqliteVectorIndex
 
 DIM = 8
 TOL = 1e-4  # OpenSearch computes in float32
@@ -70,7 +76,7 @@ def new_key(dataset: str = "main") -> DatasetKey:
 @pytest.fixture(scope="session")
 def opensearch_modes(opensearch_url: str, opensearch_prefix: str) -> Iterator[dict[str, str]]:
     """Bootstrapped indexes for both adapter modes: mode -> index prefix."""
-    from gligabao.vectors.opensearch import OpenSearchVectorIndex
+    from gligabao.vectors.opensearch.store import OpenSearchVectorIndex
 
     prefixes = {"es": f"{opensearch_prefix}-es", "aoss": f"{opensearch_prefix}-aoss"}
     indexes = [
@@ -86,6 +92,52 @@ def opensearch_modes(opensearch_url: str, opensearch_prefix: str) -> Iterator[di
         index.drop_indexes()
 
 
+class _WithRows:
+    """DynamoVectorIndex, with the rows its vectors belong to: a row that does
+    not exist yet is written as the graph's commit writes one (vector, words,
+    counts); one that exists gets its vector from ``upsert`` (as reindex)."""
+
+    def __init__(self, index: Any) -> None:
+        self.index = index
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.index, name)
+
+    def upsert(self, key: DatasetKey, kind: Any, items: list[VectorItem]) -> None:
+        from gligabao.dynamodb.batch import batch_write
+        from gligabao.dynamodb.tables import ArtifactRow, EdgeRow, EntityRow
+        from gligabao.graph.dynamodb.vector_rows import count_words, inline_vectors
+
+        model = {"entities": EntityRow, "edges": EdgeRow}.get(kind, ArtifactRow)
+        have = {int(r.id) for r in model.batch_get([(key.pk, i.id) for i in items])}
+        new = [i for i in items if i.id not in have]
+        rows: list[Any] = []
+        for i in new:
+            if kind == "entities":
+                rows.append(
+                    EntityRow(
+                        key.pk,
+                        i.id,
+                        name=f"e{i.id}",
+                        norm_name=f"e{i.id}",
+                        updated_key=f"#{i.id:012d}",
+                        lat=i.lat,
+                        lon=i.lon,
+                    )
+                )
+            elif kind == "edges":
+                rows.append(
+                    EdgeRow(key.pk, i.id, source_id=0, target_id=0, relation="r", vstate="live")
+                )
+            else:
+                rows.append(ArtifactRow(key.pk, i.id, text=i.text or ""))
+        rows += inline_vectors(key.pk, rows, {kind: new}, time.time())
+        batch_write(puts=rows)
+        if kind == "chunks":
+            count_words(key.pk, {int(r.id): r for r in rows if isinstance(r, ArtifactRow)})
+        self.index.upsert(key, kind, [i for i in items if i.id in have])
+
+
 class _TwoReaders:
     """Writes through one SqliteVectorIndex, reads through another on the same
     file: what two processes sharing the file see."""
@@ -99,15 +151,28 @@ class _TwoReaders:
         return getattr(side, name)
 
 
-@pytest.fixture(params=["memory", "sqlite", "sqlite-2", "opensearch", "opensearch-aoss"])
+@pytest.fixture
+def dynamodb_index(request: pytest.FixtureRequest, aws_env: None) -> Iterator[Any]:
+    from dynamo_fixtures import dynamo_vector_index, vector_tables_on
+
+    fake = request.getfixturevalue("dynamo_vectors_fake")
+    for _ in vector_tables_on(fake, DIM):
+        yield _WithRows(dynamo_vector_index(DIM))
+
+
+@pytest.fixture(
+    params=["memory", "sqlite", "sqlite-2", "opensearch", "opensearch-aoss", "dynamodb"]
+)
 def index(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
+    if request.param == "dynamodb":
+        return request.getfixturevalue("dynamodb_index")
     if request.param == "memory":
         return MemoryVectorIndex()
     if request.param == "sqlite":
         return SqliteVectorIndex(Database(tmp_path / "gligabao.db"))
     if request.param == "sqlite-2":
         return _TwoReaders(tmp_path / "gligabao.db")
-    from gligabao.vectors.opensearch import OpenSearchVectorIndex
+    from gligabao.vectors.opensearch.store import OpenSearchVectorIndex
 
     url: str = request.getfixturevalue("opensearch_url")
     modes: dict[str, str] = request.getfixturevalue("opensearch_modes")
@@ -386,7 +451,7 @@ SLEEPS: list[float] = []  # the backoff delays the fake indexes asked for
 
 
 def _fake_index(client: FakeClient, **kw: Any) -> Any:
-    from gligabao.vectors.opensearch import OpenSearchVectorIndex
+    from gligabao.vectors.opensearch.store import OpenSearchVectorIndex
 
     SLEEPS.clear()
     return OpenSearchVectorIndex(
@@ -491,7 +556,7 @@ def test_hybrid_search_is_one_msearch_with_a_knn_and_a_match_body() -> None:
 
 
 def test_aws_endpoints_are_recognised() -> None:
-    from gligabao.vectors.opensearch_transport import is_aws_endpoint
+    from gligabao.vectors.opensearch.transport import is_aws_endpoint
 
     assert is_aws_endpoint("https://search-x.us-east-1.es.amazonaws.com")
     assert is_aws_endpoint("https://abc.us-east-1.aoss.amazonaws.com:443")
@@ -501,7 +566,7 @@ def test_aws_endpoints_are_recognised() -> None:
 
 def test_from_settings() -> None:
     from gligabao.config import Settings
-    from gligabao.vectors.opensearch import OpenSearchVectorIndex
+    from gligabao.vectors.opensearch.store import OpenSearchVectorIndex
 
     settings = Settings(
         opensearch_url="http://127.0.0.1:9",

@@ -16,7 +16,7 @@ from pathlib import Path
 import boto3
 import pytest
 
-from gligabao.graph.tables import ALL_MODELS, short_name
+from gligabao.dynamodb.tables import ALL_MODELS, short_name
 from gligabao.local.embedded import free_port
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -68,7 +68,7 @@ def belongs(short: str, item: dict[str, Any], user: str, dataset: str) -> bool:
 
 def snapshot(gb: Harness) -> dict[str, list[str]]:
     """Every item of every table, canonical and sorted."""
-    from gligabao.graph.tables import ALL_MODELS, short_name
+    from gligabao.dynamodb.tables import ALL_MODELS, short_name
 
     return {
         short_name(m): sorted(json.dumps(i, sort_keys=True) for i in gb.scan(short_name(m)))

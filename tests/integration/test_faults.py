@@ -336,7 +336,7 @@ def _drop_table(gb: Harness, short: str) -> None:
 def test_store_failure_mid_write_is_invisible_and_the_retry_completes(
     gb: Harness, table: str, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from gligabao.graph import table_admin
+    from gligabao.dynamodb import admin
 
     n = 8
     gb.llm.default("extract", _many_entities(n))
@@ -367,7 +367,7 @@ def test_store_failure_mid_write_is_invisible_and_the_retry_completes(
     assert (ds["entities"], ds["edges"], ds["artifacts"]) == (0, 0, 0)
     # the table back (empty): a query sees nothing, the vectors written
     # before the rows resolve to no visible row
-    table_admin.create_tables()
+    admin.create_tables()
     gb.emb.alias("Who works at Acme?", "Acme", 1.0)
     q = gb.query("Who works at Acme?")
     assert q["evidence"] == {"entities": [], "edges": [], "passages": []}
@@ -447,7 +447,7 @@ def test_store_failure_while_the_question_is_embedded_is_502(gb: Harness) -> Non
     request is in flight on the worker: 502 naming the read, nothing
     written, and the embedding that finished meanwhile is on the call's
     record (the call waits for it before saving)."""
-    from gligabao.graph import table_admin
+    from gligabao.dynamodb import admin
 
     gb.llm.script("extract", works_at())
     assert remember(gb).status == 200
@@ -465,4 +465,4 @@ def test_store_failure_while_the_question_is_embedded_is_502(gb: Harness) -> Non
         assert {t: sorted(map(repr, gb.scan(t))) for t in kept_tables} == before
         assert vector_counts(gb) == vectors
     finally:
-        table_admin.create_tables()
+        admin.create_tables()

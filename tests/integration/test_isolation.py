@@ -38,6 +38,13 @@ CAROL = extraction(
 )
 
 
+@pytest.fixture(params=["memory", "dynamodb"])
+def gb_store(request: pytest.FixtureRequest) -> str:
+    """Every test on both vector stores beside DynamoDB: in-process, and the
+    vectors on the rows (DynamoDB's vector indexes)."""
+    return str(request.param)
+
+
 @pytest.fixture
 def gb_env() -> dict[str, str]:
     # small chunks: B's long text has passages (chunks and summaries)
@@ -99,7 +106,7 @@ def world(gb: Harness) -> World:
 
 def snapshot_of(gb: Harness, user: str) -> dict[str, list[str]]:
     """Every row of ``user`` in every table, canonical and sorted."""
-    from gligabao.graph.tables import ALL_MODELS, short_name
+    from gligabao.dynamodb.tables import ALL_MODELS, short_name
 
     def mine(item: dict[str, Any]) -> bool:
         for attr in ("user_id", "pk"):

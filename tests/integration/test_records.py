@@ -253,9 +253,9 @@ def test_query_without_context_makes_no_llm_request(gb: Harness) -> None:
 def test_large_embedding_batches_get_a_row_per_request(
     gb: Harness, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from gligabao.ai import embedders
+    from gligabao.ai import port
 
-    monkeypatch.setattr(embedders, "OPENAI_BATCH", 2)
+    monkeypatch.setattr(port, "EMBED_BATCH", 2)
     gb.llm.script("extract", {
         "entities": [{"name": n, "type": "person"} for n in ("Ann", "Ben", "Cid", "Dan", "Eve")],
         "edges": [],

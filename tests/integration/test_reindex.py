@@ -17,7 +17,7 @@ def gb_env() -> dict[str, str]:
 def test_reindex_rebuilds_every_kind(gb: Harness, capsys: pytest.CaptureFixture[str]) -> None:
     from gligabao import wiring
     from gligabao.local.cli import main
-    from gligabao.vectors.memory import MemoryVectorIndex
+    from gligabao.vectors.inprocess import MemoryVectorIndex
 
     gb.llm.default("extract", {
         "entities": [{"name": "Alice", "type": "person"}, {"name": "Acme", "type": "organization"}],

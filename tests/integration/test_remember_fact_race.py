@@ -103,7 +103,7 @@ def test_a_failed_remember_releases_its_fact_claims(
     gb: Harness, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from gligabao.errors import UpstreamError
-    from gligabao.graph.dynamo import DynamoGraphStore
+    from gligabao.graph.dynamodb.store import DynamoGraphStore
 
     gb.llm.script("extract", extraction([ent("Alice", "person"), ent("Acme", "organization")]))
     gb.remember("Alice and Acme.")
@@ -132,7 +132,7 @@ def test_a_failed_remember_releases_its_fact_claims(
 
 def test_claim_facts_store_contract(gb: Harness) -> None:
     from gligabao.errors import Busy
-    from gligabao.graph.dynamo import DynamoGraphStore
+    from gligabao.graph.dynamodb.store import DynamoGraphStore
 
     gb.llm.script("extract", extraction([ent("Alice", "person")]))
     gb.remember("Alice.")  # creates the dataset
@@ -158,7 +158,7 @@ def test_claim_facts_store_contract(gb: Harness) -> None:
 def test_an_expired_lease_whose_call_never_committed_is_taken_over(gb: Harness) -> None:
     import time
 
-    from gligabao.graph.dynamo import DynamoGraphStore
+    from gligabao.graph.dynamodb.store import DynamoGraphStore
 
     gb.llm.script("extract", extraction([ent("Alice", "person")]))
     gb.remember("Alice.")

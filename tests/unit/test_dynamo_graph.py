@@ -9,10 +9,10 @@ from typing import Any
 import boto3
 import pytest
 
+from gligabao.dynamodb import admin, tables
+from gligabao.dynamodb.client import REQUESTS
 from gligabao.errors import UpstreamError
-from gligabao.graph import table_admin, tables
-from gligabao.graph.dynamo import DynamoGraphStore
-from gligabao.graph.dynamo_client import REQUESTS
+from gligabao.graph.dynamodb.store import DynamoGraphStore
 from gligabao.models import Artifact, DatasetKey, Edge, Entity, GraphWrite
 
 A = DatasetKey("user-a", "main")
@@ -29,7 +29,7 @@ def store(dynamo: str) -> Iterator[DynamoGraphStore]:
 
 
 def test_table_definitions_match_created_tables(dynamo: str) -> None:
-    defs = table_admin.table_definitions()
+    defs = admin.table_definitions()
     assert set(defs) >= {
         "datasets",
         "entities",
@@ -67,15 +67,15 @@ def test_table_definitions_match_created_tables(dynamo: str) -> None:
 
 
 def test_configure_tables_switches_prefix_and_can_be_called_again(dynamo: str) -> None:
-    table_admin.configure_tables("other_", "http://localhost:1", "eu-west-1")
+    admin.configure_tables("other_", "http://localhost:1", "eu-west-1")
     assert tables.EntityRow.Meta.table_name == "other_entities"
     assert tables.EntityRow.Meta.host == "http://localhost:1"
     assert tables.EntityRow.Meta.region == "eu-west-1"
     assert tables.EntityRow._connection is None
-    table_admin.configure_tables(dynamo, "", "us-east-1")
+    admin.configure_tables(dynamo, "", "us-east-1")
     assert tables.EntityRow.Meta.host is None
     assert tables.CallRow.Meta.table_name == dynamo + "calls"
-    assert table_admin.create_tables() == []  # all exist
+    assert admin.create_tables() == []  # all exist
 
 
 def seed(store: DynamoGraphStore, key: DatasetKey) -> None:

@@ -14,18 +14,18 @@ from pathlib import Path
 
 import pytest
 
-from gligabao.graph.sqlite import SqliteGraphStore
+from gligabao.graph.sqlite.store import SqliteGraphStore
 from gligabao.models import DatasetKey, Edge, Entity, GraphWrite
-from gligabao.sqlite_db import Database
+from gligabao.sqlite.db import Database
 
 KEY = DatasetKey("u1", "main")
 
 CHILD = textwrap.dedent(
     """
     import os, signal, sys
-    from gligabao.graph.sqlite import SqliteGraphStore
+    from gligabao.graph.sqlite.store import SqliteGraphStore
     from gligabao.models import Artifact, DatasetKey, Edge, Entity, GraphWrite
-    from gligabao.sqlite_db import Database
+    from gligabao.sqlite.db import Database
 
     db = Database(sys.argv[1])
     store = SqliteGraphStore(db)
@@ -99,7 +99,7 @@ def test_a_kill_inside_commit_leaves_the_acknowledged_write_whole_and_nothing_el
 def test_a_file_of_another_schema_version_is_refused_with_a_way_out(tmp_path: Path) -> None:
     import sqlite3
 
-    from gligabao.sqlite_db import SCHEMA_VERSION, SchemaMismatch
+    from gligabao.sqlite.db import SCHEMA_VERSION, SchemaMismatch
 
     path = tmp_path / "gligabao.db"
     Database(path).close()  # a fresh file gets the current version

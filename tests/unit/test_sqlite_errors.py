@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 
 from gligabao.errors import UpstreamError
-from gligabao.graph.sqlite import SqliteGraphStore
+from gligabao.graph.sqlite.store import SqliteGraphStore
 from gligabao.models import DatasetKey
-from gligabao.records.sqlite import SqliteRecordStore
-from gligabao.sqlite_db import Database
-from gligabao.vectors.sqlite import SqliteVectorIndex
+from gligabao.records.sqlite.store import SqliteRecordStore
+from gligabao.sqlite.db import Database
+from gligabao.vectors.sqlite.store import SqliteVectorIndex
 
 KEY = DatasetKey("u1", "main")
 

@@ -7,9 +7,8 @@ from typing import Any
 
 from ..errors import UpstreamError, detail_of, failure_kind
 from ..text import estimate_tokens
+from . import port
 from .port import Embeddings, EmbedKind
-
-OPENAI_BATCH = 512  # inputs per request; the API takes up to 2048
 
 
 class OpenAIEmbedder:
@@ -42,8 +41,8 @@ class OpenAIEmbedder:
         vectors: list[list[float]] = []
         tokens = 0
         requests = 0
-        for start in range(0, len(texts), OPENAI_BATCH):
-            batch = texts[start : start + OPENAI_BATCH]
+        for start in range(0, len(texts), port.EMBED_BATCH):
+            batch = texts[start : start + port.EMBED_BATCH]
             try:
                 resp = client.embeddings.create(model=self.model, input=batch)
             except openai.APIError as exc:

@@ -49,6 +49,11 @@ class Embeddings:
     requests: int = 1
 
 
+# Inputs per embeddings request (OpenAI's API takes up to 2048): the OpenAI
+# embedder sends this many at once, and the meter records one row per batch.
+EMBED_BATCH = 512
+
+
 class Embedder(Protocol):
     model: str
     provider: str  # "openai", "bedrock", "local"

@@ -1,1 +1,1 @@
-"""What the handlers share: request models, error mapping, the call wrapper."""
+"""What the handlers share: request and response models, auth, errors, the call wrapper."""

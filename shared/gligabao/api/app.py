@@ -11,15 +11,18 @@ import json
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response, content_types
 
 from .. import deadline
+from ..ai.port import LLM, Embedder
 from ..errors import BadRequest, Busy, DeadlineExceeded, GbError, PayloadTooLarge, UpstreamError
 from ..records.meter import Meter
 from ..records.model import CallRecord, Step, new_call
 from ..records.monitor import emit, lambda_stack, logger
+from ..records.port import RecordStore
 
 MAX_BODY_BYTES = 64 * 1024
 # The status of a queued call that failed for a reason that may pass and
@@ -151,7 +154,18 @@ def _plain(status: int, body: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+@dataclass(frozen=True)
+class CallServices:
+    """What a recorded call uses, passed in by the handler: the models its
+    meter counts, and where its record is saved."""
+
+    llm: LLM
+    embedder: Embedder
+    records: RecordStore
+
+
 def run_call(
+    services: CallServices,
     type_: str,
     user_id: str,
     dataset: str,
@@ -167,18 +181,17 @@ def run_call(
     ``background`` (a queued job): the record is saved as ``running`` first,
     and the final record also keeps the response under ``result``. An error
     for which ``retry_if`` is true is saved as ``retrying: <error>``."""
-    from .. import wiring
     from ..config import settings
 
     call: CallRecord = new_call(current_call_id(), type_, user_id, dataset, session_id)
     started, size = _received.get()
     if started:
         call.steps.append(Step("parse", (time.perf_counter() - started) * 1000, {"bytes": size}))
-    meter = Meter(call, wiring.llm(), wiring.embedder(), settings().prices)
+    meter = Meter(call, services.llm, services.embedder, settings().prices)
     http_status = 200
     if background:
         call.status = "running"
-        _save(call)
+        _save(services.records, call)
     try:
         result = work(meter)
         call.finish("ok")
@@ -202,7 +215,7 @@ def run_call(
             call.finish(f"internal error: {type(exc).__name__}")
         raise
     finally:
-        _save(call)
+        _save(services.records, call)
         emit(call, type_, http_status)
 
 
@@ -210,10 +223,8 @@ def _reason(exc: Exception) -> str:
     return exc.message if isinstance(exc, GbError) else type(exc).__name__
 
 
-def _save(call: CallRecord) -> None:
-    from .. import wiring
-
+def _save(records: RecordStore, call: CallRecord) -> None:
     try:
-        wiring.record_store().save_call(call)
+        records.save_call(call)
     except Exception:  # records must never turn a good answer into an error
         logger.exception("could not save the call record", extra={"call_id": call.call_id})

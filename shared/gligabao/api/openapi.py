@@ -12,7 +12,7 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
-from .requests import QueryRequest, RememberRequest, SearchRequest
+from .requests import QueryRequest, RememberRequest, SearchRequest, SplitRequest
 from .schemas import (
     AcceptedOut,
     CallOut,
@@ -22,14 +22,16 @@ from .schemas import (
     QueryOut,
     RememberOut,
     SearchOut,
+    SplitOut,
 )
 
-REQUESTS = (RememberRequest, QueryRequest, SearchRequest)
+REQUESTS = (RememberRequest, QueryRequest, SearchRequest, SplitRequest)
 DOC = Path(__file__).resolve().parent.parent / "openapi.json"
 _MODELS: list[type[BaseModel]] = [
     RememberRequest,
     QueryRequest,
     SearchRequest,
+    SplitRequest,
     RememberOut,
     AcceptedOut,
     QueryOut,
@@ -37,6 +39,7 @@ _MODELS: list[type[BaseModel]] = [
     DatasetsOut,
     InferencesOut,
     CallOut,
+    SplitOut,
     ErrorOut,
 ]
 
@@ -153,6 +156,23 @@ def build() -> dict[str, Any]:
                     "responses": {
                         "200": {"description": "the ranked context", **_json(SearchOut)},
                         **_errors(400, 401, 403, 404, 413, 502, 503),
+                    },
+                }
+            },
+            "/v1/gb/entities/{id}/split": {
+                "post": {
+                    "operationId": "splitEntity",
+                    "summary": "Split a wrongly merged entity (operators)",
+                    "description": (
+                        "The given live facts and texts of the entity move to a new entity: "
+                        "each fact is copied onto it (same validity, sources and time learned) "
+                        "and the original expired; each text names the new entity instead."
+                    ),
+                    "parameters": [_param("id", True, "path", {"type": "integer", "minimum": 1})],
+                    "requestBody": {"required": True, **_json(SplitRequest)},
+                    "responses": {
+                        "200": {"description": "the new entity", **_json(SplitOut)},
+                        **_errors(400, 401, 403, 404, 409, 413, 502),
                     },
                 }
             },

@@ -338,6 +338,26 @@ def param_dataset(value: str) -> str:
         raise BadRequest(str(exc)) from exc
 
 
+class SplitRequest(BaseModel):
+    """POST /v1/gb/entities/{id}/split: the facts and texts of an entity
+    that go to a new one (``name``: the new entity's, default the old's)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    user_id: UserId
+    dataset: DatasetName = "main"
+    name: str | None = Field(default=None, min_length=1, max_length=200)
+    edges: list[Annotated[int, Field(ge=1)]] = Field(default_factory=list, max_length=100)
+    mentions: list[Annotated[int, Field(ge=1)]] = Field(default_factory=list, max_length=100)
+
+
+def param_id(value: str, what: str) -> int:
+    """A row ID in a path: a positive integer."""
+    if not value.isascii() or not value.isdigit() or int(value) < 1 or len(value) > 18:
+        raise BadRequest(f"{what}: a positive integer ID")
+    return int(value)
+
+
 SEARCH_STAGES = ("detect_geo",)
 
 

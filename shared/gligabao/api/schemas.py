@@ -4,7 +4,7 @@ against it (schemathesis) so the two cannot drift."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -28,6 +28,12 @@ class EntityOut(_Out):
 
 class RememberedEntityOut(EntityOut):
     created: bool
+    match: Literal["same name", "alias", "model"] | None = Field(
+        default=None,
+        description="why the name is this stored entity: the same name after normalization, "
+        "an alias (a part left out, a known short form, an initial), or the model said so; "
+        "null when created",
+    )
 
 
 class EdgeOut(_Out):
@@ -179,3 +185,13 @@ class AcceptedOut(_Out):
 
 
 JSON = dict[str, Any]
+
+
+class MovedOut(_Out):
+    edges: list[int] = Field(description="the moved facts' new IDs (the originals are expired)")
+    mentions: list[int] = Field(description="the texts (artifact IDs) that now name the new entity")
+
+
+class SplitOut(_Out):
+    entity: EntityOut
+    moved: MovedOut

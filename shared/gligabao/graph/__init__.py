@@ -1,1 +1,1 @@
-"""The graph store: a port, and its DynamoDB adapter."""
+"""The graph store: its port (port.py) and one adapter per backend (dynamodb/, sqlite/)."""

@@ -15,9 +15,9 @@ from aws_lambda_powertools.event_handler import Response, content_types
 from .. import __version__
 from ..api.app import current_call_id, lambda_entry, make_app
 from ..api.auth import authenticate, authorize
-from ..api.mcp_server import Caller, McpServer, ToolSpec, error_envelope, status_error
 from ..api.requests import DatasetsRequest, QueryRequest, RememberRequest, SearchRequest
 from ..api.schemas import DatasetsOut, QueryOut, RememberOut, SearchOut
+from ..mcp.server import Caller, McpServer, ToolSpec, error_envelope, status_error
 from . import datasets, query, remember
 
 app = make_app()

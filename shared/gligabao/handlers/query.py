@@ -88,6 +88,7 @@ def query_input(req: QueryRequest) -> QueryInput:
 def run_query(req: QueryRequest, *, background: bool = False, **kw: Any) -> dict[str, Any]:
     inp = query_input(req)
     return run_call(
+        wiring.call_services(),
         "query",
         req.user_id,
         req.dataset,
@@ -125,6 +126,7 @@ def context(event: APIGatewayProxyEventV2, req: SearchRequest) -> dict[str, Any]
     if inp.geo_radius_km is not None and not cfg.llm_configured:
         raise NotConfigured(cfg.llm_missing)
     return run_call(
+        wiring.call_services(),
         "search",
         req.user_id,
         req.dataset,

@@ -1,6 +1,7 @@
 """POST /v1/gb/remember: synchronous by default; with ``Prefer: respond-async``
 (RFC 7240) the validated request is queued and answered 202 with its call id,
-and the remember worker does the work (handlers/remember_worker.py)."""
+and the remember worker does the work (handlers/remember_worker.py). And
+POST /v1/gb/entities/{id}/split (operators)."""
 
 from __future__ import annotations
 
@@ -11,12 +12,20 @@ from aws_lambda_powertools.event_handler import Response
 from .. import clock, wiring
 from ..api.app import current_call_id, json_body, json_response, lambda_entry, make_app, run_call
 from ..api.auth import authorize
-from ..api.idempotency import once
-from ..api.requests import REMEMBER_STAGES, RememberRequest, parse_models, parse_reasoning, validate
+from ..api.requests import (
+    REMEMBER_STAGES,
+    RememberRequest,
+    SplitRequest,
+    param_id,
+    parse_models,
+    parse_reasoning,
+    validate,
+)
 from ..config import settings
 from ..errors import BadRequest, NotConfigured
 from ..memory.options import StageOptions
 from ..memory.remember import RememberInput
+from ..memory.split import SplitInput
 from .jobs import ACCEPTED, accepted_response, enqueue, wants_async
 
 app = make_app()
@@ -74,6 +83,7 @@ def store(
 
     def work() -> dict[str, object]:
         return run_call(
+            wiring.call_services(),
             "remember",
             req.user_id,
             req.dataset,
@@ -85,7 +95,9 @@ def store(
         return queue_remember(body, req, call_id, inp.reference_time)
 
     run = queue if queued else work
-    return once(req.user_id, key, run, lambda_context) if key else run()
+    if not key:
+        return run()
+    return wiring.idempotency().once(req.user_id, key, run, lambda_context)
 
 
 def queue_remember(
@@ -93,6 +105,25 @@ def queue_remember(
 ) -> dict[str, object]:
     job = {"reference_time": reference_time, "request": body}
     return enqueue("remember", req.user_id, req.dataset, req.session_id, call_id, job)
+
+
+# The operators' undo of a wrong merge: it writes the graph as remember does,
+# so it runs in the same function (its stores, embedder and records).
+@app.post("/v1/gb/entities/<id>/split")
+def split(id: str) -> Response[str]:
+    eid = param_id(id, "id")
+    req = validate(SplitRequest, json_body(app))
+    authorize(app.current_event, req.user_id, operator_only=True)
+    inp = SplitInput(req.user_id, req.dataset, eid, req.name, req.edges, req.mentions)
+    result = run_call(
+        wiring.call_services(),
+        "split",
+        req.user_id,
+        req.dataset,
+        None,
+        lambda meter: wiring.split_service().run(inp, meter),
+    )
+    return json_response(200, result)
 
 
 lambda_handler = lambda_entry(app)

@@ -77,6 +77,7 @@ def process_job(job: dict[str, Any], *, final_attempt: bool = True) -> bool:
             else:
                 inp = remember_input(req, call_id, str(job["reference_time"]))
                 run_call(
+                    wiring.call_services(),
                     "remember",
                     req.user_id,
                     req.dataset,

@@ -20,7 +20,7 @@ from typing import Any
 
 from ..errors import GbError
 from ..records.monitor import logger
-from ..vectors.opensearch import OpenSearchVectorIndex
+from ..vectors.opensearch.store import OpenSearchVectorIndex
 
 # Leave this much of the Lambda's time to send the answer.
 RESERVE_MS = 20_000

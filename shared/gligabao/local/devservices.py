@@ -138,8 +138,8 @@ def start_opensearch(opts: Options) -> str:
 def prepare(dynamodb_url: str, opensearch_url: str, opts: Options) -> None:
     """Create the tables and the vector indexes (both idempotent)."""
     from .. import wiring
-    from ..graph.table_admin import configure_tables, create_tables
-    from ..vectors.opensearch import OpenSearchVectorIndex
+    from ..dynamodb.admin import configure_tables, create_tables
+    from ..vectors.opensearch.store import OpenSearchVectorIndex
 
     os.environ.setdefault("AWS_ACCESS_KEY_ID", "local")
     os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "local")

@@ -14,6 +14,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 from ..api.app import CALL_ID_HEADER
 from ..config import settings
+from .hosts import host_allowed
 
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
 MAX_READ_BYTES = 10 * 1024 * 1024  # API Gateway's own payload limit
@@ -24,6 +25,7 @@ def _routes() -> list[tuple[str, Handler]]:
 
     return [
         ("/v1/gb/remember", remember.lambda_handler),
+        ("/v1/gb/entities/*/split", remember.lambda_handler),
         ("/v1/gb/query", query.lambda_handler),
         ("/v1/gb/search", query.lambda_handler),
         ("/mcp", mcp.lambda_handler),
@@ -34,8 +36,18 @@ def _routes() -> list[tuple[str, Handler]]:
 
 
 def route(path: str, routes: list[tuple[str, Handler]]) -> Handler | None:
+    """The handler of a path: an exact pattern (``*`` one path segment) wins
+    over a prefix (the prefix and anything under it)."""
+    parts = path.split("/")
+    for pattern, handler in routes:
+        if "*" in pattern:
+            want = pattern.split("/")
+            if len(want) == len(parts) and all(
+                w in ("*", p) for w, p in zip(want, parts, strict=True)
+            ):
+                return handler
     for prefix, handler in routes:
-        if path == prefix or path.startswith(prefix.rstrip("/") + "/"):
+        if "*" not in prefix and (path == prefix or path.startswith(prefix.rstrip("/") + "/")):
             return handler
     return None
 
@@ -121,6 +133,15 @@ class _RequestHandler(BaseHTTPRequestHandler):
         self._send(status, headers, json.dumps({"error": message}).encode())
 
     def _handle(self) -> None:
+        if not host_allowed(self.headers.get("Host")):
+            # before the body is read or anything runs: a rebound page gets nothing
+            self.close_connection = True
+            self._error(
+                421,
+                "this server answers only requests for a loopback host or one "
+                "listed in GB_ALLOWED_HOSTS",
+            )
+            return
         length = int(self.headers.get("Content-Length") or 0)
         if length > MAX_READ_BYTES:
             self.close_connection = True
@@ -131,6 +152,9 @@ class _RequestHandler(BaseHTTPRequestHandler):
             self._error(403, "requests from a web page of another origin are refused")
             return
         path = urlsplit(self.path).path
+        if self.command == "GET" and (path == "/ui" or path.startswith("/ui/")):
+            self._static(path)
+            return
         if self.command == "GET" and path in self.extra:
             status, ctype, doc = self.extra[path]()
             self._send(status, {"Content-Type": ctype}, doc)
@@ -149,6 +173,15 @@ class _RequestHandler(BaseHTTPRequestHandler):
         for name, values in (result.get("multiValueHeaders") or {}).items():
             headers[name] = ", ".join(values)
         self._send(int(result.get("statusCode", 200)), headers, raw)
+
+    def _static(self, path: str) -> None:
+        from ..ui import static_file  # the page's files, read on request
+
+        found = static_file(path)
+        if found is None:
+            self._error(404, "no such file")
+            return
+        self._send(*found)
 
     do_GET = do_POST = do_DELETE = do_PUT = do_PATCH = _handle
 

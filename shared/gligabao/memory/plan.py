@@ -17,6 +17,7 @@ from ..models import (
     merge_description,
 )
 from .facts import FactsPlan
+from .names import Reason
 from .resolve import Resolved
 
 
@@ -167,19 +168,20 @@ def landed(planned: Planned, committed: Committed) -> None:
 
 def response(
     planned: Planned,
-    created: set[int],
+    matched: dict[int, Reason | None],
     names: dict[int, str],
     artifact_id: int,
     chunks: int,
     session_id: str | None,
 ) -> dict[str, Any]:
-    """The remember's answer (``names``: every entity ID the edges name)."""
+    """The remember's answer (``matched``: the stored entities the text
+    named, with why; ``names``: every entity ID the edges name)."""
     out: dict[str, Any] = {}
     if session_id is not None:
         out["session_id"] = session_id
     out["artifact_id"] = artifact_id
     out["entities"] = [
-        {**e.public(), "created": e.id in created}
+        {**e.public(), "created": e.id not in matched, "match": matched.get(e.id)}
         for e in sorted(planned.entities, key=lambda e: e.id)
     ]
     out["edges"] = [e.public(names) for e in sorted(planned.edges, key=lambda e: e.id)]

@@ -139,12 +139,13 @@ class Remember:
             c["entities"] = len(extracted)
             c["edges"] = len(stated)
 
-        # 4. Entity resolution: by the model's ID, by normalized name, by
-        # name similarity (embeddings request 2 also carries the texts to store).
+        # 4. Entity resolution: by the model's ID, by the names table, by the
+        # name rules over the candidates that keywords and name vectors find
+        # (embeddings request 2 also carries the texts to store).
         with call.step("resolve") as c:
             resolved, pending = resolve.resolve_exact(self.graph, key, extracted, known_by_id)
             edge_texts = [fact_text(f.relation, f.description) for f in stated]
-            pending_names = [exs[0].name for exs in pending.values()]
+            pending_names = [p.extracted[0].name for p in pending.values()]
             batch = meter.embed(pending_names + edge_texts + summaries, "document").vectors
             name_vecs = dict(zip(pending, batch[: len(pending_names)], strict=True))
             edge_vecs = batch[len(pending_names) : len(pending_names) + len(edge_texts)]
@@ -157,6 +158,7 @@ class Remember:
                 pending,
                 name_vecs,
                 resolved,
+                known,
             )
             c["resolved"] = sum(1 for r in resolved.values() if not r.created)
             c["new"] = sum(1 for r in resolved.values() if r.created)

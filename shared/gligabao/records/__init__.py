@@ -1,1 +1,1 @@
-"""What each call leaves for operators: inferences, trajectory, monitoring."""
+"""What each call leaves for operators: port, model, metering, monitoring, stores."""

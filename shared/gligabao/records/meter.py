@@ -8,7 +8,7 @@ import time
 import uuid
 
 from .. import clock, deadline
-from ..ai import embedders
+from ..ai import port as ai_port
 from ..ai.port import LLM, Embedder, Embeddings, EmbedKind, LLMReply, LLMRequest
 from ..config import price_of
 from ..errors import GbError, UpstreamError
@@ -113,7 +113,7 @@ class Meter:
         sends as one request."""
         if not texts:
             return Embeddings([], self._embedder.model, 0, 0)
-        size = max(1, embedders.OPENAI_BATCH)
+        size = max(1, ai_port.EMBED_BATCH)
         parts = [self._embed_one(texts[i : i + size], kind) for i in range(0, len(texts), size)]
         return Embeddings(
             [v for p in parts for v in p.vectors],

@@ -6,7 +6,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from .. import clock
 
@@ -113,25 +113,3 @@ def new_call(
     call_id: str, type_: str, user_id: str, dataset: str, session_id: str | None
 ) -> CallRecord:
     return CallRecord(call_id, type_, user_id, dataset, session_id, clock.now_str())
-
-
-class RecordStore(Protocol):
-    def save_call(self, call: CallRecord) -> None:
-        """Persist the call's trajectory and its inference rows."""
-
-    def get_call(self, user_id: str, call_id: str) -> CallRecord | None: ...
-
-    def list_inferences(
-        self,
-        user_id: str,
-        *,
-        dataset: str | None,
-        session_id: str | None,
-        call_id: str | None,
-        limit: int,
-        cursor: str | None,
-    ) -> tuple[list[Inference], str | None]:
-        """Newest first; the cursor is opaque to callers."""
-
-    def delete_dataset(self, user_id: str, dataset: str) -> None:
-        """Forget the records of a deleted dataset."""

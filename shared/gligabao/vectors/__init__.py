@@ -1,2 +1,1 @@
-"""The vector index: a port, the embedded (in-process) adapter and the
-OpenSearch adapter."""
+"""The vector index: its port, the in-process index, the OpenSearch and SQLite adapters."""

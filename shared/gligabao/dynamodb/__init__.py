@@ -1,0 +1,1 @@
+"""What every DynamoDB user shares: client, table declarations, batch paging, admin."""

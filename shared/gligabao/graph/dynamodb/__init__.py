@@ -1,0 +1,1 @@
+"""The graph store on DynamoDB: the store, its commit protocol, leases and row keys."""

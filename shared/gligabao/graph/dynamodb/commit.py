@@ -1,0 +1,397 @@
+"""The commit protocol of the DynamoDB graph store (docs/commit-protocol.md).
+
+A remember's rows are written tagged with its ``txn`` and stay invisible to
+every reader until one TransactWriteItems turns its commit record (a row
+``C#<txn>`` of the terms table) from pending to committed; the same
+transaction writes every update of a stored row, each conditional on the row
+as read. Claims (names, facts) and the locks on the rows to update are leases
+(``leases.py``: the records' states, what a reader sees, taking a claim).
+Leftovers of dead calls are finished (committed) or removed (not committed)
+by the next commit in the dataset.
+
+The numbered write points, where ``GB_TEST_CRASH_AT=<name>`` (tests only)
+makes the process exit on the spot, as a killed Lambda would:
+1 ``claimed`` (leases taken), 2 ``intent`` (commit record pending),
+3 ``rows`` (half of the new rows), 4 ``written`` (all new rows),
+5 ``committed`` (the transaction landed), 6 ``untagged`` (tags removed,
+record not yet deleted).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import random
+import time
+import uuid
+import zlib
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Any, TypeVar
+
+from pynamodb.exceptions import PynamoDBException, TransactWriteError
+from pynamodb.models import Model
+from pynamodb.transactions import TransactWrite
+
+from ...dynamodb.batch import batch_write, is_condition_failure, unique
+from ...dynamodb.tables import (
+    ArtifactRow,
+    DatasetRow,
+    EdgeRow,
+    EntityRow,
+    LinkRow,
+    NameRow,
+    TermRow,
+)
+from ...errors import Busy, NotFound, UpstreamError
+from ...models import Committed, DatasetKey, Edge, Entity, GraphWrite
+from .leases import ABORTED, COMMITTED, PENDING, Leases
+from .rows import (
+    INTENT_PREFIX,
+    MAX_KEY_BYTES,
+    artifact_row,
+    edge_from_row,
+    edge_link_sk,
+    edge_row,
+    edge_unchanged,
+    entity_from_row,
+    entity_link_sk,
+    entity_row,
+    entity_unchanged,
+    fact_claim_sk,
+    intent_sk,
+    is_open,
+    term_rows,
+)
+from .vector_rows import count_words, inline_vectors, keep_vectors
+
+log = logging.getLogger(__name__)
+
+R = TypeVar("R")
+
+TRANSACT_MAX = 100  # DynamoDB's limit of items in one TransactWriteItems
+COMMIT_ATTEMPTS = 8  # the transaction, again after a concurrent update of a row
+CRASH_ENV = "GB_TEST_CRASH_AT"
+LOCK_PREFIX = "U#"  # update locks share the terms table too (see TermRow)
+
+
+def crash_point(name: str) -> None:
+    """Tests only: die here, as a killed Lambda would (no cleanup, no flush)."""
+    if os.environ.get(CRASH_ENV) == name:
+        os._exit(137)
+
+
+def pack(data: Any) -> bytes:
+    return zlib.compress(json.dumps(data, separators=(",", ":")).encode())
+
+
+def unpack(blob: bytes | None) -> dict[str, Any]:
+    return json.loads(zlib.decompress(blob)) if blob else {}
+
+
+class Commits:
+    """The protocol's moves; ``map`` runs a function over items in parallel."""
+
+    def __init__(
+        self,
+        map_: Callable[[Callable[[Any], Any], Sequence[Any]], list[Any]],
+        leases: Leases,
+        vectors: bool = False,
+    ) -> None:
+        self._map = map_
+        self.leases = leases
+        # VectorStore=dynamodb: the rows carry their vectors (``write.vectors``),
+        # and the passages their words (vectors/dynamodb/words.py).
+        self.vectors = vectors
+
+    # --- commit -------------------------------------------------------------------
+
+    def commit(self, key: DatasetKey, write: GraphWrite) -> Committed:
+        if not write.txn:
+            write = replace(write, txn=uuid.uuid4().hex)
+        pk, txn = key.pk, write.txn
+        self.recover(key)
+        new_rows: list[Model] = [artifact_row(pk, a, txn) for a in write.artifacts]
+        terms: list[str] = []
+        for entity in write.new_entities:
+            new_rows.append(entity_row(pk, entity, txn))
+            rows = term_rows(pk, entity)
+            terms += rows
+            new_rows.extend(rows.values())
+        new_rows += [edge_row(pk, e, txn) for e in write.new_edges]
+        passages: list[int] = []
+        if self.vectors:
+            postings = inline_vectors(pk, new_rows, write.vectors, time.time())
+            terms += [r.sk for r in postings]
+            new_rows += postings
+            passages = [i.id for i in write.vectors.get("chunks", []) if i.text is not None]
+        links = unique(
+            [entity_link_sk(e, a) for e, a in write.entity_links]
+            + [edge_link_sk(e, a) for e, a in write.edge_links]
+        )
+        new_rows += [LinkRow(pk, sk) for sk in links]
+        # Locks on the stored rows to update, one at a time in key order (no
+        # deadlock): concurrent updates of one row take turns, so that the
+        # transaction's conditions do not fail in the common case.
+        locks = sorted(
+            {f"{LOCK_PREFIX}E#{u.id}" for u in write.entity_updates}
+            | {f"{LOCK_PREFIX}D#{u.id}" for u in write.edge_updates}
+        )
+        self.leases.note_claims(txn, "locks", locks)
+        for sk in locks:
+            self.leases.claim(TermRow, pk, sk, txn, 0, lambda _: False)
+        claims = self.leases.claimed(txn)
+        keys = {
+            "entities": [e.id for e in write.new_entities],
+            "edges": [e.id for e in write.new_edges],
+            "artifacts": [a.id for a in write.artifacts],
+            "terms": terms,
+            "links": links,
+            "names": claims.get("names", []),
+            "facts": claims.get("facts", []),
+            "locks": locks,
+        }
+        self.leases.check_lease(txn)
+        try:
+            TermRow(
+                pk,
+                intent_sk(txn),
+                entity_id=0,
+                state=PENDING,
+                lease_until=self.leases.lease_of(txn),
+                keys=pack(keys),
+            ).save(condition=TermRow.sk.does_not_exist())
+        except PynamoDBException as exc:
+            if not is_condition_failure(exc):
+                raise
+            raise Busy("the write's leases were taken over; try again", 1) from exc
+        crash_point("intent")
+        half = len(new_rows) // 2
+        batch_write(puts=new_rows[:half])
+        crash_point("rows")
+        batch_write(puts=new_rows[half:])
+        crash_point("written")
+        committed, finish = self._transact(key, write, passages)
+        crash_point("committed")
+        self.finish(pk, txn, keys, finish)
+        self.leases.forget(txn)
+        return committed
+
+    def _transact(
+        self, key: DatasetKey, write: GraphWrite, passages: list[int]
+    ) -> tuple[Committed, dict[str, Any]]:
+        """The commit point: one TransactWriteItems. Stored rows are updated
+        as they read now; a concurrent update between the read and the
+        transaction cancels it, and it is built again."""
+        pk, txn = key.pk, write.txn
+        counts = (len(write.new_entities), len(write.new_edges), len(write.artifacts))
+        for attempt in range(COMMIT_ATTEMPTS):
+            self.leases.check_lease(txn)
+            ent_rows = self._read(EntityRow, lambda r: r, pk, [u.id for u in write.entity_updates])
+            edge_rows = self._read(EdgeRow, lambda r: r, pk, [u.id for u in write.edge_updates])
+            ents = {i: entity_from_row(r) for i, r in ent_rows.items()}
+            edges = {i: edge_from_row(r) for i, r in edge_rows.items()}
+            out = Committed()
+            changed_ents: list[tuple[Entity, Entity]] = []
+            changed_edges: list[tuple[Edge, Edge]] = []
+            for eu in write.entity_updates:
+                cur = ents.get(eu.id)
+                if cur is None:
+                    raise UpstreamError("graph store write failed: an entity to update is gone")
+                new = eu.apply(cur, write.now)
+                out.entities[eu.id] = new
+                if new != cur:
+                    changed_ents.append((cur, new))
+            for du in write.edge_updates:
+                cur_edge = edges.get(du.id)
+                if cur_edge is None:
+                    raise UpstreamError("graph store write failed: an edge to update is gone")
+                new_edge = du.apply(cur_edge)
+                out.edges[du.id] = new_edge
+                if new_edge != cur_edge:
+                    changed_edges.append((cur_edge, new_edge))
+            unlinks = unique([entity_link_sk(e, a) for e, a in write.entity_unlinks])
+            if 2 + len(changed_ents) + len(changed_edges) + len(unlinks) > TRANSACT_MAX:
+                raise UpstreamError("graph store write failed: too many stored rows to update")
+            finish = {
+                "terms": [new.id for _, new in changed_ents],
+                "gone": sorted(
+                    {sk for old, _ in changed_ents for sk in term_rows(pk, old)}
+                    - {sk for _, new in changed_ents for sk in term_rows(pk, new)}
+                ),
+                "release": [
+                    [fact_claim_sk(f"{o.source_id}#{o.relation}#{o.target_id}"), o.id]
+                    for o, n in changed_edges
+                    if is_open(o) and not is_open(n)
+                ],
+                "passages": passages,
+            }
+            conn = EntityRow._get_connection().connection
+            try:
+                with TransactWrite(connection=conn) as tx:
+                    tx.update(
+                        TermRow(pk, intent_sk(txn)),
+                        actions=[TermRow.state.set(COMMITTED), TermRow.finish.set(pack(finish))],
+                        condition=TermRow.state == PENDING,
+                    )
+                    tx.update(
+                        DatasetRow(key.user_id, key.dataset),
+                        actions=[
+                            DatasetRow.entities.add(counts[0]),
+                            DatasetRow.edges.add(counts[1]),
+                            DatasetRow.artifacts.add(counts[2]),
+                        ],
+                        condition=DatasetRow.user_id.exists()
+                        & DatasetRow.deleted_at.does_not_exist(),
+                    )
+                    for old, new in changed_ents:
+                        row = keep_vectors(entity_row(pk, new), ent_rows[new.id])
+                        tx.save(row, condition=entity_unchanged(old))
+                    for old_e, new_e in changed_edges:
+                        # written "now": the read path covers the index's lag
+                        # with recent rows, so the fact's new state shows at once
+                        row = keep_vectors(edge_row(pk, new_e), edge_rows[new_e.id], time.time())
+                        tx.save(row, condition=edge_unchanged(old_e))
+                    # Provenance links removed (a split's moved mentions): with the flip.
+                    for sk in unlinks:
+                        tx.delete(LinkRow(pk, sk))
+                return out, finish
+            except TransactWriteError as exc:
+                reasons = [
+                    getattr(r, "code", None) == "ConditionalCheckFailed"
+                    for r in (exc.cancellation_reasons or [])
+                ]
+                if not any(reasons):
+                    raise
+                if reasons[0]:
+                    raise Busy("the write's leases were taken over; try again", 1) from exc
+                if len(reasons) > 1 and reasons[1]:
+                    raise NotFound(f"dataset {key.dataset!r} was deleted") from exc
+                cap = min(1.0, 0.05 * 2**attempt)
+                time.sleep(random.uniform(cap / 2, cap))
+        raise Busy("the rows to update kept changing; try again", 1)
+
+    def _read(
+        self, model: Any, convert: Callable[[Any], R], pk: str, ids: list[int]
+    ) -> dict[int, R]:
+        wanted = unique(ids)
+        if not wanted:
+            return {}
+        rows = list(model.batch_get([(pk, i) for i in wanted], consistent_read=True))
+        return {int(r.id): convert(r) for r in self.leases.visible(pk, rows)}
+
+    # --- after the commit point, and cleanup ---------------------------------------
+
+    def finish(self, pk: str, txn: str, keys: dict[str, Any], finish: dict[str, Any]) -> None:
+        """Roll a committed txn forward (idempotent: a crash here is finished
+        by the next commit in the dataset): tags off, the keyword rows of the
+        updated entities, the claims of the edges that ended; then the record."""
+        jobs: list[tuple[Any, Any, Any]] = []
+        for model, kind in (
+            (EntityRow, "entities"),
+            (EdgeRow, "edges"),
+            (ArtifactRow, "artifacts"),
+        ):
+            jobs += [(model, i, (model.txn.remove(),)) for i in keys.get(kind, [])]
+        claim_models: list[tuple[Any, str]] = [(NameRow, "names"), (TermRow, "facts")]
+        for model, kind in claim_models:
+            jobs += [
+                (model, sk, (model.txn.remove(), model.lease_until.remove()))
+                for sk in keys.get(kind, [])
+            ]
+
+        def untag(job: tuple[Any, Any, Any]) -> None:
+            model, rk, actions = job
+            try:
+                model(pk, rk).update(actions=list(actions), condition=model.txn == txn)
+            except PynamoDBException as exc:
+                if not is_condition_failure(exc):
+                    raise
+
+        self._map(untag, jobs)
+        self._map(lambda sk: self._drop(TermRow, pk, sk, txn), keys.get("locks", []))
+        if finish.get("terms"):
+            current = self._read(EntityRow, entity_from_row, pk, finish["terms"])
+            puts = {sk: r for e in current.values() for sk, r in term_rows(pk, e).items()}
+            gone = [TermRow(pk, sk) for sk in finish.get("gone", []) if sk not in puts]
+            batch_write(puts=list(puts.values()), deletes=gone)
+
+        def release(item: list[Any]) -> None:
+            sk, edge_id = item
+            if len(sk.encode()) > MAX_KEY_BYTES:
+                return
+            try:
+                TermRow(pk, sk).delete(condition=TermRow.entity_id == int(edge_id))
+            except PynamoDBException as exc:
+                if not is_condition_failure(exc):
+                    raise
+
+        self._map(release, finish.get("release", []))
+        if finish.get("passages"):
+            count_words(pk, self._read(ArtifactRow, lambda r: r, pk, finish["passages"]))
+        crash_point("untagged")
+        TermRow(pk, intent_sk(txn)).delete()
+
+    def cleanup(self, pk: str, txn: str, keys: dict[str, Any]) -> None:
+        """Remove what an aborted txn wrote (its IDs and keys are its own):
+        the claims first, since they are what other calls wait for."""
+        claims: list[tuple[Any, str]] = [(NameRow, sk) for sk in keys.get("names", [])]
+        claims += [(TermRow, sk) for sk in keys.get("facts", []) + keys.get("locks", [])]
+        self._map(lambda job: self._drop(job[0], pk, job[1], txn), claims)
+        rows: list[Model] = []
+        row_models: list[tuple[Any, str]] = [
+            (EntityRow, "entities"),
+            (EdgeRow, "edges"),
+            (ArtifactRow, "artifacts"),
+        ]
+        for model, kind in row_models:
+            rows += [model(pk, i) for i in keys.get(kind, [])]
+        rows += [TermRow(pk, sk) for sk in keys.get("terms", [])]
+        rows += [LinkRow(pk, sk) for sk in keys.get("links", [])]
+        batch_write(deletes=rows)
+
+    @staticmethod
+    def _drop(model: Any, pk: str, rk: str, txn: str) -> None:
+        """Delete a claim or lock, if ``txn`` still holds it."""
+        try:
+            model(pk, rk).delete(condition=model.txn == txn)
+        except PynamoDBException as exc:
+            if not is_condition_failure(exc):
+                raise
+
+    def abort(self, key: DatasetKey, txn: str) -> None:
+        claims = self.leases.forget(txn)
+        pk = key.pk
+        if not self.leases.mark_aborted(pk, txn, time.time(), owner=True):
+            return  # committed: nothing to undo
+        try:
+            record = TermRow.get(pk, intent_sk(txn), consistent_read=True)
+            keys = unpack(record.keys)
+        except TermRow.DoesNotExist:
+            keys = {}
+        keys.setdefault("names", claims.get("names", []))
+        keys.setdefault("facts", claims.get("facts", []))
+        keys.setdefault("locks", claims.get("locks", []))
+        self.cleanup(pk, txn, keys)
+        TermRow(pk, intent_sk(txn)).delete()
+
+    def recover(self, key: DatasetKey) -> None:
+        """Finish or remove the leftovers of calls whose lease ended (one
+        Query on the dataset's commit records)."""
+        pk, now = key.pk, time.time()
+        for rec in TermRow.query(pk, TermRow.sk.startswith(INTENT_PREFIX), consistent_read=True):
+            txn, lease_until = rec.sk[len(INTENT_PREFIX) :], float(rec.lease_until or 0)
+            if lease_until > now:
+                continue
+            if rec.state == COMMITTED:
+                log.warning("finishing the commit of %s, left by a call that died", txn)
+                self.finish(pk, txn, unpack(rec.keys), unpack(rec.finish))
+            elif rec.state == PENDING or (rec.state == ABORTED and rec.keys):
+                if self.leases.mark_aborted(pk, txn, lease_until):
+                    log.warning("removing the rows of %s, left by a call that died", txn)
+                    self.cleanup(pk, txn, unpack(rec.keys))
+                    # a marker, kept while a late call of that txn could still try
+                    TermRow(pk, intent_sk(txn)).update(actions=[TermRow.keys.remove()])
+            elif lease_until + self.leases.lease_s < now:
+                TermRow(pk, intent_sk(txn)).delete()

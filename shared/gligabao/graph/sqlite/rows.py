@@ -1,0 +1,53 @@
+"""The SQLite graph store's columns and how its rows become models: shared by
+the reads (``store.py``) and the commit (``write.py``)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from ...models import Artifact, Dataset, Edge, Entity
+from ...text import index_terms
+
+ENTITY_COLS = "id, name, type, description, created_at, updated_at, lat, lon"
+EDGE_COLS = (
+    "id, source_id, target_id, relation, description, artifact_id, valid_at, invalid_at, "
+    "created_at, expired_at"
+)
+ARTIFACT_COLS = "id, text, created_at, reference_time, session_id, parent_id, idx, call_id, summary"
+
+
+def unique(values: Iterable[Any]) -> list[Any]:
+    return list(dict.fromkeys(values))
+
+
+def marks(n: int) -> str:
+    """``n`` placeholders for an ``IN (...)`` list."""
+    return ",".join("?" * n)
+
+
+def is_open(e: Edge) -> bool:
+    """Live and not ended: the edge that holds its triple's fact claim."""
+    return e.expired_at is None and e.invalid_at is None
+
+
+def entity_of(row: tuple[Any, ...]) -> Entity:
+    return Entity(*row)
+
+
+def edge_of(row: tuple[Any, ...]) -> Edge:
+    return Edge(*row)
+
+
+def artifact_of(row: tuple[Any, ...]) -> Artifact:
+    return Artifact(*row)
+
+
+def dataset_of(row: tuple[Any, ...]) -> Dataset:
+    return Dataset(name=row[0], created_at=row[1], entities=row[2], edges=row[3], artifacts=row[4])
+
+
+def entity_terms(e: Entity) -> list[tuple[str, bool, bool]]:
+    """The keyword rows of an entity: (term, in its name, in its description)."""
+    in_name, in_desc = index_terms(e.name), index_terms(e.description)
+    return [(t, t in in_name, t in in_desc) for t in sorted(in_name | in_desc)]

@@ -1,0 +1,339 @@
+"""The graph store on the embedded SQLite file (``gligabao.sqlite.db``).
+
+The same contract as the DynamoDB adapter (tests/contract/test_graph_store.py
+runs one suite on both). Where DynamoDB needs conditional puts and undo lists,
+SQLite has transactions: ``commit`` merges every update into the rows as they
+are and writes every row inside one ``BEGIN IMMEDIATE``, so a failure or a
+killed process leaves either all of a remember or none of it. Claims (names,
+facts) are rows, taken with ``INSERT OR IGNORE`` under the same write lock;
+their leases are the calls of this process (``claims.py``); the
+commit itself is ``write.py``.
+
+Every ``sqlite3`` failure leaves this module as ``UpstreamError``; "not found"
+is None or empty, never an error.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from ... import clock
+from ...errors import NotFound, UpstreamError
+from ...models import (
+    Artifact,
+    Committed,
+    Dataset,
+    DatasetKey,
+    Edge,
+    Entity,
+    GraphWrite,
+    KeywordHit,
+)
+from ...sqlite.db import Database, sqlite_errors
+from .claims import SqliteClaims
+from .rows import (
+    ARTIFACT_COLS,
+    EDGE_COLS,
+    ENTITY_COLS,
+    artifact_of,
+    dataset_of,
+    edge_of,
+    entity_of,
+    marks,
+    unique,
+)
+from .write import apply
+
+ITER_PAGE = 500  # rows per read while iterating a dataset
+PARTITIONED = ("entities", "terms", "names", "facts", "edges", "artifacts", "links")
+
+
+class SqliteGraphStore:
+    """GraphStore on one SQLite file, shared with the vectors and records."""
+
+    def __init__(self, db: Database, lease_wait_s: float = 5.0) -> None:
+        self.db = db
+        self.requests = 0  # statements of the query path, for the benchmarks
+        self._claims = SqliteClaims(db, lease_wait_s)
+
+    def close(self) -> None:
+        """The database is closed by its owner (it is shared)."""
+
+    def _rows(self, sql: str, args: Iterable[Any]) -> list[tuple[Any, ...]]:
+        with self.db.connect() as conn:
+            self.requests += 1
+            return conn.execute(sql, tuple(args)).fetchall()
+
+    # --- datasets ------------------------------------------------------------------
+
+    @sqlite_errors("graph store get_dataset")
+    def get_dataset(self, key: DatasetKey) -> Dataset | None:
+        rows = self._rows(
+            "SELECT name, created_at, entities, edges, artifacts FROM datasets "
+            "WHERE user_id = ? AND name = ? AND deleted_at IS NULL",
+            (key.user_id, key.dataset),
+        )
+        return dataset_of(rows[0]) if rows else None
+
+    @sqlite_errors("graph store ensure_dataset")
+    def ensure_dataset(self, key: DatasetKey) -> Dataset:
+        with self.db.write() as conn:
+            # A deleted dataset's name in use again: a new, empty dataset whose
+            # ID counters go on from the old one's (IDs are never reused).
+            conn.execute(
+                "INSERT INTO datasets (user_id, name, created_at) VALUES (?, ?, ?) "
+                "ON CONFLICT (user_id, name) DO UPDATE SET deleted_at = NULL, "
+                "created_at = excluded.created_at WHERE deleted_at IS NOT NULL",
+                (key.user_id, key.dataset, clock.now_str()),
+            )
+        found = self.get_dataset(key)
+        if found is None:  # deleted between the insert and the read
+            raise UpstreamError("graph store ensure_dataset failed: dataset vanished")
+        return found
+
+    @sqlite_errors("graph store list_datasets")
+    def list_datasets(self, user_id: str) -> list[Dataset]:
+        rows = self._rows(
+            "SELECT name, created_at, entities, edges, artifacts FROM datasets "
+            "WHERE user_id = ? AND deleted_at IS NULL ORDER BY name",
+            (user_id,),
+        )
+        return [dataset_of(r) for r in rows]
+
+    @sqlite_errors("graph store delete_dataset")
+    def delete_dataset(self, key: DatasetKey) -> bool:
+        with self.db.write() as conn:
+            for table in PARTITIONED:
+                conn.execute(f"DELETE FROM {table} WHERE pk = ?", (key.pk,))
+            # The row stays, marked deleted, with its ID counters: a vector
+            # left anywhere can never resolve to a later row of the same name.
+            cur = conn.execute(
+                "UPDATE datasets SET deleted_at = ?, entities = 0, edges = 0, artifacts = 0 "
+                "WHERE user_id = ? AND name = ? AND deleted_at IS NULL",
+                (clock.now_str(), key.user_id, key.dataset),
+            )
+            return cur.rowcount > 0
+
+    @sqlite_errors("graph store allocate_ids")
+    def allocate_ids(
+        self, key: DatasetKey, entities: int, edges: int, artifacts: int
+    ) -> tuple[int, int, int]:
+        if min(entities, edges, artifacts) < 0:
+            raise ValueError("allocate_ids: negative block size")
+        with self.db.write() as conn:
+            row = conn.execute(
+                "UPDATE datasets SET next_entity = next_entity + ?, next_edge = next_edge + ?, "
+                "next_artifact = next_artifact + ? WHERE user_id = ? AND name = ? "
+                "AND deleted_at IS NULL RETURNING next_entity, next_edge, next_artifact",
+                (entities, edges, artifacts, key.user_id, key.dataset),
+            ).fetchone()
+        if row is None:
+            raise NotFound(f"dataset {key.dataset!r} does not exist")
+        return row[0] - entities + 1, row[1] - edges + 1, row[2] - artifacts + 1
+
+    # --- reads ---------------------------------------------------------------------
+
+    def _by_ids(self, table: str, cols: str, key: DatasetKey, ids: list[int]) -> list[Any]:
+        wanted = unique(int(i) for i in ids)
+        if not wanted:
+            return []
+        return self._rows(
+            f"SELECT {cols} FROM {table} WHERE pk = ? AND id IN ({marks(len(wanted))})",
+            (key.pk, *wanted),
+        )
+
+    @sqlite_errors("graph store get_entities")
+    def get_entities(self, key: DatasetKey, ids: list[int]) -> dict[int, Entity]:
+        return {r[0]: entity_of(r) for r in self._by_ids("entities", ENTITY_COLS, key, ids)}
+
+    @sqlite_errors("graph store get_edges")
+    def get_edges(self, key: DatasetKey, ids: list[int]) -> dict[int, Edge]:
+        return {r[0]: edge_of(r) for r in self._by_ids("edges", EDGE_COLS, key, ids)}
+
+    @sqlite_errors("graph store get_artifacts")
+    def get_artifacts(self, key: DatasetKey, ids: list[int]) -> dict[int, Artifact]:
+        return {r[0]: artifact_of(r) for r in self._by_ids("artifacts", ARTIFACT_COLS, key, ids)}
+
+    @sqlite_errors("graph store keyword_hits")
+    def keyword_hits(self, key: DatasetKey, terms: list[str], per_term: int) -> list[KeywordHit]:
+        wanted = [t for t in unique(terms) if t and "#" not in t]
+        if not wanted or per_term <= 0:
+            return []
+        out: list[KeywordHit] = []
+        with self.db.read() as conn:
+            for term in wanted:
+                self.requests += 1
+                rows = conn.execute(
+                    "SELECT entity_id, in_name, in_description, norm_name, updated_at FROM terms "
+                    "WHERE pk = ? AND term = ? ORDER BY entity_id DESC LIMIT ?",
+                    (key.pk, term, per_term),
+                ).fetchall()
+                out += [KeywordHit(r[0], term, bool(r[1]), bool(r[2]), r[3], r[4]) for r in rows]
+        return out
+
+    @sqlite_errors("graph store recent_entities")
+    def recent_entities(self, key: DatasetKey, limit: int) -> list[Entity]:
+        if limit <= 0:
+            return []
+        rows = self._rows(
+            f"SELECT {ENTITY_COLS} FROM entities WHERE pk = ? "
+            "ORDER BY updated_at DESC, id DESC LIMIT ?",
+            (key.pk, limit),
+        )
+        return [entity_of(r) for r in rows]
+
+    @sqlite_errors("graph store recent_artifacts")
+    def recent_artifacts(self, key: DatasetKey, limit: int) -> list[Artifact]:
+        if limit <= 0:
+            return []
+        rows = self._rows(
+            f"SELECT {ARTIFACT_COLS} FROM artifacts WHERE pk = ? ORDER BY id DESC LIMIT ?",
+            (key.pk, limit),
+        )
+        return [artifact_of(r) for r in rows]
+
+    @sqlite_errors("graph store live_edges_around")
+    def live_edges_around(self, key: DatasetKey, entity_ids: list[int], limit: int) -> list[Edge]:
+        return self._edges_around(key, entity_ids, limit, live=True)
+
+    @sqlite_errors("graph store expired_edges_around")
+    def expired_edges_around(
+        self, key: DatasetKey, entity_ids: list[int], limit: int
+    ) -> list[Edge]:
+        return self._edges_around(key, entity_ids, limit, live=False)
+
+    def _edges_around(
+        self, key: DatasetKey, entity_ids: list[int], limit: int, *, live: bool
+    ) -> list[Edge]:
+        ids = unique(int(i) for i in entity_ids)
+        if not ids or limit <= 0:
+            return []
+        # Per entity and side, the newest ``limit`` edges from a partial index
+        # (named: the planner would otherwise walk the whole dataset by
+        # primary key); bounded like DynamoDB's two GSI queries.
+        kind, cond = ("live", "IS NULL") if live else ("gone", "IS NOT NULL")
+        found: dict[int, tuple[Any, ...]] = {}
+        with self.db.read() as conn:
+            for side, column in (("src", "source_id"), ("dst", "target_id")):
+                for entity_id in ids:
+                    self.requests += 1
+                    for r in conn.execute(
+                        f"SELECT {EDGE_COLS} FROM edges INDEXED BY edges_{kind}_{side} "
+                        f"WHERE pk = ? AND {column} = ? AND expired_at {cond} "
+                        "ORDER BY id DESC LIMIT ?",
+                        (key.pk, entity_id, limit),
+                    ):
+                        found[r[0]] = r
+        return [edge_of(found[i]) for i in sorted(found, reverse=True)[:limit]]
+
+    @sqlite_errors("graph store session_texts")
+    def session_texts(
+        self, key: DatasetKey, session_id: str, limit: int, before: int | None = None
+    ) -> list[Artifact]:
+        if limit <= 0:
+            return []
+        rows = self._rows(
+            f"SELECT {ARTIFACT_COLS} FROM artifacts INDEXED BY artifacts_by_session "
+            "WHERE pk = ? AND session_id = ? AND parent_id IS NULL AND id < ? "
+            "ORDER BY id DESC LIMIT ?",
+            (key.pk, session_id, before if before is not None else 2**62, limit),
+        )
+        return [artifact_of(r) for r in rows]
+
+    @sqlite_errors("graph store entity_ids_by_names")
+    def entity_ids_by_names(self, key: DatasetKey, norm_names: list[str]) -> dict[str, int]:
+        names = [n for n in unique(norm_names) if n]
+        if not names:
+            return {}
+        rows = self._rows(
+            f"SELECT norm_name, entity_id FROM names WHERE pk = ? "
+            f"AND norm_name IN ({marks(len(names))})",
+            (key.pk, *names),
+        )
+        return {r[0]: r[1] for r in rows}
+
+    # --- claims (claims.py) ----------------------------------------------------------
+
+    @sqlite_errors("graph store claim_names")
+    def claim_names(self, key: DatasetKey, txn: str, claims: dict[str, int]) -> dict[str, int]:
+        out = dict(claims)  # an empty name is not claimable: nothing to collide with
+        for name, entity_id in sorted(claims.items()):
+            if name:
+                out[name] = self._claims.claim(key, txn, "name", name, entity_id)
+        return out
+
+    @sqlite_errors("graph store claim_facts")
+    def claim_facts(self, key: DatasetKey, txn: str, claims: dict[str, int]) -> dict[str, int]:
+        return {
+            t: self._claims.claim(key, txn, "fact", t, edge_id)
+            for t, edge_id in sorted(claims.items())
+        }
+
+    @sqlite_errors("graph store abort")
+    def abort(self, key: DatasetKey, txn: str) -> None:
+        self._claims.release(txn)
+
+    # --- provenance and export -----------------------------------------------------
+
+    def _links(self, key: DatasetKey, kind: str, row_id: int) -> list[int]:
+        rows = self._rows(
+            "SELECT artifact_id FROM links WHERE pk = ? AND kind = ? AND row_id = ? "
+            "ORDER BY artifact_id",
+            (key.pk, kind, int(row_id)),
+        )
+        return [r[0] for r in rows]
+
+    @sqlite_errors("graph store entity_artifacts")
+    def entity_artifacts(self, key: DatasetKey, entity_id: int) -> list[int]:
+        return self._links(key, "E", entity_id)
+
+    @sqlite_errors("graph store edge_artifacts")
+    def edge_artifacts(self, key: DatasetKey, edge_id: int) -> list[int]:
+        return self._links(key, "D", edge_id)
+
+    def _iter(self, table: str, cols: str, key: DatasetKey) -> Iterator[tuple[Any, ...]]:
+        # Pages by ID, each its own short read: a long export never holds a
+        # snapshot that keeps the WAL from being checkpointed.
+        after = 0
+        while True:
+            rows = self._rows(
+                f"SELECT {cols} FROM {table} WHERE pk = ? AND id > ? ORDER BY id LIMIT ?",
+                (key.pk, after, ITER_PAGE),
+            )
+            yield from rows
+            if len(rows) < ITER_PAGE:
+                return
+            after = rows[-1][0]
+
+    def iter_entities(self, key: DatasetKey) -> Iterator[Entity]:
+        return (entity_of(r) for r in self._iter_mapped("entities", ENTITY_COLS, key))
+
+    def iter_edges(self, key: DatasetKey) -> Iterator[Edge]:
+        return (edge_of(r) for r in self._iter_mapped("edges", EDGE_COLS, key))
+
+    def iter_artifacts(self, key: DatasetKey) -> Iterator[Artifact]:
+        return (artifact_of(r) for r in self._iter_mapped("artifacts", ARTIFACT_COLS, key))
+
+    def _iter_mapped(self, table: str, cols: str, key: DatasetKey) -> Iterator[tuple[Any, ...]]:
+        try:
+            yield from self._iter(table, cols, key)
+        except sqlite3.Error as exc:
+            raise UpstreamError(f"graph store iter_{table} failed: {exc}") from exc
+
+    # --- writes --------------------------------------------------------------------
+
+    def commit(self, key: DatasetKey, write: GraphWrite) -> Committed:
+        try:
+            with self.db.write() as conn:
+                done = apply(conn, key, write)
+        except NotFound:
+            raise
+        except sqlite3.Error as exc:
+            raise UpstreamError(
+                "graph store write failed: a database error", detail=f"{type(exc).__name__}: {exc}"
+            ) from exc
+        if write.txn:
+            self._claims.forget(write.txn)
+        return done

@@ -1,0 +1,147 @@
+"""The SQLite graph store's commit: one remember's rows and updates, applied
+inside one write transaction (the caller's ``BEGIN IMMEDIATE``), so that a
+failure or a killed process leaves all of it or none of it."""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+from ...errors import NotFound, UpstreamError
+from ...models import Committed, DatasetKey, Entity, GraphWrite
+from ...text import normalize_name
+from ..port import fact_triple
+from .rows import (
+    ARTIFACT_COLS,
+    EDGE_COLS,
+    ENTITY_COLS,
+    edge_of,
+    entity_of,
+    entity_terms,
+    is_open,
+)
+
+
+def apply(conn: sqlite3.Connection, key: DatasetKey, write: GraphWrite) -> Committed:
+    pk = key.pk
+    n_ent, n_edge, n_art = len(write.new_entities), len(write.new_edges), len(write.artifacts)
+    # The dataset first: a write to a deleted dataset fails before any row.
+    cur = conn.execute(
+        "UPDATE datasets SET entities = entities + ?, edges = edges + ?, "
+        "artifacts = artifacts + ? WHERE user_id = ? AND name = ? AND deleted_at IS NULL",
+        (n_ent, n_edge, n_art, key.user_id, key.dataset),
+    )
+    if cur.rowcount == 0:
+        raise NotFound(f"dataset {key.dataset!r} does not exist")
+    conn.executemany(
+        f"INSERT OR REPLACE INTO artifacts (pk, {ARTIFACT_COLS}) VALUES (?{', ?' * 9})",
+        [
+            (
+                pk,
+                a.id,
+                a.text,
+                a.created_at,
+                a.reference_time,
+                a.session_id,
+                a.parent_id,
+                a.index,
+                a.call_id,
+                a.summary,
+            )
+            for a in write.artifacts
+        ],
+    )
+    for entity in write.new_entities:
+        put_entity(conn, pk, entity)
+    conn.executemany(
+        f"INSERT OR REPLACE INTO edges (pk, {EDGE_COLS}) VALUES (?{', ?' * 10})",
+        [
+            (
+                pk,
+                e.id,
+                e.source_id,
+                e.target_id,
+                e.relation,
+                e.description,
+                e.artifact_id,
+                e.valid_at,
+                e.invalid_at,
+                e.created_at,
+                e.expired_at,
+            )
+            for e in write.new_edges
+        ],
+    )
+    links = [("E", e, a) for e, a in write.entity_links]
+    links += [("D", e, a) for e, a in write.edge_links]
+    conn.executemany(
+        "INSERT OR IGNORE INTO links (pk, kind, row_id, artifact_id) VALUES (?, ?, ?, ?)",
+        [(pk, *link) for link in links],
+    )
+    conn.executemany(
+        "DELETE FROM links WHERE pk = ? AND kind = 'E' AND row_id = ? AND artifact_id = ?",
+        [(pk, e, a) for e, a in write.entity_unlinks],
+    )
+    done = Committed()
+    # Inside the write lock: the rows as they are now, merged.
+    for eu in write.entity_updates:
+        cur_ent = entity_of(_stored(conn, "entities", ENTITY_COLS, pk, eu.id, "an entity"))
+        new = eu.apply(cur_ent, write.now)
+        done.entities[eu.id] = new
+        if new != cur_ent:
+            conn.execute("DELETE FROM terms WHERE pk = ? AND entity_id = ?", (pk, eu.id))
+            put_entity(conn, pk, new)
+    for du in write.edge_updates:
+        old_edge = edge_of(_stored(conn, "edges", EDGE_COLS, pk, du.id, "an edge"))
+        new_edge = du.apply(old_edge)
+        done.edges[du.id] = new_edge
+        conn.execute(
+            "UPDATE edges SET invalid_at = ?, expired_at = ? WHERE pk = ? AND id = ?",
+            (new_edge.invalid_at, new_edge.expired_at, pk, du.id),
+        )
+        if is_open(old_edge) and not is_open(new_edge):
+            # superseded or ended: the triple is free for a new period
+            triple = fact_triple(old_edge.source_id, old_edge.relation, old_edge.target_id)
+            conn.execute(
+                "DELETE FROM facts WHERE pk = ? AND triple = ? AND edge_id = ?",
+                (pk, triple, old_edge.id),
+            )
+    return done
+
+
+def _stored(
+    conn: sqlite3.Connection, table: str, cols: str, pk: str, row_id: int, what: str
+) -> tuple[Any, ...]:
+    """The row to update as it is now; ``what`` names it if it is gone."""
+    row = conn.execute(
+        f"SELECT {cols} FROM {table} WHERE pk = ? AND id = ?", (pk, row_id)
+    ).fetchone()
+    if row is None:
+        raise UpstreamError(f"graph store write failed: {what} to update is gone")
+    return row
+
+
+def put_entity(conn: sqlite3.Connection, pk: str, e: Entity) -> None:
+    """An entity's row and its keyword rows (``terms``)."""
+    norm = normalize_name(e.name)
+    conn.execute(
+        f"INSERT OR REPLACE INTO entities (pk, {ENTITY_COLS}, norm_name) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            pk,
+            e.id,
+            e.name,
+            e.type,
+            e.description,
+            e.created_at,
+            e.updated_at,
+            e.lat,
+            e.lon,
+            norm,
+        ),
+    )
+    conn.executemany(
+        "INSERT OR REPLACE INTO terms (pk, term, entity_id, in_name, in_description, "
+        "norm_name, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        [(pk, t, e.id, n, d, norm, e.updated_at) for t, n, d in entity_terms(e)],
+    )

@@ -1,0 +1,1 @@
+"""Idempotent remember: the port, and its persistence on DynamoDB or the SQLite file."""

@@ -1,0 +1,93 @@
+"""Idempotency on DynamoDB (Powertools' DynamoDB persistence layer), for
+responses of any size: DynamoDB refuses an item past 400 KB, and a record
+that fails to save after the graph was written would make the retry write
+everything again. A response past ``INLINE_MAX`` is stored zlib-compressed;
+one still too large once compressed is stored by reference, in parts (items
+of the same table, with the record's expiry), and the record keeps the
+reference."""
+
+from __future__ import annotations
+
+import base64
+import json
+import time
+import uuid
+import zlib
+from typing import Any
+
+from ..errors import UpstreamError
+from .runner import PowertoolsIdempotency
+
+STORED = "__gb_stored__"  # the envelope key (no remember response has it)
+INLINE_MAX = 64 * 1024  # bytes of JSON stored as they are
+PART_BYTES = 256 * 1024  # compressed bytes per part item (items stop at 400 KB)
+
+
+def pack(response: dict[str, Any], client: Any, table: str, ttl_s: int) -> dict[str, Any]:
+    """What the record stores for ``response`` (see the module's doc)."""
+    raw = json.dumps(response, separators=(",", ":")).encode()
+    if len(raw) <= INLINE_MAX:
+        return response
+    packed = zlib.compress(raw, 6)
+    if len(packed) <= PART_BYTES:
+        return {STORED: {"z": base64.b64encode(packed).decode()}}
+    ref = uuid.uuid4().hex
+    expires = int(time.time()) + ttl_s
+    parts = [packed[i : i + PART_BYTES] for i in range(0, len(packed), PART_BYTES)]
+    for i, part in enumerate(parts):
+        client.put_item(
+            TableName=table,
+            Item={
+                "id": {"S": f"gb-part#{ref}#{i}"},
+                "data": {"B": part},
+                "expiration": {"N": str(expires)},
+            },
+        )
+    return {STORED: {"ref": ref, "parts": len(parts)}}
+
+
+def unpack(stored: dict[str, Any], client: Any, table: str) -> dict[str, Any]:
+    envelope = stored.get(STORED)
+    if not isinstance(envelope, dict):
+        return stored
+    if "z" in envelope:
+        packed = base64.b64decode(envelope["z"])
+    else:
+        chunks = []
+        for i in range(int(envelope["parts"])):
+            item = client.get_item(
+                TableName=table,
+                Key={"id": {"S": f"gb-part#{envelope['ref']}#{i}"}},
+                ConsistentRead=True,
+            ).get("Item")
+            if item is None:
+                raise UpstreamError("the idempotency store lost part of a stored response")
+            chunks.append(item["data"]["B"])
+        packed = b"".join(chunks)
+    result: dict[str, Any] = json.loads(zlib.decompress(packed))
+    return result
+
+
+class PartedResponses:
+    """``pack`` and ``unpack`` on one table: the Responses of the runner."""
+
+    def __init__(self, client: Any, table: str, ttl_s: int) -> None:
+        self.client, self.table, self.ttl_s = client, table, ttl_s
+
+    def pack(self, response: dict[str, Any]) -> dict[str, Any]:
+        return pack(response, self.client, self.table, self.ttl_s)
+
+    def unpack(self, stored: dict[str, Any]) -> dict[str, Any]:
+        return unpack(stored, self.client, self.table)
+
+
+def dynamodb_idempotency(
+    table: str, endpoint: str | None, region: str, ttl_s: int
+) -> PowertoolsIdempotency:
+    """Idempotency records in ``table`` (the stack's idempotency table)."""
+    import boto3
+    from aws_lambda_powertools.utilities.idempotency import DynamoDBPersistenceLayer
+
+    client = boto3.client("dynamodb", endpoint_url=endpoint or None, region_name=region)
+    store = DynamoDBPersistenceLayer(table_name=table, boto3_client=client)
+    return PowertoolsIdempotency(store, ttl_s, PartedResponses(client, table, ttl_s))

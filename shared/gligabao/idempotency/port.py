@@ -1,0 +1,18 @@
+"""The idempotency port: run a remember once per user and key. The same user
+and key return the first call's response and write nothing new; a failed
+attempt leaves no record, so its retry does the work."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Protocol
+
+Work = Callable[[], dict[str, Any]]
+
+
+class Idempotency(Protocol):
+    def once(
+        self, user_id: str, key: str, work: Work, lambda_context: Any = None
+    ) -> dict[str, Any]:
+        """``work()``'s response, or the stored response of the first call
+        with this user and key. Conflict while that call is still running."""

@@ -1,0 +1,76 @@
+"""Idempotency on Powertools' idempotency utility, over any of its
+persistence layers (``dynamodb.py``, ``sqlite.py``). A store whose items are
+bounded in size passes ``Responses`` that pack a response before it is saved
+and unpack it when it is replayed."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any, Protocol
+
+from aws_lambda_powertools.utilities.idempotency import IdempotencyConfig, idempotent_function
+from aws_lambda_powertools.utilities.idempotency.exceptions import (
+    IdempotencyAlreadyInProgressError,
+    IdempotencyPersistenceLayerError,
+)
+from aws_lambda_powertools.utilities.idempotency.persistence.base import BasePersistenceLayer
+
+from ..errors import Conflict, UpstreamError
+from .port import Work
+
+
+class Responses(Protocol):
+    """How a store keeps a response it could not hold as it is."""
+
+    def pack(self, response: dict[str, Any]) -> dict[str, Any]: ...
+
+    def unpack(self, stored: dict[str, Any]) -> dict[str, Any]: ...
+
+
+class PowertoolsIdempotency:
+    """The Idempotency port on a Powertools persistence layer."""
+
+    def __init__(
+        self, store: BasePersistenceLayer, ttl_s: int, responses: Responses | None = None
+    ) -> None:
+        self.config = IdempotencyConfig(expires_after_seconds=ttl_s, use_local_cache=False)
+        self.responses = responses
+
+        @idempotent_function(
+            data_keyword_argument="request_key", persistence_store=store, config=self.config
+        )
+        def remember_once(request_key: dict[str, str], work: Work) -> dict[str, Any]:
+            response = work()
+            return response if responses is None else responses.pack(response)
+
+        self._remember_once = remember_once
+
+    def _run(self, request_key: dict[str, str], work: Work) -> dict[str, Any]:
+        fresh: list[dict[str, Any]] = []
+
+        def keep() -> dict[str, Any]:
+            fresh.append(work())
+            return fresh[0]
+
+        stored: dict[str, Any] = self._remember_once(request_key=request_key, work=keep)
+        # this call did the work: its response as it is; a replay: unpacked
+        if fresh:
+            return fresh[0]
+        return stored if self.responses is None else self.responses.unpack(stored)
+
+    def once(
+        self, user_id: str, key: str, work: Work, lambda_context: Any = None
+    ) -> dict[str, Any]:
+        try:
+            with warnings.catch_warnings():
+                if lambda_context is None:
+                    # The local server has no Lambda context: no remaining time to
+                    # record, which is what Powertools warns about.
+                    warnings.simplefilter("ignore", UserWarning)
+                else:
+                    self.config.register_lambda_context(lambda_context)
+                return self._run({"user_id": user_id, "key": key}, work)
+        except IdempotencyAlreadyInProgressError as exc:
+            raise Conflict("a remember with this Idempotency-Key is still in progress") from exc
+        except IdempotencyPersistenceLayerError as exc:
+            raise UpstreamError("the idempotency store failed") from exc

@@ -1,0 +1,1 @@
+"""MCP over streamable HTTP: the JSON-RPC server the MCP handler runs."""

@@ -1,0 +1,278 @@
+"""MCP over streamable HTTP in its stateless form: each POST carries one
+JSON-RPC message and is answered with one JSON response; no session, no
+server-sent events, so that a Lambda function behind API Gateway can serve it.
+
+The messages and results are the ``mcp_types`` models of the official SDK
+(a small package: pydantic only). Its server is not used: it runs on an ASGI
+stack (starlette, uvicorn, anyio) that a Lambda handler does not need.
+
+Tools are the API's own request and response models: their input and output
+schemas are generated from them, and a tool's arguments go through the same
+validation as an HTTP body, so a field the API gains, the tool gains. Errors
+keep the HTTP API's messages; the HTTP status travels in ``error.data``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import mcp_types as types
+from mcp_types import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    UNSUPPORTED_PROTOCOL_VERSION,
+    ErrorData,
+    JSONRPCError,
+    JSONRPCNotification,
+    JSONRPCRequest,
+    JSONRPCResponse,
+    RequestId,
+)
+from pydantic import BaseModel, ValidationError
+
+from ..api.requests import validate
+from ..errors import GbError
+
+# The handshake revisions from 2025-06-18 on; a client that offers another is
+# answered with the newest, as the specification asks.
+PROTOCOL_VERSIONS = ("2025-06-18", "2025-11-25")
+LATEST = PROTOCOL_VERSIONS[-1]
+SERVER_ERROR = -32000  # JSON-RPC's implementation-defined range: any other HTTP status
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who calls: ``principal`` is the token's user_id (it fills ``user_id``
+    and the tools' schemas leave it out), None for a trusted caller that names
+    the user in each call."""
+
+    principal: str | None
+    event: Any  # the API Gateway event, for the same authorization as HTTP
+    lambda_context: Any = None
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    name: str
+    description: str
+    request: type[BaseModel]
+    result: type[BaseModel]
+    run: Callable[[Caller, Any, dict[str, Any]], dict[str, Any]]
+    read_only: bool = True
+
+
+@dataclass(frozen=True)
+class Reply:
+    status: int
+    body: dict[str, Any] | None  # None: 202 Accepted, nothing to answer (a notification)
+
+
+class _RpcError(Exception):
+    def __init__(self, code: int, message: str, data: Any = None, status: int = 200) -> None:
+        super().__init__(message)
+        self.error = ErrorData(code=code, message=message, data=data)
+        self.status = status
+
+
+def _code(status: int) -> int:
+    if status == 400:
+        return INVALID_PARAMS
+    if status >= 500 and status not in (502, 503, 504):
+        return INTERNAL_ERROR
+    return SERVER_ERROR
+
+
+def status_error(status: int, message: str, **data: Any) -> ErrorData:
+    """An HTTP error as a JSON-RPC error: the same message, the status in ``data``."""
+    return ErrorData(code=_code(status), message=message, data={"status": status, **data})
+
+
+def domain_error(exc: GbError, call_id: str) -> ErrorData:
+    return status_error(exc.status, exc.message, call_id=call_id)
+
+
+def input_schema(model: type[BaseModel], principal_bound: bool) -> dict[str, Any]:
+    schema = model.model_json_schema(mode="validation")
+    if principal_bound:  # the token names the user: not an argument
+        schema["properties"].pop("user_id", None)
+        schema["required"] = [r for r in schema.get("required", []) if r != "user_id"]
+    return schema
+
+
+def output_schema(model: type[BaseModel]) -> dict[str, Any]:
+    return model.model_json_schema(mode="serialization")
+
+
+def _dump(model: BaseModel) -> dict[str, Any]:
+    return model.model_dump(by_alias=True, exclude_none=True, mode="json")
+
+
+def _result(model: BaseModel) -> dict[str, Any]:
+    out = _dump(model)
+    out.pop("resultType", None)  # a 2026-07-28 field: not in the revisions served here
+    return out
+
+
+def error_envelope(request_id: RequestId | None, error: ErrorData) -> dict[str, Any]:
+    """A JSON-RPC error response; its id is null when the request's is unknown."""
+    envelope = JSONRPCError(jsonrpc="2.0", id=request_id, error=error)
+    return {**_dump(envelope), "id": request_id}
+
+
+def _error_reply(status: int, request_id: RequestId | None, error: ErrorData) -> Reply:
+    return Reply(status, error_envelope(request_id, error))
+
+
+class McpServer:
+    def __init__(
+        self, name: str, version: str, tools: list[ToolSpec], instructions: str | None = None
+    ) -> None:
+        self.info = types.Implementation(name=name, version=version)
+        self.tools = {t.name: t for t in tools}
+        self.instructions = instructions
+
+    def handle(
+        self,
+        body: str | None,
+        protocol_header: str | None,
+        authenticate: Callable[[], str | None],
+        caller: Callable[[str | None], Caller],
+        call_id: str,
+    ) -> Reply:
+        """One POST. ``authenticate`` raises a GbError for a caller the HTTP
+        routes would refuse, and returns the principal; ``caller`` builds the
+        Caller of a tool call from it."""
+        try:
+            message = self._parse(body)
+        except _RpcError as exc:
+            return _error_reply(exc.status, None, exc.error)
+        request_id = message.id if isinstance(message, JSONRPCRequest) else None
+        try:
+            principal = authenticate()
+        except GbError as exc:
+            return _error_reply(exc.status, request_id, domain_error(exc, call_id))
+        if not isinstance(message, JSONRPCRequest):
+            return Reply(202, None)  # a notification or a response: nothing to answer
+        try:
+            self._check_version(protocol_header, message.method)
+            result = self._dispatch(message, caller(principal), principal is not None)
+        except _RpcError as exc:
+            return _error_reply(exc.status, request_id, exc.error)
+        except GbError as exc:
+            return _error_reply(200, request_id, domain_error(exc, call_id))
+        return Reply(200, _dump(JSONRPCResponse(jsonrpc="2.0", id=message.id, result=result)))
+
+    # ------------------------------------------------------------ the envelope
+
+    def _parse(self, body: str | None) -> JSONRPCRequest | JSONRPCNotification | None:
+        if body is None:
+            raise _RpcError(PARSE_ERROR, "the body must be JSON in UTF-8", status=400)
+        try:
+            raw = json.loads(body)
+        except json.JSONDecodeError as exc:
+            raise _RpcError(PARSE_ERROR, f"invalid JSON: {exc.msg}", status=400) from exc
+        if isinstance(raw, list):
+            raise _RpcError(
+                INVALID_REQUEST, "one JSON-RPC message per request (no batches)", status=400
+            )
+        if not isinstance(raw, dict) or raw.get("jsonrpc") != "2.0":
+            raise _RpcError(
+                INVALID_REQUEST, 'not a JSON-RPC 2.0 message ("jsonrpc": "2.0")', status=400
+            )
+        if "method" not in raw:
+            if ("result" in raw or "error" in raw) and "id" in raw:
+                return None  # a response to a server request: this server sends none
+            raise _RpcError(INVALID_REQUEST, "a JSON-RPC request needs a method", status=400)
+        model: type[JSONRPCRequest] | type[JSONRPCNotification] = (
+            JSONRPCRequest if "id" in raw else JSONRPCNotification
+        )
+        try:
+            return model.model_validate(raw)
+        except ValidationError as exc:
+            raise _RpcError(INVALID_REQUEST, _first_error(exc), status=400) from exc
+
+    def _check_version(self, header: str | None, method: str) -> None:
+        # The header is absent before the handshake settles a version.
+        if header is None or method == "initialize" or header in PROTOCOL_VERSIONS:
+            return
+        raise _RpcError(
+            UNSUPPORTED_PROTOCOL_VERSION,
+            f"unsupported MCP-Protocol-Version {header!r}",
+            {"supported": list(PROTOCOL_VERSIONS), "requested": header},
+            status=400,
+        )
+
+    # ------------------------------------------------------------ the methods
+
+    def _dispatch(
+        self, req: JSONRPCRequest, caller: Caller, principal_bound: bool
+    ) -> dict[str, Any]:
+        params = req.params or {}
+        if req.method == "initialize":
+            return self._initialize(params)
+        if req.method == "ping":
+            return {}
+        if req.method == "tools/list":
+            return _result(self._list_tools(principal_bound))
+        if req.method == "tools/call":
+            return _result(self._call_tool(params, caller))
+        raise _RpcError(METHOD_NOT_FOUND, f"method not found: {req.method}")
+
+    def _initialize(self, params: dict[str, Any]) -> dict[str, Any]:
+        try:
+            init = types.InitializeRequestParams.model_validate(params)
+        except ValidationError as exc:
+            raise _RpcError(INVALID_PARAMS, _first_error(exc)) from exc
+        version = init.protocol_version if init.protocol_version in PROTOCOL_VERSIONS else LATEST
+        result = types.InitializeResult(
+            protocol_version=version,
+            capabilities=types.ServerCapabilities(tools=types.ToolsCapability(list_changed=False)),
+            server_info=self.info,
+            instructions=self.instructions,
+        )
+        return _result(result)
+
+    def _list_tools(self, principal_bound: bool) -> types.ListToolsResult:
+        return types.ListToolsResult(
+            tools=[
+                types.Tool(
+                    name=t.name,
+                    description=t.description,
+                    input_schema=input_schema(t.request, principal_bound),
+                    output_schema=output_schema(t.result),
+                    annotations=types.ToolAnnotations(
+                        read_only_hint=t.read_only, destructive_hint=False, open_world_hint=False
+                    ),
+                )
+                for t in self.tools.values()
+            ]
+        )
+
+    def _call_tool(self, params: dict[str, Any], caller: Caller) -> types.CallToolResult:
+        try:
+            call = types.CallToolRequestParams.model_validate(params)
+        except ValidationError as exc:
+            raise _RpcError(INVALID_PARAMS, _first_error(exc)) from exc
+        spec = self.tools.get(call.name)
+        if spec is None:
+            raise _RpcError(INVALID_PARAMS, f"unknown tool: {call.name}")
+        arguments = dict(call.arguments or {})
+        if caller.principal is not None:
+            arguments.setdefault("user_id", caller.principal)
+        req = validate(spec.request, arguments)  # BadRequest: the HTTP API's message
+        result = spec.run(caller, req, arguments)
+        return types.CallToolResult(
+            content=[types.TextContent(text=json.dumps(result))], structured_content=result
+        )
+
+
+def _first_error(exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    loc = ".".join(str(p) for p in err["loc"]) or "params"
+    return f"{loc}: {err['msg']}"

@@ -1,0 +1,1 @@
+"""The record store on DynamoDB."""

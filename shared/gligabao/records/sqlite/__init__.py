@@ -1,0 +1,1 @@
+"""The record store in the embedded SQLite file."""

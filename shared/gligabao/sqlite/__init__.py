@@ -1,0 +1,1 @@
+"""The embedded store's one SQLite file, shared by every SQLite adapter."""

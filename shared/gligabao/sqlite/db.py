@@ -1,0 +1,231 @@
+"""The embedded store's one SQLite file: connections, transactions, schema.
+
+The graph, its vectors, the call records and the idempotency keys of
+`gligabao serve` live in one file (default ``./.gligabao/gligabao.db``), so
+that a copy of the file is a copy of the memory. WAL mode lets readers run
+while a writer commits; ``synchronous=FULL`` makes a commit that returned
+durable across a power cut, not only across a killed process. Writers take
+the lock up front (``BEGIN IMMEDIATE``): a read-then-write transaction never
+fails half-way on a lock upgrade.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import ParamSpec, TypeVar
+
+from ..errors import UpstreamError, mapped_to_upstream
+
+DEFAULT_PATH = ".gligabao/gligabao.db"
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def sqlite_errors(what: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
+    """Map any sqlite3 failure of the wrapped method to UpstreamError. The
+    client sees what failed; the exception itself goes to the log only (as
+    DynamoDB's errors do, see dynamodb/batch.py). Domain errors pass through."""
+
+    def to_error(exc: BaseException) -> UpstreamError:
+        detail = f"{type(exc).__name__}: {exc}"
+        return UpstreamError(f"{what} failed: a database error", detail=detail)
+
+    return mapped_to_upstream((sqlite3.Error,), to_error)
+
+
+# PRAGMA user_version of a file this code writes; bumped with every change of
+# SCHEMA that an older file would not have (CREATE ... IF NOT EXISTS adds new
+# tables and indexes, never new columns).
+SCHEMA_VERSION = 2  # 2: datasets.deleted_at (IDs never reused across a delete)
+BUSY_TIMEOUT_MS = 30_000  # a writer waits this long for another one
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS datasets (
+    user_id TEXT NOT NULL, name TEXT NOT NULL, created_at TEXT NOT NULL,
+    entities INTEGER NOT NULL DEFAULT 0, edges INTEGER NOT NULL DEFAULT 0,
+    artifacts INTEGER NOT NULL DEFAULT 0,
+    next_entity INTEGER NOT NULL DEFAULT 0, next_edge INTEGER NOT NULL DEFAULT 0,
+    next_artifact INTEGER NOT NULL DEFAULT 0,
+    deleted_at TEXT,
+    PRIMARY KEY (user_id, name)
+);
+CREATE TABLE IF NOT EXISTS entities (
+    pk TEXT NOT NULL, id INTEGER NOT NULL, name TEXT NOT NULL, norm_name TEXT NOT NULL,
+    type TEXT NOT NULL, description TEXT NOT NULL, created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL, lat REAL, lon REAL,
+    PRIMARY KEY (pk, id)
+);
+CREATE INDEX IF NOT EXISTS entities_by_updated ON entities (pk, updated_at, id);
+CREATE TABLE IF NOT EXISTS terms (
+    pk TEXT NOT NULL, term TEXT NOT NULL, entity_id INTEGER NOT NULL,
+    in_name INTEGER NOT NULL, in_description INTEGER NOT NULL,
+    norm_name TEXT NOT NULL, updated_at TEXT NOT NULL,
+    PRIMARY KEY (pk, term, entity_id)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS names (
+    pk TEXT NOT NULL, norm_name TEXT NOT NULL, entity_id INTEGER NOT NULL,
+    PRIMARY KEY (pk, norm_name)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS facts (
+    pk TEXT NOT NULL, triple TEXT NOT NULL, edge_id INTEGER NOT NULL, claimed_at TEXT NOT NULL,
+    PRIMARY KEY (pk, triple)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS edges (
+    pk TEXT NOT NULL, id INTEGER NOT NULL, source_id INTEGER NOT NULL,
+    target_id INTEGER NOT NULL, relation TEXT NOT NULL, description TEXT NOT NULL,
+    artifact_id INTEGER, valid_at TEXT, invalid_at TEXT, created_at TEXT NOT NULL,
+    expired_at TEXT,
+    PRIMARY KEY (pk, id)
+);
+CREATE INDEX IF NOT EXISTS edges_live_src ON edges (pk, source_id, id) WHERE expired_at IS NULL;
+CREATE INDEX IF NOT EXISTS edges_live_dst ON edges (pk, target_id, id) WHERE expired_at IS NULL;
+CREATE INDEX IF NOT EXISTS edges_gone_src ON edges (pk, source_id, id)
+    WHERE expired_at IS NOT NULL;
+CREATE INDEX IF NOT EXISTS edges_gone_dst ON edges (pk, target_id, id)
+    WHERE expired_at IS NOT NULL;
+CREATE TABLE IF NOT EXISTS artifacts (
+    pk TEXT NOT NULL, id INTEGER NOT NULL, text TEXT NOT NULL, created_at TEXT NOT NULL,
+    reference_time TEXT NOT NULL, session_id TEXT, parent_id INTEGER, idx INTEGER,
+    call_id TEXT, summary TEXT,
+    PRIMARY KEY (pk, id)
+);
+CREATE INDEX IF NOT EXISTS artifacts_by_session ON artifacts (pk, session_id, id)
+    WHERE session_id IS NOT NULL AND parent_id IS NULL;
+CREATE TABLE IF NOT EXISTS links (
+    pk TEXT NOT NULL, kind TEXT NOT NULL, row_id INTEGER NOT NULL, artifact_id INTEGER NOT NULL,
+    PRIMARY KEY (pk, kind, row_id, artifact_id)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS vectors (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT, pk TEXT NOT NULL, kind TEXT NOT NULL,
+    id INTEGER NOT NULL, vec BLOB NOT NULL, lat REAL, lon REAL,
+    UNIQUE (pk, kind, id)
+);
+CREATE INDEX IF NOT EXISTS vectors_by_seq ON vectors (pk, kind, seq);
+CREATE TABLE IF NOT EXISTS vector_epochs (
+    pk TEXT PRIMARY KEY, epoch INTEGER NOT NULL
+);
+-- The words of the passages (chunks index), for the lexical half of hybrid
+-- search: FTS5's BM25, Porter stems.
+CREATE VIRTUAL TABLE IF NOT EXISTS passage_words USING fts5(
+    pk UNINDEXED, id UNINDEXED, text, tokenize = 'porter unicode61'
+);
+CREATE TABLE IF NOT EXISTS calls (
+    user_id TEXT NOT NULL, call_id TEXT NOT NULL, type TEXT NOT NULL, status TEXT NOT NULL,
+    dataset TEXT NOT NULL, session_id TEXT, started_at TEXT NOT NULL,
+    duration_ms REAL NOT NULL, steps TEXT NOT NULL, result TEXT, expires_at REAL,
+    inference_sks TEXT NOT NULL DEFAULT '[]',
+    PRIMARY KEY (user_id, call_id)
+);
+CREATE TABLE IF NOT EXISTS inferences (
+    user_id TEXT NOT NULL, sk TEXT NOT NULL, id TEXT NOT NULL, dataset TEXT NOT NULL,
+    session_id TEXT, call_id TEXT NOT NULL, type TEXT NOT NULL, stage TEXT NOT NULL,
+    model TEXT NOT NULL, reasoning TEXT NOT NULL, input_tokens INTEGER NOT NULL,
+    output_tokens INTEGER NOT NULL, thinking_tokens INTEGER, cost_usd REAL NOT NULL,
+    latency_ms INTEGER NOT NULL, status TEXT NOT NULL, created_at TEXT NOT NULL,
+    provider TEXT NOT NULL DEFAULT '', expires_at REAL,
+    PRIMARY KEY (user_id, sk)
+);
+CREATE TABLE IF NOT EXISTS idempotency (
+    id TEXT PRIMARY KEY, status TEXT NOT NULL, expiration INTEGER NOT NULL,
+    in_progress_expiration INTEGER, data TEXT, validation TEXT
+);
+"""
+
+
+class SchemaMismatch(RuntimeError):
+    """The file was written by a gligabao with another schema."""
+
+
+class Database:
+    """A pool of connections to one SQLite file, safe to share between the
+    server's threads. The schema is created on first open (idempotent)."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = str(path)
+        if self.path != ":memory:":
+            Path(self.path).expanduser().parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._idle: list[sqlite3.Connection] = []
+        self._all: list[sqlite3.Connection] = []
+        with self.connect() as conn:
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                found = conn.execute("PRAGMA user_version").fetchone()[0]
+                empty = conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()[0] == 0
+                if found != SCHEMA_VERSION and not (found == 0 and empty):
+                    raise SchemaMismatch(
+                        f"{self.path} holds schema version {found}, this gligabao writes "
+                        f"{SCHEMA_VERSION}: export the datasets with the version that wrote it "
+                        "(gligabao export), then import them into a new file"
+                    )
+                # executescript commits first: the check held the lock, and
+                # every statement of SCHEMA is idempotent.
+                conn.executescript(SCHEMA)
+                conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            finally:
+                if conn.in_transaction:
+                    conn.rollback()
+
+    def _open(self) -> sqlite3.Connection:
+        # isolation_level=None: no implicit transactions; every write below
+        # says where its transaction begins and ends.
+        conn = sqlite3.connect(
+            self.path,
+            timeout=BUSY_TIMEOUT_MS / 1000,
+            isolation_level=None,
+            check_same_thread=False,
+        )
+        conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        conn.execute("PRAGMA synchronous=FULL")
+        return conn
+
+    @contextmanager
+    def connect(self) -> Iterator[sqlite3.Connection]:
+        """A connection for this thread's work, back to the pool afterwards."""
+        with self._lock:
+            conn = self._idle.pop() if self._idle else None
+        if conn is None:
+            conn = self._open()
+            with self._lock:
+                self._all.append(conn)
+        try:
+            yield conn
+        finally:
+            if conn.in_transaction:  # an error escaped a read transaction
+                conn.rollback()
+            with self._lock:
+                self._idle.append(conn)
+
+    @contextmanager
+    def write(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction: committed when the block ends, rolled back
+        (nothing of it visible, ever) when it raises."""
+        with self.connect() as conn:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+            except BaseException:
+                conn.rollback()
+                raise
+            conn.commit()
+
+    @contextmanager
+    def read(self) -> Iterator[sqlite3.Connection]:
+        """One consistent snapshot for several SELECTs."""
+        with self.connect() as conn:
+            conn.execute("BEGIN")
+            try:
+                yield conn
+            finally:
+                conn.rollback()
+
+    def close(self) -> None:
+        with self._lock:
+            conns, self._all, self._idle = self._all, [], []
+        for conn in conns:
+            conn.close()

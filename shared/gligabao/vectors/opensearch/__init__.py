@@ -1,0 +1,1 @@
+"""The vector index on OpenSearch: the store, the transport to a node, the request bodies."""

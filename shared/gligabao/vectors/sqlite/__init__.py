@@ -1,0 +1,1 @@
+"""The vector index in the embedded SQLite file."""
