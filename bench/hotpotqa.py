@@ -1,7 +1,7 @@
 """HotpotQA through the running product: does the query context hold the
 whole chain of supporting paragraphs a multi-hop question needs?
 
-    .venv/bin/python bench/hotpotqa.py [--data DIR] [--budget default,1000,2000]
+    .venv/bin/python -m bench.hotpotqa [--data DIR] [--budget default,1000,2000]
         [--questions N] [--jobs 2] [--store DIR]
 
 Every paragraph of ``../shared/data/hotpotqa/hotpotqa_dev100_corpus.json``
@@ -26,10 +26,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import ruler
-from ruler import Bm25, Embeddings, cosine_rank, fmt, fused, markdown, mean, tokens
+from . import ruler
+from .ruler import Bm25, Embeddings, cosine_rank, fmt, fused, markdown, mean, tokens
 
 DEFAULT_DATA = ruler.DATA / "hotpotqa"
 USER = "hotpotqa"
@@ -92,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cache", type=Path, default=ruler.OUT / "embeddings.npz",
                     help="the baselines' embeddings, kept between runs")
     args = ap.parse_args(argv)
-    from fakes.anthropic_server import FakeAnthropic
+    from .harness.fakes import FakeAnthropic
 
     texts, questions = load(args.data)
     questions = questions[: args.questions or None]

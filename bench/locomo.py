@@ -2,7 +2,7 @@
 conversation reach the query context, at what size, against plain baselines
 at the same size?
 
-    .venv/bin/python bench/locomo.py [--data PATH] [--mode turns,sessions]
+    .venv/bin/python -m bench.locomo [--data PATH] [--mode turns,sessions]
         [--conversations N | conv-41,conv-42] [--budget default,1000,2000,4000]
         [--jobs 2] [--route search|query] [--store DIR] [--live]
 
@@ -43,10 +43,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import ruler
-from ruler import Bm25, Embeddings, cosine_rank, fmt, fused, markdown, mean, tokens
+from . import ruler
+from .ruler import Bm25, Embeddings, cosine_rank, fmt, fused, markdown, mean, tokens
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 DEFAULT_DATA = ruler.DATA / "locomo" / "locomo_dev.json"
@@ -286,10 +284,7 @@ class ContextTap:
         self.sent: dict[str, str] = {}
 
     def __call__(self, body: dict[str, Any]) -> dict[str, Any]:
-        from fakes.anthropic_server import iter_text_blocks
-
-        text = "\n".join(t for m in body.get("messages") or []
-                         for t in iter_text_blocks(m.get("content")))
+        text = ruler.prompt_text(body)
         m = re.search(r"<question>(.*?)</question>", text, re.S)
         if m:
             self.sent[m.group(1)] = text
@@ -347,10 +342,10 @@ def main(argv: list[str] | None = None) -> int:
     modes = [m for m in args.mode.split(",") if m]
     budgets = parse_budgets(args.budget)
     if args.live:
-        import locomo_live
+        from . import locomo_live
 
         return locomo_live.run(convs, modes, args)
-    from fakes.anthropic_server import FakeAnthropic
+    from .harness.fakes import FakeAnthropic
 
     started = time.perf_counter()
     emb = Embeddings(args.cache)

@@ -2,7 +2,7 @@
 server's configured provider extracts at remember and answers at query, and
 an LLM judge grades each answer against the dataset's gold answer.
 
-    ANTHROPIC_API_KEY=... .venv/bin/python bench/locomo.py --live \\
+    ANTHROPIC_API_KEY=... .venv/bin/python -m bench.locomo --live \\
         [--mode turns] [--conversations conv-41] [--judge-model MODEL]
 
 The server is started with this shell's provider settings (GB_LLM_PROVIDER,
@@ -29,9 +29,8 @@ import urllib.parse
 from pathlib import Path
 from typing import Any
 
-import locomo
-import ruler
-from ruler import fmt, markdown, mean, percentile
+from . import locomo, ruler
+from .ruler import fmt, markdown, mean, percentile
 
 JUDGE_SYSTEM = """[stage: judge]
 You grade an answer to a question about a long conversation between two people.

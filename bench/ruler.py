@@ -11,16 +11,9 @@ of a ruler embeds only what is new.
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 import os
-import signal
-import subprocess
-import sys
-import threading
-import time
-import urllib.error
-import urllib.request
+import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -32,7 +25,11 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import numpy as np  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
+from .harness import ROOT  # noqa: E402
+from .harness.http import request  # noqa: E402
+from .harness.servers import Child, free_port, start_serve  # noqa: E402
+
+OUT = ROOT / "bench" / "out"
 
 
 def _data_dir() -> Path:
@@ -45,10 +42,6 @@ def _data_dir() -> Path:
 
 
 DATA = _data_dir()
-OUT = ROOT / "bench" / "out"
-for _p in (ROOT / "tests", ROOT / "shared"):
-    if str(_p) not in sys.path:
-        sys.path.insert(0, str(_p))
 
 
 def tokens(text: str) -> int:
@@ -57,70 +50,36 @@ def tokens(text: str) -> int:
 
 
 def say(line: str) -> None:
+    import sys
+
     print(line, file=sys.stderr, flush=True)
 
 
 # ------------------------------------------------------------------ serve
 
 
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 class Server:
-    """`gligabao serve --data FILE` as a subprocess on a loopback port, with
-    the given environment on top of this one's (less every GB_, ANTHROPIC_
-    and OPENAI_ variable, unless ``inherit``: the live mode keeps the
-    caller's provider settings)."""
+    """`gligabao serve --data FILE` as a child process on a loopback port.
+    Its environment is the harness's (no GB_, ANTHROPIC_ or OPENAI_ variable
+    of this shell) plus ``env``; ``inherit`` keeps this shell's provider
+    settings (the live mode)."""
 
     def __init__(self, data: Path, env: dict[str, str], *, inherit: bool = False) -> None:
-        self.port = free_port()
-        base = dict(os.environ)
-        if not inherit:
-            base = {k: v for k, v in base.items() if not k.startswith(("GB_", "ANTHROPIC_", "OPENAI_"))}
-        base.update(env)
-        base["PYTHONPATH"] = str(ROOT / "shared")
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "gligabao.local.cli", "serve", "--port", str(self.port),
-             "--quiet", "--data", str(data)],
-            env=base, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        )
-        self.log: list[str] = []
-        threading.Thread(target=self._drain, daemon=True).start()
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError("gligabao serve stopped:\n" + "".join(self.log[-30:]))
-            try:
-                with urllib.request.urlopen(self.url + "/openapi.json", timeout=2):
-                    return
-            except OSError:
-                time.sleep(0.2)
-        self.stop()
-        raise RuntimeError("gligabao serve did not answer within 120 s")
-
-    def _drain(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:  # a full pipe would block the server
-            self.log.append(line)
-            del self.log[:-200]
+        own = {k: v for k, v in os.environ.items()
+               if k.startswith(("GB_", "ANTHROPIC_", "OPENAI_"))} if inherit else {}
+        self._logs = tempfile.TemporaryDirectory(prefix="gb-ruler-")
+        self.log = Path(self._logs.name) / "serve.log"
+        port = free_port()
+        self.url = f"http://127.0.0.1:{port}"
+        self.child: Child = start_serve(self.log, port, {**own, **env}, "--data", str(data))
 
     def banner(self) -> list[str]:
-        return [ln.rstrip() for ln in self.log if ln.startswith("  ")][:8]
+        lines = self.log.read_text(errors="replace").splitlines()
+        return [ln.rstrip() for ln in lines if ln.startswith("  ")][:8]
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        self.child.stop()
+        self._logs.cleanup()
 
     def __enter__(self) -> Server:
         return self
@@ -131,15 +90,7 @@ class Server:
 
 def http(base: str, method: str, path: str, body: Any = None,
          timeout: float = 300) -> tuple[int, Any, dict[str, str]]:
-    data = json.dumps(body).encode() if body is not None else None
-    req = urllib.request.Request(base + path, data=data, method=method)
-    req.add_header("Content-Type", "application/json")
-    try:
-        with urllib.request.urlopen(req, timeout=timeout) as resp:
-            status, payload, headers = resp.status, resp.read(), dict(resp.headers.items())
-    except urllib.error.HTTPError as err:
-        status, payload, headers = err.code, err.read(), dict(err.headers.items())
-    return status, (json.loads(payload) if payload else None), headers
+    return request(base, method, path, body, timeout=timeout)
 
 
 def call(base: str, path: str, body: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
@@ -158,14 +109,19 @@ def fake_llm_env(url: str) -> dict[str, str]:
             "OMP_NUM_THREADS": "1"}
 
 
+def prompt_text(body: dict[str, Any]) -> str:
+    """The user messages' text of a request to the fake LLM."""
+    from tests.fakes.anthropic_server import iter_text_blocks
+
+    return "\n".join(
+        t for m in body.get("messages") or [] for t in iter_text_blocks(m.get("content"))
+    )
+
+
 def lead_summary(body: dict[str, Any]) -> dict[str, Any]:
     """The fake's summary of a chunk: its first 300 characters (extractive,
     so that nothing is invented)."""
-    from fakes.anthropic_server import iter_text_blocks
-
-    text = "\n".join(
-        t for m in body.get("messages") or [] for t in iter_text_blocks(m.get("content"))
-    )
+    text = prompt_text(body)
     start = text.find("<text>")
     chunk = text[start + 6:] if start >= 0 else text
     return {"summary": chunk.strip()[:300] or "(empty)"}
