@@ -66,6 +66,8 @@ export type RememberOptions = Fields<"remember", "text"> & {
 export type QueryOptions = Fields<"query", "query"> & { respondAsync?: boolean };
 export type SearchOptions = Fields<"search", "query">;
 export type InferencesOptions = Partial<QueryOf<"listInferences">>;
+/** The query parameters of a browse route, `user_id` defaulting to the client's. */
+export type BrowseOptions<Op extends OperationId> = Omit<Partial<QueryOf<Op>>, "user_id"> & User;
 
 export interface WaitOptions {
   /** Give up after this long (the worker's own retries can take minutes). Default 15 min. */
@@ -133,6 +135,39 @@ export class Client {
   /** Delete a dataset and everything in it. */
   async deleteDataset(name: string, options: User = {}): Promise<void> {
     await this.request("deleteDataset", { path: { name }, query: { user_id: this.user(options.user_id) } });
+  }
+
+  /** Entities, newest updated first (or those whose name matches `q`); `next_cursor` pages on. */
+  async entities(options: BrowseOptions<"listEntities"> = {}): Promise<ResultOf<"listEntities">> {
+    return (await this.request("listEntities", { query: { ...options, user_id: this.user(options.user_id) } })).body;
+  }
+
+  /** An entity, its live facts and the texts it was mentioned in. */
+  async entity(id: number | string, options: BrowseOptions<"getEntity"> = {}): Promise<ResultOf<"getEntity">> {
+    const query = { ...options, user_id: this.user(options.user_id) };
+    return (await this.request("getEntity", { path: { id: String(id) }, query })).body;
+  }
+
+  /** A fact with its sources and its history both ways. */
+  async edge(id: number | string, options: BrowseOptions<"getEdge"> = {}): Promise<ResultOf<"getEdge">> {
+    return (await this.request("getEdge", { path: { id: String(id) }, query: { ...options, user_id: this.user(options.user_id) } })).body;
+  }
+
+  /** A dataset's texts (or one session's, in the order said). */
+  async artifacts(options: BrowseOptions<"listArtifacts"> = {}): Promise<ResultOf<"listArtifacts">> {
+    return (await this.request("listArtifacts", { query: { ...options, user_id: this.user(options.user_id) } })).body;
+  }
+
+  /** A remembered text and what was extracted from it. */
+  async artifact(id: number | string, options: BrowseOptions<"getArtifact"> = {}): Promise<ResultOf<"getArtifact">> {
+    const query = { ...options, user_id: this.user(options.user_id) };
+    return (await this.request("getArtifact", { path: { id: String(id) }, query })).body;
+  }
+
+  /** Forget one text: what was removed and what was restored. */
+  async forget(id: number | string, options: BrowseOptions<"forgetArtifact"> = {}): Promise<ResultOf<"forgetArtifact">> {
+    const query = { ...options, user_id: this.user(options.user_id) };
+    return (await this.request("forgetArtifact", { path: { id: String(id) }, query })).body;
   }
 
   /** LLM and embeddings requests, newest first; `next` is the cursor of the next page. */

@@ -4,6 +4,41 @@
  */
 
 export interface paths {
+    "/v1/gb/artifacts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Remembered texts, newest first (a session's in the order said) */
+        get: operations["listArtifacts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/gb/artifacts/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A remembered text and what was taken from it */
+        get: operations["getArtifact"];
+        put?: never;
+        post?: never;
+        /** Forget one text */
+        delete: operations["forgetArtifact"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/gb/calls/{call_id}": {
         parameters: {
             query?: never;
@@ -50,6 +85,57 @@ export interface paths {
         post?: never;
         /** Delete a dataset and everything in it */
         delete: operations["deleteDataset"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/gb/edges/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A fact, its sources and its history */
+        get: operations["getEdge"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/gb/entities": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Entities, newest updated first, or those whose name matches q */
+        get: operations["listEntities"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/gb/entities/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An entity, its live facts, its mentions */
+        get: operations["getEntity"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -179,6 +265,66 @@ export interface components {
             /** Name */
             name: string;
         };
+        /** ArtifactDetailOut */
+        ArtifactDetailOut: {
+            artifact: components["schemas"]["ArtifactOut"];
+            /** Chunks */
+            chunks: components["schemas"]["PassageOut"][];
+            /** Edges */
+            edges: components["schemas"]["EdgeOut"][];
+            /** Entities */
+            entities: components["schemas"]["EntityOut"][];
+        };
+        /** ArtifactOut */
+        ArtifactOut: {
+            /** Created At */
+            created_at: string;
+            /** Id */
+            id: number;
+            /** Said At */
+            said_at: string | null;
+            /** Session Id */
+            session_id: string | null;
+            /** Speaker */
+            speaker: string | null;
+            /** Text */
+            text: string;
+        };
+        /** ArtifactsOut */
+        ArtifactsOut: {
+            /** Artifacts */
+            artifacts: components["schemas"]["ArtifactOut"][];
+            /** Next Cursor */
+            next_cursor: string | null;
+        };
+        /** BrowsedEntityOut */
+        BrowsedEntityOut: {
+            /** Created At */
+            created_at: string;
+            /**
+             * Description
+             * @default null
+             */
+            description?: string | null;
+            /** Id */
+            id: number;
+            /**
+             * Lat
+             * @default null
+             */
+            lat?: number | null;
+            /**
+             * Lon
+             * @default null
+             */
+            lon?: number | null;
+            /** Name */
+            name: string;
+            /** Type */
+            type: string;
+            /** Updated At */
+            updated_at: string;
+        };
         /** CallOut */
         CallOut: {
             /** Call Id */
@@ -224,6 +370,19 @@ export interface components {
             /** Datasets */
             datasets: components["schemas"]["DatasetOut"][];
         };
+        /** EdgeDetailOut */
+        EdgeDetailOut: {
+            edge: components["schemas"]["EdgeOut"];
+            /**
+             * Replaced
+             * @description the facts this one superseded or ended
+             */
+            replaced: components["schemas"]["EdgeStepOut"][];
+            /** @description the fact that superseded this one */
+            replaced_by: components["schemas"]["EdgeStepOut"] | null;
+            /** Sources */
+            sources: components["schemas"]["MentionOut"][];
+        };
         /** EdgeOut */
         EdgeOut: {
             /**
@@ -263,6 +422,35 @@ export interface components {
             /** Valid At */
             valid_at: string | null;
         };
+        /** EdgeStepOut */
+        EdgeStepOut: {
+            /**
+             * Artifact Id
+             * @description the text because of which
+             */
+            artifact_id: number | null;
+            /** At */
+            at: string | null;
+            edge: components["schemas"]["EdgeOut"];
+        };
+        /** EntitiesOut */
+        EntitiesOut: {
+            /** Entities */
+            entities: components["schemas"]["ListedEntityOut"][];
+            /** Next Cursor */
+            next_cursor: string | null;
+        };
+        /** EntityDetailOut */
+        EntityDetailOut: {
+            entity: components["schemas"]["BrowsedEntityOut"];
+            /**
+             * Facts
+             * @description live facts, both directions
+             */
+            facts: components["schemas"]["EdgeOut"][];
+            /** Mentions */
+            mentions: components["schemas"]["MentionOut"][];
+        };
         /** EntityOut */
         EntityOut: {
             /**
@@ -300,6 +488,14 @@ export interface components {
             entities: components["schemas"]["EntityOut"][];
             /** Passages */
             passages: components["schemas"]["PassageOut"][];
+        };
+        /** ForgottenOut */
+        ForgottenOut: {
+            /** Artifact Id */
+            artifact_id: number;
+            removed: components["schemas"]["RemovedOut"];
+            /** @description facts the text had ended or superseded, set back */
+            restored: components["schemas"]["RestoredOut"];
         };
         /** InferenceOut */
         InferenceOut: {
@@ -356,6 +552,87 @@ export interface components {
             id: number;
             /** Invalid At */
             invalid_at: string | null;
+        };
+        /** ListedEntityOut */
+        ListedEntityOut: {
+            /** Created At */
+            created_at: string;
+            /**
+             * Description
+             * @default null
+             */
+            description?: string | null;
+            /**
+             * Facts
+             * @description live facts of the entity (at most 100 counted)
+             */
+            facts: number;
+            /** Id */
+            id: number;
+            /**
+             * Lat
+             * @default null
+             */
+            lat?: number | null;
+            /**
+             * Lon
+             * @default null
+             */
+            lon?: number | null;
+            /** Name */
+            name: string;
+            /** Type */
+            type: string;
+            /** Updated At */
+            updated_at: string;
+        };
+        /**
+         * MentionOut
+         * @description A text an entity or fact was stated in.
+         */
+        MentionOut: {
+            /** Artifact Id */
+            artifact_id: number;
+            /**
+             * Created At
+             * @description when it was remembered
+             */
+            created_at: string;
+            /**
+             * Said At
+             * @description the text's reference time (RFC 3339)
+             */
+            said_at: string | null;
+            /** Session Id */
+            session_id: string | null;
+            /** Speaker */
+            speaker: string | null;
+        };
+        /**
+         * Message
+         * @description One chat message of ``remember``'s ``messages``.
+         */
+        Message: {
+            /** Content */
+            content: string;
+            /**
+             * Created At
+             * Format: date-time
+             * @description when it was said (else the request's reference_time, else now)
+             * @default null
+             */
+            created_at?: string;
+            /**
+             * Name
+             * @description who wrote it (its speaker; else the role is)
+             * @default null
+             */
+            name?: string;
+            /**
+             * Role
+             * @enum {string}
+             */
+            role: "user" | "assistant" | "system" | "tool";
         };
         /** MovedOut */
         MovedOut: {
@@ -511,6 +788,8 @@ export interface components {
         RememberOut: {
             /** Artifact Id */
             artifact_id: number;
+            /** Artifacts */
+            artifacts: number[];
             /** Chunks */
             chunks: number;
             /** Edges */
@@ -533,10 +812,20 @@ export interface components {
              */
             dataset?: string;
             /**
+             * Extract
+             * @default true
+             */
+            extract?: boolean;
+            /**
              * Idempotency Key
              * @default null
              */
             idempotency_key?: string | null;
+            /**
+             * Messages
+             * @default null
+             */
+            messages?: components["schemas"]["Message"][] | null;
             /**
              * Models
              * @default null
@@ -584,8 +873,11 @@ export interface components {
              * @default null
              */
             speaker?: string;
-            /** Text */
-            text: string;
+            /**
+             * Text
+             * @default null
+             */
+            text?: string | null;
             /**
              * User Id
              * @description 1 to 128 bytes, no control characters
@@ -623,6 +915,24 @@ export interface components {
             name: string;
             /** Type */
             type: string;
+        };
+        /** RemovedOut */
+        RemovedOut: {
+            /** Artifacts */
+            artifacts: number[];
+            /** Chunks */
+            chunks: number;
+            /** Edges */
+            edges: number[];
+            /** Entities */
+            entities: number[];
+            /** Vectors */
+            vectors: number;
+        };
+        /** RestoredOut */
+        RestoredOut: {
+            /** Edges */
+            edges: number[];
         };
         /**
          * SearchOut
@@ -764,6 +1074,190 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    listArtifacts: {
+        parameters: {
+            query: {
+                user_id: string;
+                dataset?: string;
+                session_id?: string;
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description a page of texts */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ArtifactsOut"];
+                };
+            };
+            /** @description invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description another user's data */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    getArtifact: {
+        parameters: {
+            query: {
+                user_id: string;
+                dataset?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A remembered text and what was taken from it */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ArtifactDetailOut"];
+                };
+            };
+            /** @description invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description another user's data */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    forgetArtifact: {
+        parameters: {
+            query: {
+                user_id: string;
+                dataset?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Forget one text */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ForgottenOut"];
+                };
+            };
+            /** @description invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description another user's data */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
     getCall: {
         parameters: {
             query: {
@@ -892,6 +1386,190 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description another user's data */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    getEdge: {
+        parameters: {
+            query: {
+                user_id: string;
+                dataset?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A fact, its sources and its history */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EdgeDetailOut"];
+                };
+            };
+            /** @description invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description another user's data */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    listEntities: {
+        parameters: {
+            query: {
+                user_id: string;
+                dataset?: string;
+                q?: string;
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description a page of entities */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EntitiesOut"];
+                };
+            };
+            /** @description invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description another user's data */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    getEntity: {
+        parameters: {
+            query: {
+                user_id: string;
+                dataset?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description An entity, its live facts, its mentions */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EntityDetailOut"];
+                };
             };
             /** @description invalid request */
             400: {

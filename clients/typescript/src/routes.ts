@@ -19,6 +19,12 @@ export const ROUTES: { readonly [Op in OperationId]: readonly [Method, string] }
   listInferences: ["GET", "/v1/gb/inferences"],
   getCall: ["GET", "/v1/gb/calls/{call_id}"],
   splitEntity: ["POST", "/v1/gb/entities/{id}/split"],
+  listEntities: ["GET", "/v1/gb/entities"],
+  getEntity: ["GET", "/v1/gb/entities/{id}"],
+  getEdge: ["GET", "/v1/gb/edges/{id}"],
+  listArtifacts: ["GET", "/v1/gb/artifacts"],
+  getArtifact: ["GET", "/v1/gb/artifacts/{id}"],
+  forgetArtifact: ["DELETE", "/v1/gb/artifacts/{id}"],
 };
 
 type Parameters<Op extends OperationId> = operations[Op]["parameters"];

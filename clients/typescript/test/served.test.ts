@@ -111,6 +111,30 @@ describe("every route", () => {
   });
 });
 
+describe("browse and forget", () => {
+  test("entities, entity, edge, artifacts, artifact, then forget: gone, and a second forget is a 404", async () => {
+    await h.script("extract", ALICE_AT_ACME);
+    const remembered = await gb.remember("Alice works at Acme.", { dataset: "browse" });
+    const listed = await gb.entities({ dataset: "browse" });
+    assert.deepEqual(listed.entities.map((e) => e.name).sort(), ["Acme", "Alice"]);
+    const alice = listed.entities.find((e) => e.name === "Alice")!;
+    const detail = await gb.entity(alice.id, { dataset: "browse" });
+    assert.deepEqual(detail.facts.map((f) => f.relation), ["works_at"]);
+    const fact = await gb.edge(detail.facts[0]!.id, { dataset: "browse" });
+    assert.deepEqual(fact.sources.map((m) => m.artifact_id), [remembered.artifact_id]);
+    const texts = await gb.artifacts({ dataset: "browse" });
+    assert.deepEqual(texts.artifacts.map((a) => a.id), [remembered.artifact_id]);
+    const text = await gb.artifact(remembered.artifact_id, { dataset: "browse" });
+    assert.equal(text.artifact.text, "Alice works at Acme.");
+
+    const forgotten = await gb.forget(remembered.artifact_id, { dataset: "browse" });
+    assert.deepEqual(forgotten.removed.artifacts, [remembered.artifact_id]);
+    assert.deepEqual((await gb.entities({ dataset: "browse" })).entities, []);
+    await assert.rejects(gb.forget(remembered.artifact_id, { dataset: "browse" }), (e: ApiError) => e.status === 404);
+    await gb.deleteDataset("browse");
+  });
+});
+
 describe("refusals write nothing", () => {
   test("404: an unknown call, a dataset already deleted, a query on no dataset", async () => {
     const before = await memory();
