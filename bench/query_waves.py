@@ -1,8 +1,14 @@
 """The round trips of a query on DynamoDB: how many sequential waves of
 requests it waits for, and how much of them the embeddings request hides.
 
-    .venv/bin/python bench/query_waves.py [--hold-ms 20] [--embed-ms 100]
-        [--questions 20] [--texts 36] [--trace]
+    .venv/bin/python -m bench.query_waves [--hold-ms 20] [--embed-ms 100]
+        [--questions 20] [--texts 36] [--trace] [--store memory|dynamodb]
+
+``--store dynamodb``: the vectors on the rows and DynamoDB's vector indexes;
+the vector fake of tests/fakes/dynamodb_vectors.py sits between the proxy and
+moto, so each SearchVectors is a DynamoDB request held and counted like the
+others, and the fake reports the VectorSearchRequestBytes and
+VectorWriteRequestBytes it metered (with its assumed formulas).
 
 Setup, all on 127.0.0.1: a standalone moto server (``python -m moto.server``,
 a subprocess); in front of it the latency proxy of tests/fakes/latency.py,
@@ -55,11 +61,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import signal
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -67,76 +69,30 @@ import uuid
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
-import load  # the fake LLM's extraction, the POST helper (sets sys.path)
-from load import HOST, ROOT
-
-from fakes.anthropic_server import FakeAnthropic
-from fakes.latency import HeldOpenAI, Interval, LatencyProxy, Split, is_record, split
-from gligabao.local.embedded import free_port
 from gligabao.text import fact_text
+from tests.fakes.latency import Interval, Split, is_record, split
+
+from .harness import HOST
+from .harness.fakes import ANSWER, EMBED_DIM, FakeAnthropic, HeldOpenAI, LatencyProxy
+from .harness.http import post
+from .harness.servers import Child, fakes_env, free_port, start_moto_process, start_serve
+from .harness.timing import pct
+from .harness.workload import CITIES as ALL_CITIES
+from .harness.workload import ORGS as ALL_ORGS
+from .harness.workload import PEOPLE as ALL_PEOPLE
+from .harness.workload import extract_reply
 
 USER, DATASET, SESSION = "waves-u1", "main", "chat-1"
-PEOPLE, ORGS, CITIES = load.PEOPLE[:12], load.ORGS[:4], load.CITIES[:4]
+PEOPLE, ORGS, CITIES = ALL_PEOPLE[:12], ALL_ORGS[:4], ALL_CITIES[:4]
 QUESTIONS = (
     "Where does {p} work?",
     "Where does {p} live?",
     "Who works at {o}?",
     "Who lives in {c}?",
 )
-START_TIMEOUT_S = 60.0
 SIMILAR = 0.85  # the question's cosine with a fact: above the query threshold (0.75)
-
-
-@dataclass
-class Child:
-    proc: subprocess.Popen[bytes]
-    out: IO[bytes]
-    log: Path
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            os.kill(self.proc.pid, signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.kill(self.proc.pid, signal.SIGKILL)
-                self.proc.wait(timeout=30)
-        self.out.close()
-
-
-def start_child(args: list[str], env: dict[str, str], log: Path) -> Child:
-    out = log.open("wb")
-    proc = subprocess.Popen(args, env=env, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
-    return Child(proc, out, log)
-
-
-def wait_port(port: int, child: Child) -> None:
-    deadline = time.monotonic() + START_TIMEOUT_S
-    while time.monotonic() < deadline and child.proc.poll() is None:
-        try:
-            socket.create_connection((HOST, port), timeout=1).close()
-            return
-        except OSError:
-            time.sleep(0.1)
-    raise SystemExit(f"{child.log.name} did not start: {child.log.read_text()[-2000:]}")
-
-
-def child_env(extra: dict[str, str]) -> dict[str, str]:
-    env = {
-        k: v for k, v in os.environ.items() if not k.startswith(("GB_", "ANTHROPIC_", "OPENAI_"))
-    }
-    env.update(
-        {
-            "PYTHONPATH": str(ROOT / "shared"),
-            "AWS_ACCESS_KEY_ID": "local",
-            "AWS_SECRET_ACCESS_KEY": "local",
-            "AWS_DEFAULT_REGION": "us-east-1",
-        }
-    )
-    env.update(extra)
-    return env
 
 
 def texts(n: int) -> list[tuple[str, str | None]]:
@@ -202,7 +158,7 @@ def ask(
     if session:
         body["session_id"] = SESSION
     t0 = time.monotonic()
-    status, reply = load.post(base, "/v1/gb/query", body)
+    status, reply = post(base, "/v1/gb/query", body)
     t1 = time.monotonic()
     if status != 200:
         raise SystemExit(f"query {q!r}: {status} {reply}")
@@ -247,11 +203,6 @@ def trace(mine: list[Interval], embed: Interval, t0: float) -> list[str]:
         tables = ",".join(t.rsplit("_", 1)[-1] for t in i.tables)
         lines.append(f"{(i.start - t0) * 1000:7.0f} {(i.end - t0) * 1000:7.0f}  {i.op} {tables}")
     return lines
-
-
-def pct(values: list[float], p: float) -> float:
-    s = sorted(values)
-    return s[min(len(s) - 1, round(p / 100 * (len(s) - 1)))]
 
 
 def report(rows: list[Row], say: Any) -> None:
@@ -309,6 +260,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--trace", action="store_true", help="also print the first two queries' requests"
     )
+    ap.add_argument(
+        "--store", choices=["memory", "dynamodb"], default="memory", help="the vectors' store"
+    )
     args = ap.parse_args(argv)
     if args.texts < len(PEOPLE):
         ap.error(f"--texts: at least {len(PEOPLE)} (each person's workplace)")
@@ -319,35 +273,32 @@ def main(argv: list[str] | None = None) -> int:
     logs = Path(tempfile.mkdtemp(prefix="gb-query-waves-"))
     children: list[Child] = []
     llm = FakeAnthropic().start()
-    emb = HeldOpenAI(dim=load.EMBED_DIM).start()
+    emb = HeldOpenAI(dim=EMBED_DIM).start()
     proxy: LatencyProxy | None = None
+    vectors: Any = None
     try:
-        llm.default("extract", load.extract_reply)
-        llm.default(
-            "query", {"answer": "From memory.", "entities": [], "edges": [], "passages": []}
-        )
+        llm.default("extract", extract_reply)
+        llm.default("query", ANSWER)
         moto_port = free_port()
-        moto = start_child(
-            [sys.executable, "-m", "moto.server", "-H", HOST, "-p", str(moto_port)],
-            child_env({}),
-            logs / "moto.log",
-        )
-        children.append(moto)
-        wait_port(moto_port, moto)
-        proxy = LatencyProxy(f"http://{HOST}:{moto_port}", hold_s=0).start()
+        children.append(start_moto_process(logs, moto_port, one_at_a_time=False))
+        upstream = f"http://{HOST}:{moto_port}"
+        extra: dict[str, str] = {}
+        if args.store == "dynamodb":
+            from tests.fakes.dynamodb_vectors import FakeDynamoVectors
+
+            vectors = FakeDynamoVectors(upstream).start()
+            upstream, extra["GB_VECTOR_STORE"] = vectors.url, "dynamodb"
+        proxy = LatencyProxy(upstream, hold_s=0).start()
         port = free_port()
         env = {
+            **fakes_env(llm, emb),
+            **extra,
             "GB_DYNAMODB_ENDPOINT": proxy.url,
             "GB_TABLE_PREFIX": f"waves{uuid.uuid4().hex[:8]}_",
-            "GB_EMBEDDING_DIMENSION": str(load.EMBED_DIM),
+            "GB_EMBEDDING_DIMENSION": str(EMBED_DIM),
             "POWERTOOLS_LOG_LEVEL": "WARNING",
-            **llm.env("bench-anthropic-key"),
-            **emb.env("bench-openai-key"),
         }
-        cmd = [sys.executable, "-m", "gligabao.local.cli", "serve", "--port", str(port), "--quiet"]
-        serve = start_child(cmd, child_env(env), logs / "serve.log")
-        children.append(serve)
-        wait_port(port, serve)
+        children.append(start_serve(logs / "serve.log", port, env))
         base = f"http://{HOST}:{port}"
         say(f"logs: {logs}")
 
@@ -356,10 +307,16 @@ def main(argv: list[str] | None = None) -> int:
             body = {"user_id": USER, "dataset": DATASET, "text": text}
             if sid:
                 body["session_id"] = sid
-            status, reply = load.post(base, "/v1/gb/remember", body)
+            status, reply = post(base, "/v1/gb/remember", body)
             if status != 200:
                 raise SystemExit(f"remember {text!r}: {status} {json.dumps(reply)[:300]}")
         say(f"remembered {args.texts} texts in {time.monotonic() - t0:.1f} s (no hold)")
+        if vectors is not None:
+            say(
+                f"vector write bytes per remember: {vectors.write_bytes / args.texts:,.0f} "
+                f"(VectorWriteRequestBytes, the fake's metering)"
+            )
+            vectors.reset_meters()
 
         said = [t for t, sid in texts(args.texts) if sid][-2:]  # what the session said last
         proxy.hold_s, emb.hold_s = args.hold_ms / 1000, args.embed_ms / 1000
@@ -375,6 +332,12 @@ def main(argv: list[str] | None = None) -> int:
                 rows.append(ask(base, proxy, emb, i, session, said))
         say("")
         report(rows, say)
+        if vectors is not None:
+            asked = len(rows) + 2  # and the warm-up
+            say(
+                f"\nper query: {vectors.ops['SearchVectors'] / asked:.1f} SearchVectors, "
+                f"{vectors.search_bytes / asked:,.0f} VectorSearchRequestBytes (the fake's metering)"
+            )
         if args.trace:
             for r in rows[:2]:
                 say(
@@ -389,6 +352,8 @@ def main(argv: list[str] | None = None) -> int:
             child.stop()
         if proxy is not None:
             proxy.stop()
+        if vectors is not None:
+            vectors.stop()
         llm.stop()
         emb.stop()
 

@@ -1,12 +1,12 @@
 """Query latency through `gligabao serve` on its SQLite default, on graphs of
 1k, 10k and 100k edges, and whether the asked fact reaches the LLM's context.
 
-    .venv/bin/python bench/sqlite_serve.py [--sizes 1000,10000,100000]
+    .venv/bin/python -m bench.sqlite_serve [--sizes 1000,10000,100000]
         [--questions 100] [--dim 384]
 
 Setup. Each size gets a fresh SQLite file, filled directly through the SQLite
 adapters (``SqliteGraphStore.apply`` in slices, ``SqliteVectorIndex.upsert``,
-the name claims), with the synthetic graph of bench/query_scale.py (entities ~
+the name claims), with the synthetic graph of bench/harness/synthetic_graph.py (entities ~
 edges/3, hubs, 10% ended and 10% superseded facts, chunked texts). Then
 `gligabao serve --data FILE` runs as a subprocess, its LLM the fake Anthropic
 server and its embeddings the fake OpenAI server of tests/fakes, both on
@@ -28,41 +28,33 @@ Timings are printed, never asserted.
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import random
-import signal
 import sqlite3
 import statistics
-import subprocess
 import sys
 import tempfile
-import threading
 import time
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
-from query_scale import Graph, generate, renumber_artifacts
-from query_scale_vectors import near, vec_of
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
+from gligabao.graph.sqlite.store import SqliteGraphStore
+from gligabao.models import DatasetKey, GraphWrite
+from gligabao.sqlite.db import Database
+from gligabao.text import fact_text, normalize_name
+from gligabao.vectors.port import SearchRequest, VectorItem
+from gligabao.vectors.sqlite.store import SqliteVectorIndex
 
-from fakes.anthropic_server import FakeAnthropic  # noqa: E402
-from fakes.openai_server import FakeOpenAI  # noqa: E402
-from gligabao.graph.sqlite.store import SqliteGraphStore  # noqa: E402
-from gligabao.local.embedded import free_port  # noqa: E402
-from gligabao.models import DatasetKey, GraphWrite  # noqa: E402
-from gligabao.sqlite.db import Database  # noqa: E402
-from gligabao.text import fact_text, normalize_name  # noqa: E402
-from gligabao.vectors.port import SearchRequest, VectorItem  # noqa: E402
-from gligabao.vectors.sqlite.store import SqliteVectorIndex  # noqa: E402
+from .harness.fakes import FakeAnthropic, FakeOpenAI, start_fakes
+from .harness.http import post
+from .harness.servers import Child, fakes_env, free_port, start_serve
+from .harness.synthetic_graph import Graph, generate, renumber_artifacts
+from .harness.timing import ms_since, pct
+from .harness.vectors import near, vec_of
 
 SLICE = 1000
-ANSWER = {"answer": "From memory.", "entities": [], "edges": [], "passages": []}
+KINDS = ("name", "paraphrase", "alias", "hub")
 
 
 def write_graph(path: Path, g: Graph, dim: int) -> float:
@@ -134,46 +126,39 @@ def questions(g: Graph, n: int, rng: random.Random, emb: FakeOpenAI, dim: int) -
     return out
 
 
-def fakes(dim: int) -> tuple[FakeAnthropic, FakeOpenAI]:
-    """The fake LLM and embeddings servers, on kept-alive connections as a
-    real API's: a request pays neither a connect nor a new server thread."""
-    llm, emb = FakeAnthropic(), FakeOpenAI(dim=dim)
-    llm.keep_alive = emb.keep_alive = True
-    return llm, emb
+def prepare(
+    size: int, tmp: Path, emb: FakeOpenAI, n_questions: int, dim: int
+) -> tuple[Graph, Path, float, list[Question]]:
+    """The graph of ``size`` edges in a fresh SQLite file under ``tmp`` and its
+    questions (their vectors registered with ``emb``): (graph, file, build s, questions)."""
+    rng = random.Random(size)
+    g = generate(DatasetKey("bench", "main"), size, rng)
+    path = tmp / f"gb-{size}.db"
+    build_s = write_graph(path, g, dim)
+    return g, path, build_s, questions(g, n_questions, rng, emb, dim)
 
 
-def post(url: str, body: bytes) -> tuple[int, bytes]:
-    req = urllib.request.Request(url, data=body, method="POST")
-    req.add_header("Content-Type", "application/json")
-    with urllib.request.urlopen(req, timeout=120) as resp:
-        return resp.status, resp.read()
-
-
-def serve(path: Path, llm: FakeAnthropic, emb: FakeOpenAI, dim: int) -> tuple[Any, str]:
+def serve(path: Path, llm: FakeAnthropic, emb: FakeOpenAI, dim: int) -> tuple[Child, str]:
+    """`gligabao serve --data path` on the fakes; (the child, its base URL)."""
     port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GB_", "ANTHROPIC_", "OPENAI_"))}
-    env.update(llm.env())
-    env.update(emb.env())
-    env.update({"GB_EMBEDDING_DIMENSION": str(dim), "PYTHONPATH": str(ROOT / "shared")})
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "gligabao.local.cli", "serve", "--port", str(port), "--quiet",
-         "--data", str(path)],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )
-    assert proc.stdout is not None
-    while True:
-        line = proc.stdout.readline()
-        if not line:
-            raise RuntimeError("gligabao serve did not start")
-        if line.startswith("  geo:"):
-            # Keep reading its log, or a full pipe would block the server.
-            threading.Thread(target=proc.stdout.read, daemon=True).start()
-            return proc, f"http://127.0.0.1:{port}"
+    env = {**fakes_env(llm, emb), "GB_EMBEDDING_DIMENSION": str(dim)}
+    child = start_serve(path.with_suffix(".log"), port, env, "--data", str(path))
+    return child, f"http://127.0.0.1:{port}"
 
 
-def pct(values: list[float], p: float) -> float:
-    s = sorted(values)
-    return s[min(len(s) - 1, max(0, round(p / 100 * len(s)) - 1))]
+def ask_all(base: str, qs: list[Question], llm: FakeAnthropic) -> tuple[list[float], list[bool]]:
+    """Each question once over HTTP (after a warm-up): the latencies (ms) and
+    whether its target line reached the LLM's context."""
+    post(base, "/v1/gb/query", {"user_id": "bench", "query": "warm up"})
+    lat, hits = [], []
+    for q in qs:
+        t0 = time.perf_counter()
+        status, body = post(base, "/v1/gb/query", {"user_id": "bench", "query": q.text})
+        lat.append(ms_since(t0))
+        if status != 200:
+            raise SystemExit(f"query {q.text!r}: {status} {body}")
+        hits.append(q.line in str(llm.requests_for("query")[-1]["messages"]))
+    return lat, hits
 
 
 def search_ms(path: Path, key: DatasetKey, dim: int, rounds: int = 20) -> float:
@@ -192,7 +177,7 @@ def search_ms(path: Path, key: DatasetKey, dim: int, rounds: int = 20) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser()
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", default="1000,10000,100000")
     ap.add_argument("--questions", type=int, default=100)
     ap.add_argument("--dim", type=int, default=384)
@@ -203,49 +188,29 @@ def main(argv: list[str] | None = None) -> int:
         hasattr(conn, "enable_load_extension"),
         f"(SQLite {sqlite3.sqlite_version}); vectors here: float32 BLOBs, numpy exact search",
     )
-    key = DatasetKey("bench", "main")
-    rows = []
-    fake_llm, fake_emb = fakes(args.dim)
-    with fake_llm as llm, fake_emb as emb, tempfile.TemporaryDirectory() as tmp:
-        llm.default("query", ANSWER)
-        for size in [int(s) for s in args.sizes.split(",")]:
-            rng = random.Random(size)
-            g = generate(key, size, rng)
-            path = Path(tmp) / f"gb-{size}.db"
-            build_s = write_graph(path, g, args.dim)
-            qs = questions(g, args.questions, rng, emb, args.dim)
-            proc, url = serve(path, llm, emb, args.dim)
-            lat: list[float] = []
-            hits: dict[int, list[bool]] = {0: [], 1: [], 2: [], 3: []}
-            try:
-                warm = b'{"user_id": "bench", "query": "warm up"}'
-                post(url + "/v1/gb/query", warm)
-                for i, question in enumerate(qs):
-                    body = json.dumps({"user_id": "bench", "query": question.text}).encode()
-                    t0 = time.perf_counter()
-                    status, _ = post(url + "/v1/gb/query", body)
-                    lat.append((time.perf_counter() - t0) * 1000)
-                    assert status == 200
-                    sent = str(llm.requests_for("query")[-1]["messages"])
-                    hits[i % 4].append(question.line in sent)
-            finally:
-                proc.send_signal(signal.SIGTERM)
-                proc.communicate(timeout=60)
-            size_mb = path.stat().st_size / 1e6
-            rows.append((size, len(g.entities), build_s, size_mb, lat, hits,
-                         search_ms(path, key, args.dim)))
-            r = rows[-1]
-            print(
-                f"{size:>7} edges {len(g.entities):>6} entities: build {build_s:6.1f} s, "
-                f"file {size_mb:6.1f} MB, query p50 {pct(lat, 50):6.1f} ms "
-                f"p95 {pct(lat, 95):6.1f} ms, vector search {r[6]:5.2f} ms, hit rate "
-                + " ".join(
-                    f"{name} {sum(h)}/{len(h)}"
-                    for name, h in zip(("name", "paraphrase", "alias", "hub"), hits.values(),
-                                       strict=True)
-                ),
-                flush=True,
-            )
+    key = DatasetKey("bench", "main")  # the dataset of prepare()
+    llm, emb = start_fakes(dim=args.dim)
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            for size in [int(s) for s in args.sizes.split(",")]:
+                g, path, build_s, qs = prepare(size, Path(tmp), emb, args.questions, args.dim)
+                child, base = serve(path, llm, emb, args.dim)
+                try:
+                    lat, hits = ask_all(base, qs, llm)
+                finally:
+                    child.stop()
+                by_kind = {k: hits[i :: len(KINDS)] for i, k in enumerate(KINDS)}
+                print(
+                    f"{size:>7} edges {len(g.entities):>6} entities: build {build_s:6.1f} s, "
+                    f"file {path.stat().st_size / 1e6:6.1f} MB, query p50 {pct(lat, 50):6.1f} ms "
+                    f"p95 {pct(lat, 95):6.1f} ms, vector search "
+                    f"{search_ms(path, key, args.dim):5.2f} ms, hit rate "
+                    + " ".join(f"{k} {sum(h)}/{len(h)}" for k, h in by_kind.items()),
+                    flush=True,
+                )
+    finally:
+        llm.stop()
+        emb.stop()
     return 0
 
 

@@ -2,7 +2,7 @@
 ``SqliteVectorIndex`` does) against sqlite-vec's ``vec0`` table, at 1k, 10k
 and 100k vectors of one dataset.
 
-    python bench/vector_search.py [--sizes 1000,10000,100000] [--dim 384]
+    python -m bench.vector_search [--sizes 1000,10000,100000] [--dim 384]
 
 Needs numpy, and for the sqlite-vec side the ``sqlite-vec`` wheel and a Python
 whose ``sqlite3`` can load extensions (this project's pyenv build cannot:

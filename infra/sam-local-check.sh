@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `sam local start-api` end to end, as a user runs it (README "Develop with SAM"),
+# `sam local start-api` end to end, as a user runs it (docs/sam-local.md),
 # on a machine without Docker Hub or public ECR:
 #   1. Docker from Debian's packages (docker.io); dockerd started if none answers
 #   2. the Lambda python3.12 base image, built locally once (debootstrap'd Debian

@@ -153,13 +153,27 @@ def gb_env() -> dict[str, str]:
 
 
 @pytest.fixture
-def gb(monkeypatch: pytest.MonkeyPatch, moto_url: str, fake_anthropic_shared: FakeAnthropic,
-       fake_openai_shared: FakeOpenAI, gb_env: dict[str, str]) -> Iterator[Harness]:
+def gb_store() -> str:
+    """Override in a test module (parametrized) to run it on another vector
+    store: "memory" (in-process, the default beside moto) or "dynamodb" (the
+    vectors on the rows, DynamoDB's vector indexes: the vector fake)."""
+    return "memory"
+
+
+@pytest.fixture
+def gb(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, moto_url: str,
+       fake_anthropic_shared: FakeAnthropic, fake_openai_shared: FakeOpenAI,
+       gb_env: dict[str, str], gb_store: str) -> Iterator[Harness]:
     from gligabao import wiring
     from gligabao.local.embedded import create_tables
     from gligabao.local.server import make_server
 
-    prefix = configure_env(monkeypatch, moto_url, **gb_env)
+    endpoint, extra = moto_url, dict(gb_env)
+    if gb_store == "dynamodb":
+        fake = request.getfixturevalue("dynamo_vectors_fake")
+        fake.lag_s = 0.0
+        endpoint, extra["GB_VECTOR_STORE"] = fake.url, "dynamodb"
+    prefix = configure_env(monkeypatch, endpoint, **extra)
     wiring.reset()
     create_tables()
     server = make_server("127.0.0.1", 0, quiet=True)

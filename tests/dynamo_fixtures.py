@@ -126,3 +126,37 @@ def _tables_on(url: str) -> Iterator[str]:
     yield prefix
     admin.delete_tables()
     admin.configure_tables("gb_", "", "us-east-1")
+
+
+@pytest.fixture(scope="session")
+def dynamo_vectors_fake(moto_server_url: str) -> Iterator[Any]:
+    """DynamoDB with vector indexes (tests/fakes/dynamodb_vectors.py) in front
+    of the session's moto server; no replication lag unless a test sets one."""
+    from fakes.dynamodb_vectors import FakeDynamoVectors
+
+    with FakeDynamoVectors(moto_server_url) as fake:
+        yield fake
+
+
+def vector_tables_on(fake: Any, dimension: int) -> Iterator[str]:
+    """Every table, fresh, on the vector fake, with the vector indexes."""
+    from gligabao.dynamodb import admin as table_admin
+
+    fake.lag_s = 0.0
+    prefix = f"v{next(_prefixes)}_"
+    table_admin.configure_tables(prefix, fake.url, "us-east-1")
+    table_admin.create_tables()
+    table_admin.create_vector_indexes(dimension)
+    yield prefix
+    table_admin.delete_tables()
+    table_admin.configure_tables("gb_", "", "us-east-1")
+
+
+def dynamo_vector_index(dimension: int, **kw: Any) -> Any:
+    """The DynamoDB vector index on the tables as configured."""
+    from gligabao.dynamodb import tables
+    from gligabao.vectors.dynamodb.index import DynamoVectorIndex
+
+    names = {m.short_name: m.Meta.table_name for m in tables.ALL_MODELS}  # type: ignore[attr-defined]
+    client = tables.EntityRow._get_connection().connection.client
+    return DynamoVectorIndex(client, names, dimension, **kw)

@@ -36,8 +36,14 @@ from pydantic import BaseModel
 
 from .api.schemas import (
     AcceptedOut,
+    ArtifactDetailOut,
+    ArtifactsOut,
     CallOut,
     DatasetsOut,
+    EdgeDetailOut,
+    EntitiesOut,
+    EntityDetailOut,
+    ForgottenOut,
     InferencesOut,
     QueryOut,
     RememberOut,
@@ -182,18 +188,19 @@ class Client:
 
     @overload
     def remember(
-        self, text: str, *, respond_async: Literal[False] = ..., **fields: Any
+        self, text: str | None = ..., *, respond_async: Literal[False] = ..., **fields: Any
     ) -> RememberOut: ...
 
     @overload
     def remember(
-        self, text: str, *, respond_async: Literal[True], **fields: Any
+        self, text: str | None = ..., *, respond_async: Literal[True], **fields: Any
     ) -> AcceptedOut: ...
 
     def remember(
         self,
-        text: str,
+        text: str | None = None,
         *,
+        messages: list[dict[str, Any]] | None = None,
         user_id: str | None = None,
         dataset: str | None = None,
         session_id: str | None = None,
@@ -202,13 +209,15 @@ class Client:
         respond_async: bool = False,
         **fields: Any,
     ) -> RememberOut | AcceptedOut:
-        """Store a text. ``fields``: any other field of the request body
-        (``reasoning``, ``models``, ...). ``respond_async``: queued, answered
-        with the call to poll (``call``)."""
+        """Store a text, or chat messages (``messages``: ``{"role", "content",
+        "name"?, "created_at"?}`` each; one of the two). ``fields``: any other
+        field of the request body (``reasoning``, ``models``, ``extract``...).
+        ``respond_async``: queued, answered with the call to poll (``call``)."""
         body = self._body(
             user_id,
             dataset,
             text=text,
+            messages=messages,
             session_id=session_id,
             reference_time=reference_time,
             **fields,
@@ -252,6 +261,67 @@ class Client:
     def delete_dataset(self, name: str, *, user_id: str | None = None) -> None:
         path = f"/v1/gb/datasets/{_seg(name)}?" + _qs(user_id=self._user(user_id))
         self._send("DELETE", path)
+
+    # --- browse and forget (docs/api.md#browse-and-forget) ----------------------------
+
+    def _browse(self, path: str, user_id: str | None, dataset: str | None, **params: Any) -> Any:
+        query = _qs(user_id=self._user(user_id), dataset=dataset, **params)
+        return self._send("GET", f"{path}?{query}")[1]
+
+    def entities(
+        self,
+        *,
+        q: str | None = None,
+        limit: int | None = None,
+        cursor: str | None = None,
+        user_id: str | None = None,
+        dataset: str | None = None,
+    ) -> EntitiesOut:
+        """One page of entities, newest updated first (``q``: names matching)."""
+        body = self._browse("/v1/gb/entities", user_id, dataset, q=q, limit=limit, cursor=cursor)
+        return _as(EntitiesOut, body)
+
+    def entity(
+        self, entity_id: int, *, user_id: str | None = None, dataset: str | None = None
+    ) -> EntityDetailOut:
+        body = self._browse(f"/v1/gb/entities/{int(entity_id)}", user_id, dataset)
+        return _as(EntityDetailOut, body)
+
+    def edge(
+        self, edge_id: int, *, user_id: str | None = None, dataset: str | None = None
+    ) -> EdgeDetailOut:
+        body = self._browse(f"/v1/gb/edges/{int(edge_id)}", user_id, dataset)
+        return _as(EdgeDetailOut, body)
+
+    def artifact(
+        self, artifact_id: int, *, user_id: str | None = None, dataset: str | None = None
+    ) -> ArtifactDetailOut:
+        body = self._browse(f"/v1/gb/artifacts/{int(artifact_id)}", user_id, dataset)
+        return _as(ArtifactDetailOut, body)
+
+    def artifacts(
+        self,
+        *,
+        session_id: str | None = None,
+        limit: int | None = None,
+        cursor: str | None = None,
+        user_id: str | None = None,
+        dataset: str | None = None,
+    ) -> ArtifactsOut:
+        """One page of remembered texts (a session's in the order said)."""
+        body = self._browse(
+            "/v1/gb/artifacts", user_id, dataset, session_id=session_id, limit=limit, cursor=cursor
+        )
+        return _as(ArtifactsOut, body)
+
+    def forget(
+        self, artifact_id: int, *, user_id: str | None = None, dataset: str | None = None
+    ) -> ForgottenOut:
+        """Forget one remembered text (404 when it is already gone)."""
+        query = _qs(user_id=self._user(user_id), dataset=dataset)
+        return _as(
+            ForgottenOut, self._send("DELETE", f"/v1/gb/artifacts/{int(artifact_id)}?{query}")[1]
+        )
 
     def inferences(
         self,
@@ -369,7 +439,7 @@ def _message(raw: bytes, status: int) -> str:
     return http.client.responses.get(status, "error")
 
 
-def _qs(**params: str | None) -> str:
+def _qs(**params: str | int | None) -> str:
     return urllib.parse.urlencode({k: v for k, v in params.items() if v is not None})
 
 

@@ -139,6 +139,11 @@ class Settings:
     opensearch_url: str = ""
     opensearch_service: str = "es"  # "es" (managed domain) or "aoss" (serverless)
     opensearch_index_prefix: str = "gb"
+    # "dynamodb": the vectors on the graph's rows, DynamoDB's vector indexes
+    # (GB_VECTOR_STORE; the stack's VectorStore=dynamodb); else as the
+    # endpoints say (OpenSearch, the SQLite file, in-process).
+    vector_store: str = ""
+    vector_lag_s: float = 10.0  # GB_VECTOR_LAG_SECONDS: the index's replication lag covered
     geo: bool = False
     geo_radius_km: float = 50.0
     chunk_threshold_tokens: int = 2000
@@ -205,7 +210,8 @@ def _thresholds(model: str) -> tuple[float, float, str]:
         resolve, query = calibrated.resolve, calibrated.query
     else:
         why = (
-            f"{model} is not calibrated: entities merge by ID or equal name only, "
+            f"{model} is not calibrated: no similar-name candidates (entities merge by ID "
+            "or the name rules), "
             "query matches are cut by rank (run `gligabao calibrate` to measure thresholds)"
         )
         resolve, query = NEVER_MERGE, RANK_ONLY
@@ -270,6 +276,8 @@ def load_settings(*, local: bool = False) -> Settings:
         opensearch_url=_env("GB_OPENSEARCH_URL"),
         opensearch_service=_env("GB_OPENSEARCH_SERVICE", "es"),
         opensearch_index_prefix=_env("GB_OPENSEARCH_INDEX_PREFIX", "gb"),
+        vector_store=_env("GB_VECTOR_STORE").lower(),
+        vector_lag_s=_float("GB_VECTOR_LAG_SECONDS", 10.0),
         geo=_env("GB_GEO", "off").lower() in {"on", "true", "1", "yes"},
         geo_radius_km=_float("GB_GEO_RADIUS_KM", 50.0),
         chunk_threshold_tokens=_int("GB_CHUNK_THRESHOLD_TOKENS", 2000),

@@ -98,6 +98,7 @@ class Artifact:
     index: int | None = None
     call_id: str | None = None
     summary: str | None = None  # chunks only: the summarize stage's text
+    speaker: str | None = None  # who said it (a message's name or role, a text's speaker)
 
 
 @dataclass
@@ -152,6 +153,10 @@ class EdgeUpdate:
     id: int
     invalid_at: str | None = None
     expired_at: str | None = None
+    # Why (the history the browse routes show and a forget undoes): the text
+    # because of which, and the new edge that superseded it.
+    artifact_id: int | None = None
+    by_edge: int | None = None
 
     def apply(self, cur: Edge) -> Edge:
         return replace(
@@ -160,12 +165,79 @@ class EdgeUpdate:
             expired_at=cur.expired_at or self.expired_at,
         )
 
+    def change(self, old: Edge, new: Edge, now: str) -> EdgeChange | None:
+        """The history entry of this update (None when nothing changed)."""
+        if (old.invalid_at, old.expired_at) == (new.invalid_at, new.expired_at):
+            return None
+        return EdgeChange(
+            edge_id=self.id,
+            artifact_id=self.artifact_id,
+            by_edge=self.by_edge,
+            at=new.expired_at or now,
+            prev_invalid_at=old.invalid_at,
+            prev_expired_at=old.expired_at,
+        )
+
+
+@dataclass(frozen=True)
+class EdgeChange:
+    """One edge ended or superseded: when, because of which text and by which
+    edge, and what its fields were before (so that a forget can undo it)."""
+
+    edge_id: int
+    artifact_id: int | None
+    by_edge: int | None
+    at: str
+    prev_invalid_at: str | None
+    prev_expired_at: str | None
+
+
+@dataclass
+class ForgetPlan:
+    """What forgetting one text removes and restores, decided from the rows
+    as they were read; the store applies it at once (all or nothing)."""
+
+    artifact_id: int
+    txn: str = ""
+    chunks: list[int] = field(default_factory=list)  # artifact IDs of its chunks
+    edges: list[Edge] = field(default_factory=list)  # removed: no other text states them
+    entities: list[Entity] = field(default_factory=list)  # removed: nothing else holds them
+    entity_links: list[tuple[int, int]] = field(default_factory=list)  # (entity, artifact) to drop
+    edge_links: list[tuple[int, int]] = field(default_factory=list)  # (edge, artifact) to drop
+    kept_edges: dict[int, int | None] = field(default_factory=dict)  # edge -> its new artifact_id
+    restored: list[tuple[EdgeChange, Edge]] = field(default_factory=list)  # undone, edge as read
+    changes: list[EdgeChange] = field(default_factory=list)  # history rows to drop
+
+
+@dataclass
+class Forgotten:
+    artifacts: list[int] = field(default_factory=list)
+    edges: list[int] = field(default_factory=list)
+    entities: list[int] = field(default_factory=list)
+    restored: list[int] = field(default_factory=list)
+    chunks: int = 0
+
+
+@dataclass(frozen=True)
+class VectorItem:
+    """One row's vector (entity, edge, or the chunk's artifact ID)."""
+
+    id: int
+    vector: list[float]
+    lat: float | None = None  # entities with coordinates only
+    lon: float | None = None
+    text: str | None = None  # chunks: the passage's text, for the lexical (BM25) search
+    live: bool | None = None  # edges: False once superseded (stores that filter on it)
+
 
 @dataclass
 class GraphWrite:
     """The typed plan of one `remember`: everything it writes to the graph
     store, committed at once (all of it becomes visible, or none). ``txn``
-    is the call's lease owner, the one its claims were made with."""
+    is the call's lease owner, the one its claims were made with.
+    ``vectors``: the new rows' vectors by kind ("entities", "edges",
+    "chunks", "summaries"), which a store that keeps vectors on its rows
+    writes with them (the others get them from the vector index first)."""
 
     txn: str = ""  # empty: the write made no claims (the store picks one)
     now: str = ""  # updated_at of enriched entities
@@ -176,6 +248,9 @@ class GraphWrite:
     edge_updates: list[EdgeUpdate] = field(default_factory=list)
     entity_links: list[tuple[int, int]] = field(default_factory=list)  # (entity, artifact)
     edge_links: list[tuple[int, int]] = field(default_factory=list)  # (edge, artifact)
+    # Provenance links removed (a split moves a mention to another entity).
+    entity_unlinks: list[tuple[int, int]] = field(default_factory=list)  # (entity, artifact)
+    vectors: dict[str, list[VectorItem]] = field(default_factory=dict)
 
 
 @dataclass

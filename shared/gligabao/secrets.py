@@ -28,8 +28,8 @@ SECRET_ENV: dict[str, str] = {
     "GB_OPENAI_SECRET": "OPENAI_API_KEY",
 }
 # Read by the provider SDKs themselves. template.yaml declares them empty (so
-# that `sam local start-api --env-vars` may set them, docs: README "Develop with
-# SAM"), and the SDKs take an empty base URL literally: empty counts as unset.
+# that `sam local start-api --env-vars` may set them, see docs/sam-local.md),
+# and the SDKs take an empty base URL literally: empty counts as unset.
 SDK_ENV = ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_API_KEY", "OPENAI_BASE_URL")
 PLACEHOLDER = "set-me"
 CACHE_SECONDS = 300

@@ -51,6 +51,22 @@ def index_terms(text: str) -> set[str]:
     return {w for w in words(text) if len(w) >= 2 and w not in STOPWORDS}
 
 
+def stem(term: str) -> str:
+    """A light English suffix strip, so that "works" meets "work" and
+    "living" meets "live" (the entities' index terms themselves are not
+    stemmed; the passages' word index is)."""
+    for suffix, keep in (("ing", 4), ("ed", 3), ("es", 4), ("s", 3)):
+        if term.endswith(suffix) and len(term) - len(suffix) >= keep and not term.endswith("ss"):
+            return term[: -len(suffix)]
+    return term
+
+
+def passage_terms(text: str) -> list[str]:
+    """A passage's terms for its lexical (BM25) search, in order, repeats
+    kept: the index terms' rules, stemmed."""
+    return [stem(w) for w in words(text) if len(w) >= 2 and w not in STOPWORDS]
+
+
 def contains_phrase(haystack_norm: str, needle_norm: str) -> bool:
     """Whole-word containment of one normalized string in another."""
     if not needle_norm:

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from .idempotency.port import Idempotency
     from .memory.query import Query
     from .memory.remember import GeoResolver, Remember
+    from .memory.split import Split
     from .queue.port import JobQueue
     from .records.port import RecordStore
     from .sqlite.db import Database
@@ -49,7 +50,11 @@ def graph_store() -> GraphStore:
 
     tables_configured()
     cfg = settings()
-    return DynamoGraphStore(lease_s=cfg.lease_s, lease_wait_s=cfg.lease_wait_s)
+    return DynamoGraphStore(
+        lease_s=cfg.lease_s,
+        lease_wait_s=cfg.lease_wait_s,
+        vectors=cfg.vector_store == "dynamodb",
+    )
 
 
 @lru_cache(maxsize=1)
@@ -67,6 +72,14 @@ def record_store() -> RecordStore:
 @lru_cache(maxsize=1)
 def vector_index() -> VectorIndex:
     cfg = settings()
+    if cfg.vector_store == "dynamodb":
+        from .dynamodb import tables
+        from .vectors.dynamodb.index import DynamoVectorIndex
+
+        tables_configured()
+        names = {m.short_name: m.Meta.table_name for m in tables.ALL_MODELS}  # type: ignore[attr-defined]
+        client = tables.EntityRow._get_connection().connection.client
+        return DynamoVectorIndex(client, names, cfg.embedding_dimension, lag_s=cfg.vector_lag_s)
     if cfg.opensearch_url:
         from .vectors.opensearch.store import OpenSearchVectorIndex
 
@@ -157,6 +170,12 @@ def remember_service() -> Remember:
     from .memory.remember import Remember
 
     return Remember(graph_store(), vector_index(), settings(), geo_resolver())
+
+
+def split_service() -> Split:
+    from .memory.split import Split
+
+    return Split(graph_store(), vector_index())
 
 
 @lru_cache(maxsize=1)

@@ -10,7 +10,12 @@
 - ``opensearch-aoss``: the same adapter in its Serverless mode (auto IDs, row
   dedupe, delete by listing IDs) against the same node, with the Lucene engine
   (the node has no Faiss libraries; the Faiss body is pinned in
-  test_index_bodies.py).
+  test_index_bodies.py);
+- ``dynamodb``: DynamoVectorIndex, the vectors on the graph's rows, against
+  DynamoDB with vector indexes (tests/fakes/dynamodb_vectors.py in front of
+  moto). A vector is an attribute of its row there: an upsert for a row not
+  written yet writes the row first, as the graph's commit would (its vector
+  and its passage's words with it: graph/vector_rows.py).
 
 Every test writes under fresh user IDs, so tests never see each other's data;
 the OpenSearch indexes are unique to the session and dropped at its end.
@@ -19,6 +24,7 @@ the OpenSearch indexes are unique to the session and dropped at its end.
 from __future__ import annotations
 
 import math
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -86,6 +92,52 @@ def opensearch_modes(opensearch_url: str, opensearch_prefix: str) -> Iterator[di
         index.drop_indexes()
 
 
+class _WithRows:
+    """DynamoVectorIndex, with the rows its vectors belong to: a row that does
+    not exist yet is written as the graph's commit writes one (vector, words,
+    counts); one that exists gets its vector from ``upsert`` (as reindex)."""
+
+    def __init__(self, index: Any) -> None:
+        self.index = index
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.index, name)
+
+    def upsert(self, key: DatasetKey, kind: Any, items: list[VectorItem]) -> None:
+        from gligabao.dynamodb.batch import batch_write
+        from gligabao.dynamodb.tables import ArtifactRow, EdgeRow, EntityRow
+        from gligabao.graph.dynamodb.vector_rows import count_words, inline_vectors
+
+        model = {"entities": EntityRow, "edges": EdgeRow}.get(kind, ArtifactRow)
+        have = {int(r.id) for r in model.batch_get([(key.pk, i.id) for i in items])}
+        new = [i for i in items if i.id not in have]
+        rows: list[Any] = []
+        for i in new:
+            if kind == "entities":
+                rows.append(
+                    EntityRow(
+                        key.pk,
+                        i.id,
+                        name=f"e{i.id}",
+                        norm_name=f"e{i.id}",
+                        updated_key=f"#{i.id:012d}",
+                        lat=i.lat,
+                        lon=i.lon,
+                    )
+                )
+            elif kind == "edges":
+                rows.append(
+                    EdgeRow(key.pk, i.id, source_id=0, target_id=0, relation="r", vstate="live")
+                )
+            else:
+                rows.append(ArtifactRow(key.pk, i.id, text=i.text or ""))
+        rows += inline_vectors(key.pk, rows, {kind: new}, time.time())
+        batch_write(puts=rows)
+        if kind == "chunks":
+            count_words(key.pk, {int(r.id): r for r in rows if isinstance(r, ArtifactRow)})
+        self.index.upsert(key, kind, [i for i in items if i.id in have])
+
+
 class _TwoReaders:
     """Writes through one SqliteVectorIndex, reads through another on the same
     file: what two processes sharing the file see."""
@@ -99,8 +151,21 @@ class _TwoReaders:
         return getattr(side, name)
 
 
-@pytest.fixture(params=["memory", "sqlite", "sqlite-2", "opensearch", "opensearch-aoss"])
+@pytest.fixture
+def dynamodb_index(request: pytest.FixtureRequest, aws_env: None) -> Iterator[Any]:
+    from dynamo_fixtures import dynamo_vector_index, vector_tables_on
+
+    fake = request.getfixturevalue("dynamo_vectors_fake")
+    for _ in vector_tables_on(fake, DIM):
+        yield _WithRows(dynamo_vector_index(DIM))
+
+
+@pytest.fixture(
+    params=["memory", "sqlite", "sqlite-2", "opensearch", "opensearch-aoss", "dynamodb"]
+)
 def index(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
+    if request.param == "dynamodb":
+        return request.getfixturevalue("dynamodb_index")
     if request.param == "memory":
         return MemoryVectorIndex()
     if request.param == "sqlite":
@@ -309,6 +374,29 @@ def test_delete_dataset_removes_only_that_dataset(index: VectorIndex) -> None:
         assert ids(hits) == [1]
     # Deleting a dataset that has nothing is fine.
     index.delete_dataset(new_key())
+
+
+def test_delete_removes_those_rows_vectors_only(index: VectorIndex) -> None:
+    """Forget's half on the vector side: the named rows of one kind lose their
+    vectors (and a passage its words), the rest of the dataset and the same IDs
+    of another dataset stay."""
+    key = new_key("forget")
+    other = DatasetKey(key.user_id, "other")
+    for k in (key, other):
+        index.upsert(k, "chunks", [VectorItem(4, e(3), text="Alice joined Globex in May")])
+        index.upsert(k, "chunks", [VectorItem(6, e(5), text="Bob likes tea")])
+        index.upsert(k, "edges", [VectorItem(4, e(3))])
+
+    assert index.delete(key, "chunks", [4, 99]) == 1  # 99 has no vector: skipped
+
+    assert index.count(key, "chunks") == 1
+    [hits] = index.search(key, [SearchRequest("chunks", e(3), 5, -1.0, text="Globex")])
+    assert 4 not in ids(hits)
+    assert index.count(key, "edges") == 1  # the same ID of another kind stays
+    assert index.count(other, "chunks") == 2
+    [hits] = index.search(other, [SearchRequest("chunks", e(3), 5, -1.0, text="Globex")])
+    assert 4 in ids(hits)
+    assert index.delete(key, "chunks", []) == 0
 
 
 def test_count_per_kind(index: VectorIndex) -> None:

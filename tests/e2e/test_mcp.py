@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -15,7 +17,13 @@ import pytest
 from conftest import Client
 from fakes.anthropic_server import FakeAnthropic
 from fakes.openai_server import FakeOpenAI
-from gligabao.api.requests import DatasetsRequest, QueryRequest, RememberRequest, SearchRequest
+from gligabao.api.requests import (
+    DatasetsRequest,
+    ForgetRequest,
+    QueryRequest,
+    RememberRequest,
+    SearchRequest,
+)
 from served import ALICE_AT_ACME as EXTRACT
 from served import ServedCounting
 
@@ -67,10 +75,13 @@ async def _session(url: str, user: str) -> dict[str, Any]:
             "query", {"user_id": user, "query": "Where does Alice work?"}
         )
         out["datasets"] = await client.call_tool("list_datasets", {"user_id": user})
+        out["missing"] = await client.call_tool(
+            "query", {"user_id": user, "query": "x", "dataset": "nope"}
+        )
         try:
-            await client.call_tool("query", {"user_id": user, "query": "x", "dataset": "nope"})
+            await client.call_tool("recall_everything", {"user_id": user})
         except MCPError as exc:
-            out["error"] = exc
+            out["unknown"] = exc
     return out
 
 
@@ -84,13 +95,14 @@ def test_the_sdk_client_initializes_lists_and_calls_every_tool(
     assert out["version"] == "2025-11-25"
     assert out["server"] == "gligabao"
     tools = out["tools"]
-    assert sorted(tools) == ["list_datasets", "query", "remember", "search"]
+    assert sorted(tools) == ["forget", "list_datasets", "query", "remember", "search"]
     # The schemas are the HTTP API's request models: every field, no other.
     for name, model in [
         ("remember", RememberRequest),
         ("query", QueryRequest),
         ("search", SearchRequest),
         ("list_datasets", DatasetsRequest),
+        ("forget", ForgetRequest),
     ]:
         assert set(tools[name].input_schema["properties"]) == set(model.model_fields), name
         assert "user_id" in tools[name].input_schema["required"]
@@ -124,14 +136,20 @@ def test_the_sdk_client_initializes_lists_and_calls_every_tool(
     [dataset] = out["datasets"].structured_content["datasets"]
     assert (dataset["name"], dataset["edges"]) == ("main", 1)
 
-    # A use case's error: the HTTP API's message, its status in data.
-    err = out["error"]
+    # A use case's error is the tool's result, for the model: the HTTP API's
+    # message as text, its status as structured content.
+    missing = out["missing"]
     http = Client(served.url).post(
         "/v1/gb/query", {"user_id": "sdk-user", "query": "x", "dataset": "nope"}
     )
     assert http.status == 404
-    assert err.error.message == http.body["error"]
-    assert err.error.data["status"] == 404
+    assert missing.is_error is True
+    assert missing.content[0].text == http.body["error"]
+    assert missing.structured_content["status"] == 404
+    assert missing.structured_content["error"] == http.body["error"]
+    # An unknown tool is the protocol's error, raised by the client.
+    assert out["unknown"].error.code == -32602
+    assert "unknown tool" in out["unknown"].error.message
     # search made no LLM call; query one; remember one extraction.
     assert llm.calls("query") == 1
     assert llm.calls("extract") == 1
@@ -179,22 +197,84 @@ BAD_REMEMBERS = [
 ]
 
 
+def tool_error(reply: Any, status: int, message: str, id_: Any = 7) -> dict[str, Any]:
+    """The reply is a tool's execution error: a result (not a JSON-RPC
+    error) with isError, the HTTP API's message as its text and the status
+    in its structured content, which it returns."""
+    assert reply.status == 200, reply.body
+    assert reply.body["id"] == id_
+    assert "error" not in reply.body, reply.body
+    result = reply.body["result"]
+    assert result["isError"] is True
+    assert result["content"] == [{"type": "text", "text": message}]
+    assert result["structuredContent"]["status"] == status
+    assert result["structuredContent"]["error"] == message
+    return dict(result["structuredContent"])
+
+
 @pytest.mark.parametrize("arguments", BAD_REMEMBERS)
-def test_bad_tool_arguments_are_invalid_params_with_the_http_message_and_write_nothing(
+def test_bad_tool_arguments_are_a_tool_error_with_the_http_message_and_write_nothing(
     served: ServedCounting, llm: FakeAnthropic, arguments: dict[str, Any]
 ) -> None:
     before = served.row_counts()
     reply = rpc(served, _tool_call("remember", arguments))
     http = Client(served.url).post("/v1/gb/remember", arguments)
     assert http.status == 400
-    assert reply.status == 200, reply.body
-    assert reply.body["id"] == 7
-    assert reply.body["error"]["code"] == -32602
-    assert reply.body["error"]["message"] == http.body["error"]
-    assert reply.body["error"]["data"]["status"] == 400
-    assert "result" not in reply.body
+    tool_error(reply, 400, http.body["error"])
     assert served.row_counts() == before
     assert llm.calls() == 0
+
+
+def _graph_rows(served: ServedCounting) -> dict[str, int]:
+    """The memory's rows, without the call records a failed call keeps."""
+    return {
+        t: n for t, n in served.row_counts().items() if not t.startswith(("call", "inference"))
+    }
+
+
+def test_an_upstream_failure_is_a_tool_error_with_its_status_and_writes_nothing(
+    served: ServedCounting, llm: FakeAnthropic
+) -> None:
+    llm.script("extract", EXTRACT)
+    user = "upstream-user"
+    first = rpc(served, _tool_call("remember", {"user_id": user, "text": "Alice works at Acme."}))
+    assert first.body["result"].get("isError") is not True, first.body
+    before = _graph_rows(served)
+    llm.fail_next(500, stage="query")
+    reply = rpc(served, _tool_call("query", {"user_id": user, "query": "Where?"}))
+    llm.fail_next(500, stage="query")
+    http = Client(served.url).post("/v1/gb/query", {"user_id": user, "query": "Where?"})
+    assert http.status == 502, http.body
+    detail = tool_error(reply, 502, http.body["error"])
+    assert detail["call_id"] == reply.headers["X-Gb-Call-Id"]
+    assert _graph_rows(served) == before
+    assert llm.calls("query") == 2
+
+
+def test_a_remember_whose_key_is_in_progress_is_a_409_tool_error_and_writes_nothing(
+    served: ServedCounting, llm: FakeAnthropic
+) -> None:
+    """The first remember waits 2 s in its extraction; the second, with the
+    same key, is told to retry (409) and stores nothing of its own."""
+    llm.delay_next(2.0, "extract")
+    llm.script("extract", EXTRACT)
+    args = {"user_id": "busy-user", "text": "Alice works at Acme.", "idempotency_key": "k"}
+    first: dict[str, Any] = {}
+    thread = threading.Thread(
+        target=lambda: first.update(reply=rpc(served, _tool_call("remember", args, 1)))
+    )
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not llm.requests_for("extract"):
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    before = _graph_rows(served)
+    second = rpc(served, _tool_call("remember", args, 2))
+    assert _graph_rows(served) == before
+    thread.join(timeout=60)
+    tool_error(second, 409, "a remember with this Idempotency-Key is still in progress", 2)
+    assert first["reply"].body["result"]["structuredContent"]["entities"]
+    assert llm.calls("extract") == 1
 
 
 @pytest.mark.parametrize(
@@ -286,7 +366,7 @@ def test_the_handshake_notifications_and_what_a_stateless_server_refuses(
         {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
         **{"MCP-Protocol-Version": "2025-06-18"},
     )
-    assert len(ok.body["result"]["tools"]) == 4
+    assert len(ok.body["result"]["tools"]) == 5
 
     for method in ("GET", "DELETE"):
         r = Client(served.url).request(method, "/mcp")

@@ -27,10 +27,10 @@ def test_committed_document_is_current() -> None:
 def test_document_lists_every_route_of_the_handlers() -> None:
     """Every route but /mcp, which speaks JSON-RPC (its tools' schemas are
     the same models as the document's)."""
-    from gligabao.handlers import datasets, query, records, remember
+    from gligabao.handlers import browse, datasets, query, records, remember
 
     in_code = set()
-    for mod in (remember, query, datasets, records):
+    for mod in (remember, query, datasets, records, browse):
         app: Any = mod.app
         for route in app._static_routes + app._dynamic_routes:
             path = route.openapi_path.replace("<", "{").replace(">", "}")

@@ -3,6 +3,10 @@ stdlib only, on 127.0.0.1, driven through the real SDKs.
 
     from fakes import FakeAnthropic, FakeOpenAI      # tests/ on sys.path
     from fakes.fixtures import fake_anthropic, fake_openai
+    from tests.fakes import FakeAnthropic            # the repository root on sys.path (bench/)
+
+Relative imports only, and the servers need nothing but the standard library, so that
+both work.
 """
 
 from ._server import RecordedRequest

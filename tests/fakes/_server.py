@@ -276,6 +276,9 @@ def _make_handler(server: FakeServer) -> type[BaseHTTPRequestHandler]:
         def do_POST(self) -> None:
             self._serve()
 
+        def do_DELETE(self) -> None:  # the gligabao API's dataset delete
+            self._serve()
+
         def _serve(self) -> None:
             length = int(self.headers.get("content-length") or 0)
             raw = self.rfile.read(length) if length else b""

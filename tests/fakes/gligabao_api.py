@@ -35,3 +35,32 @@ class FakeGligabao(FakeServer):
         if req.path == "/v1/gb/remember":
             return Response(200, REMEMBERED)
         return Response(200, {"datasets": []})
+
+
+def sigv4_valid(
+    req: RecordedRequest, url: str, secret: str, region: str, service: str = "execute-api"
+) -> bool:
+    """Whether a request that arrived at ``url`` carries a SigV4 signature made
+    with ``secret``: recomputed with botocore from the headers it signed, its
+    query as sent and its body, as API Gateway would check it."""
+    from botocore.auth import SigV4Auth
+    from botocore.awsrequest import AWSRequest
+    from botocore.credentials import Credentials
+
+    auth = req.headers.get("authorization", "")
+    if not auth.startswith("AWS4-HMAC-SHA256 ") or "SignedHeaders=" not in auth:
+        return False
+    access_key = auth.split("Credential=")[1].split("/")[0]
+    signed = auth.split("SignedHeaders=")[1].split(",")[0].split(";")
+    if any(h not in req.headers for h in signed):
+        return False
+    aws = AWSRequest(
+        method=req.method,
+        url=url + req.path + (f"?{req.query}" if req.query else ""),
+        data=req.raw,
+        headers={h: req.headers[h] for h in signed},
+    )
+    aws.context["timestamp"] = req.headers.get("x-amz-date", "")
+    signer = SigV4Auth(Credentials(access_key, secret), service, region)
+    expected = signer.signature(signer.string_to_sign(aws, signer.canonical_request(aws)), aws)
+    return auth.endswith(f"Signature={expected}")

@@ -78,7 +78,7 @@ def _pseudo(name: str, uid: str) -> dict[str, str]:
     }
 
 
-@pytest.mark.parametrize("store", ["serverless", "domain"])
+@pytest.mark.parametrize("store", ["dynamodb", "serverless", "domain"])
 def test_two_stacks_in_one_account_share_no_name(store: str) -> None:
     template = load()
     stack = Stack(template, VectorStore=store, Geo="on", AlarmEmail="ops@example.com")
@@ -91,7 +91,7 @@ def test_two_stacks_in_one_account_share_no_name(store: str) -> None:
 
 def test_the_collection_name_is_derived_from_the_stack_and_fits() -> None:
     template = load()
-    stack = Stack(template)
+    stack = Stack(template, VectorStore="serverless")
     assert stack.params["VectorCollectionName"] == ""
     names = _names(stack, _pseudo("a-very-long-stack-name-for-production", "8c1f33a0-7d3e-11ef-9d6b-0a1b2c3d4e5f"))
     assert names["VectorCollection.Name"] == "gb-8c1f33a0"
@@ -103,7 +103,9 @@ def test_the_collection_name_is_derived_from_the_stack_and_fits() -> None:
     longest = "a" * 27
     assert re.fullmatch(pattern, longest) and not re.fullmatch(pattern, longest + "a")
     assert len(f"{longest}-data") <= 32
-    named = _names(Stack(template, VectorCollectionName="mine"), _pseudo("s", "0-0"))
+    named = _names(
+        Stack(template, VectorStore="serverless", VectorCollectionName="mine"), _pseudo("s", "0-0")
+    )
     assert named["VectorCollection.Name"] == "mine"
 
 

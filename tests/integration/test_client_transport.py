@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from fakes.gligabao_api import FakeGligabao
+from fakes.gligabao_api import FakeGligabao, sigv4_valid
 from gligabao.client import ApiError, Bearer, Client, Retry, SigV4, retry_after
 from gligabao.local.embedded import free_port
 
@@ -129,29 +129,6 @@ def test_without_a_user_id_nothing_is_sent(api: FakeGligabao) -> None:
 # ------------------------------------------------------------ SigV4 (iam)
 
 
-def _verify_sigv4(req: object, url: str, secret: str, region: str) -> bool:
-    """Recompute the request's signature from what arrived, with botocore."""
-    from botocore.auth import SigV4Auth
-    from botocore.awsrequest import AWSRequest
-    from botocore.credentials import Credentials
-
-    headers = req.headers  # type: ignore[attr-defined]
-    auth = headers["authorization"]
-    signed = auth.split("SignedHeaders=")[1].split(",")[0].split(";")
-    target = url + req.path + (f"?{req.query}" if req.query else "")  # type: ignore[attr-defined]
-    aws = AWSRequest(
-        method=req.method,  # type: ignore[attr-defined]
-        url=target,
-        data=req.raw,  # type: ignore[attr-defined]
-        headers={h: headers[h] for h in signed},
-    )
-    aws.context["timestamp"] = headers["x-amz-date"]
-    signer = SigV4Auth(Credentials("AKIDEXAMPLE", secret, "session-token"), "execute-api", region)
-    canonical = signer.canonical_request(aws)
-    expected = signer.signature(signer.string_to_sign(aws, canonical), aws)
-    return auth.endswith(f"Signature={expected}")
-
-
 def test_iam_mode_signs_every_request_with_sigv4(api: FakeGligabao) -> None:
     from botocore.credentials import Credentials
 
@@ -168,8 +145,8 @@ def test_iam_mode_signs_every_request_with_sigv4(api: FakeGligabao) -> None:
         assert "host" in auth.split("SignedHeaders=")[1].split(",")[0].split(";")
         assert req.headers["x-amz-security-token"] == "session-token"
         assert req.headers["x-amz-date"]
-        assert _verify_sigv4(req, api.url, "the-secret", "eu-west-1"), req.path
-        assert not _verify_sigv4(req, api.url, "another-secret", "eu-west-1")
+        assert sigv4_valid(req, api.url, "the-secret", "eu-west-1"), req.path
+        assert not sigv4_valid(req, api.url, "another-secret", "eu-west-1")
     assert api.requests[0].query == "user_id=user+1"
 
 

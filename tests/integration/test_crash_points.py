@@ -102,6 +102,26 @@ class Serve:
         return out or ""
 
 
+def serve_env(prefix: str, moto_url: str, llm: FakeAnthropic, emb: FakeOpenAI) -> dict[str, str]:
+    """The environment of a `serve` child on the standalone moto server,
+    with short leases (this process's AWS settings too, for the reads)."""
+    env = {
+        **llm.env(),
+        **emb.env(),
+        "GB_EMBEDDING_DIMENSION": "64",
+        "GB_DYNAMODB_ENDPOINT": moto_url,
+        "GB_TABLE_PREFIX": prefix,
+        "GB_LEASE_SECONDS": str(LEASE_S),
+        "GB_LEASE_WAIT_SECONDS": "1",
+        "AWS_ACCESS_KEY_ID": "local",
+        "AWS_SECRET_ACCESS_KEY": "local",
+        "AWS_DEFAULT_REGION": "us-east-1",
+    }
+    for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_DEFAULT_REGION"):
+        os.environ.setdefault(k, env[k])
+    return env
+
+
 def _remember(serve: Serve, text: str) -> Reply:
     return serve.client.post("/v1/gb/remember", {"user_id": "u1", "text": text})
 
@@ -118,8 +138,9 @@ def _remember_until_done(serve: Serve, text: str) -> Reply:
     raise AssertionError("still 409 after the leases ended")
 
 
-def _state(prefix: str, url: str) -> dict[str, Any]:
-    """What a reader sees, through the adapter's own reads."""
+def _state(prefix: str, url: str, vectors: bool = False) -> dict[str, Any]:
+    """What a reader sees, through the adapter's own reads. ``vectors``
+    (VectorStore=dynamodb): also that every visible row has its vector."""
     admin.configure_tables(prefix, url, "us-east-1")
     store = DynamoGraphStore()
     try:
@@ -130,6 +151,12 @@ def _state(prefix: str, url: str) -> dict[str, Any]:
         names = store.entity_ids_by_names(KEY, [normalize_name(e.name) for e in ents.values()])
     finally:
         store.close()
+    if vectors:
+        from gligabao.dynamodb.tables import EdgeRow, EntityRow
+
+        for model, ids in ((EntityRow, list(ents)), (EdgeRow, [e.id for e in edges])):
+            rows = list(model.batch_get([(KEY.pk, i) for i in ids])) if ids else []
+            assert all(r.vec is not None and len(r.vec) == 64 for r in rows), model
     return {
         "entities": sorted((e.name, e.description) for e in ents.values()),
         "edges": sorted(
@@ -159,25 +186,30 @@ def _assert_whole(state: dict[str, Any]) -> None:
     assert sorted(state["names"].values()) == state["ids"], state
 
 
+@pytest.fixture(scope="module")
+def vectors_url(moto_url: str) -> Iterator[str]:
+    """DynamoDB with vector indexes (the fake, in this process) in front of
+    the standalone moto: VectorStore=dynamodb."""
+    from fakes.dynamodb_vectors import FakeDynamoVectors
+
+    with FakeDynamoVectors(moto_url) as fake:
+        yield fake.url
+
+
+@pytest.mark.parametrize("store", ["memory", "dynamodb"])
 @pytest.mark.parametrize("point", POINTS)
 def test_a_remember_killed_at_a_write_point_leaves_the_memory_whole(
-    point: str, moto_url: str, fake_anthropic: FakeAnthropic, fake_openai: FakeOpenAI
+    point: str,
+    store: str,
+    request: pytest.FixtureRequest,
+    fake_anthropic: FakeAnthropic,
+    fake_openai: FakeOpenAI,
 ) -> None:
     prefix = f"crash{uuid.uuid4().hex[:8]}_"
-    env = {
-        **fake_anthropic.env(),
-        **fake_openai.env(),
-        "GB_EMBEDDING_DIMENSION": "64",
-        "GB_DYNAMODB_ENDPOINT": moto_url,
-        "GB_TABLE_PREFIX": prefix,
-        "GB_LEASE_SECONDS": str(LEASE_S),
-        "GB_LEASE_WAIT_SECONDS": "1",
-        "AWS_ACCESS_KEY_ID": "local",
-        "AWS_SECRET_ACCESS_KEY": "local",
-        "AWS_DEFAULT_REGION": "us-east-1",
-    }
-    for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_DEFAULT_REGION"):
-        os.environ.setdefault(k, env[k])
+    vectors = store == "dynamodb"
+    moto_url = request.getfixturevalue("vectors_url" if vectors else "moto_url")
+    env = serve_env(prefix, moto_url, fake_anthropic, fake_openai)
+    env["GB_VECTOR_STORE"] = "dynamodb" if vectors else ""
     # 1. the memory before: Alice works at Acme
     first = Serve(env)
     fake_anthropic.script(
@@ -190,7 +222,7 @@ def test_a_remember_killed_at_a_write_point_leaves_the_memory_whole(
     r = _remember(first, "Alice works at Acme.")
     first.stop()
     assert r.status == 200, r.body
-    before = _state(prefix, moto_url)
+    before = _state(prefix, moto_url, vectors)
     _assert_whole(before)
 
     # 2. a remember naming Alice (enriched), Acme (restated) and a new Bob,
@@ -213,7 +245,7 @@ def test_a_remember_killed_at_a_write_point_leaves_the_memory_whole(
     dying.stop()
 
     # 3. a reader sees the memory before or after, never between
-    crashed = _state(prefix, moto_url)
+    crashed = _state(prefix, moto_url, vectors)
     _assert_whole(crashed)
     if point in COMMITTED_AT:
         assert crashed["entities"] == [
@@ -235,7 +267,7 @@ def test_a_remember_killed_at_a_write_point_leaves_the_memory_whole(
     log = again.stop()
     assert r.status == 200, (r.body, log[-3000:])
     assert sorted(e["name"] for e in r.body["entities"]) == ["Acme", "Alice", "Bob"]
-    after = _state(prefix, moto_url)
+    after = _state(prefix, moto_url, vectors)
     _assert_whole(after)
     assert [n for n, _ in after["entities"]] == ["Acme", "Alice", "Bob"]
     assert after["edges"] == [

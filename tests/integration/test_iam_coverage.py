@@ -8,8 +8,8 @@ the handlers talk to (DynamoDB, SQS, Secrets Manager over HTTP), and by the
 fake Amazon Location place index (the geo resolver deployed), while each
 function's handler runs its paths: remember (sync with an idempotency key,
 async through SQS, geo on), the remember worker (from the SQS message), query
-(with the nearby search, which stores the places of the question), datasets
-(list, delete) and records (inferences, a call). The API keys come from
+(with the nearby search, which stores the places of the question), browse
+(every read, then a forget), datasets (list, delete) and records (inferences, a call). The API keys come from
 Secrets Manager, as deployed."""
 
 from __future__ import annotations
@@ -56,6 +56,12 @@ def gb_env() -> dict[str, str]:
     return {"GB_GEO": "on"}
 
 
+@pytest.fixture
+def gb_store() -> str:
+    # the stack's default, VectorStore=dynamodb: SearchVectors on the tables
+    return "dynamodb"
+
+
 class Recording:
     """moto's recorder, around one function's paths."""
 
@@ -69,6 +75,8 @@ class Recording:
         recorder._location = str(self.path)
         recorder.reset_recording()
         recorder.start_recording()
+        if self.vectors is not None:
+            self.vectors.searches.clear()
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -77,6 +85,7 @@ class Recording:
         recorder.stop_recording()
 
     location: Any = None
+    vectors: Any = None  # the DynamoDB vector fake (it answers SearchVectors itself)
 
     def actions(self) -> set[tuple[str, str]]:
         """(service:operation, resource) pairs; resource is the table's short
@@ -85,6 +94,8 @@ class Recording:
         for line in self.path.read_text().splitlines():
             entry = json.loads(line)
             headers = {k.lower(): v for k, v in entry["headers"].items()}
+            if "x-gb-fake-internal" in headers:
+                continue  # the vector fake's own reads of moto, not the function's
             body = entry.get("body") or ""
             if entry.get("body_encoded"):
                 body = base64.b64decode(body).decode()
@@ -101,6 +112,11 @@ class Recording:
                 raise AssertionError(f"unexpected AWS request: {entry['method']} {entry['url']}")
         if self.location is not None:
             out |= {(op, "GeoPlaceIndex") for op in self.location.operations()}
+        if self.vectors is not None:
+            out |= {
+                ("dynamodb:SearchVectors", f"{self._table(t)}/index/{ix}")
+                for t, ix in self.vectors.searches
+            }
         return out
 
     def _table(self, name: str, index: str | None = None) -> str:
@@ -143,8 +159,9 @@ def _granted(function: str) -> set[tuple[str, str]]:
             logical = node["Ref"]
         else:
             logical, _, rest = node["Fn::Sub"].removeprefix("${").partition(".Arn}")
-            assert rest == "/index/*", node
-            return f"{tables[logical]}/index"
+            assert rest.startswith("/index/"), node
+            # every GSI ("/index/*"), or one vector index by name
+            return f"{tables[logical]}/index" + ("" if rest == "/index/*" else rest[6:])
         if logical in tables:
             return tables[logical]
         kind = stack.resources[logical]["Type"]
@@ -237,12 +254,17 @@ def _fresh_container(monkeypatch: pytest.MonkeyPatch, function: str, values: dic
 
 
 def test_every_role_grants_what_its_code_does_and_no_unused_write(
-    monkeypatch: pytest.MonkeyPatch, gb: Harness, deployed_like: dict[str, str], tmp_path: Path
+    request: pytest.FixtureRequest,
+    monkeypatch: pytest.MonkeyPatch,
+    gb: Harness,
+    deployed_like: dict[str, str],
+    tmp_path: Path,
 ) -> None:
-    from gligabao.handlers import datasets, query, records, remember, remember_worker
+    from gligabao.handlers import browse, datasets, query, records, remember, remember_worker
 
     rec = Recording(tmp_path / "moto-recording", gb.prefix)
     rec.location = deployed_like["location"]
+    rec.vectors = request.getfixturevalue("dynamo_vectors_fake")
     used: dict[str, set[tuple[str, str]]] = {}
 
     # remember: sync (with a key, geo on), then async (to the queue)
@@ -310,6 +332,20 @@ def test_every_role_grants_what_its_code_does_and_no_unused_write(
         _call(records.lambda_handler, "GET", f"/v1/gb/calls/{accepted['call_id']}?user_id=u1")
     used["records"] = rec.actions()
 
+    # browse, then forget the move to Versailles (vectors, rows, the restore)
+    _fresh_container(monkeypatch, "browse", deployed_like)
+    with rec:
+        listed = _call(browse.lambda_handler, "GET", "/v1/gb/entities?user_id=u1&q=alice")
+        assert [e["name"] for e in listed["entities"]] == ["Alice"]
+        _call(browse.lambda_handler, "GET", f"/v1/gb/entities/{listed['entities'][0]['id']}?user_id=u1")
+        _call(browse.lambda_handler, "GET", "/v1/gb/edges/1?user_id=u1")
+        texts = _call(browse.lambda_handler, "GET", "/v1/gb/artifacts?user_id=u1")["artifacts"]
+        [moved_text] = [t for t in texts if t["text"] == "Alice moved to Versailles."]
+        _call(browse.lambda_handler, "GET", f"/v1/gb/artifacts/{moved_text['id']}?user_id=u1")
+        forgot = _call(browse.lambda_handler, "DELETE", f"/v1/gb/artifacts/{moved_text['id']}?user_id=u1")
+    used["browse"] = rec.actions()
+    assert forgot["removed"]["vectors"] > 0 and forgot["restored"]["edges"]
+
     _fresh_container(monkeypatch, "datasets", deployed_like)
     with rec:
         _call(datasets.lambda_handler, "GET", "/v1/gb/datasets?user_id=u1")
@@ -322,5 +358,10 @@ def test_every_role_grants_what_its_code_does_and_no_unused_write(
     assert any(a in WRITES for a, _ in used["query"])  # the stored place
     assert ("geo:SearchPlaceIndexForText", "GeoPlaceIndex") in used["remember"]
     assert ("geo:SearchPlaceIndexForText", "GeoPlaceIndex") in used["query"]
+    for function in ("remember", "remember_worker", "query"):
+        assert ("dynamodb:SearchVectors", "edges/index/edges") in used[function], function
+    assert not any(
+        a == "dynamodb:SearchVectors" for a, _ in used["datasets"] | used["records"] | used["browse"]
+    )
     for function, actions in used.items():
         _check(function, actions)

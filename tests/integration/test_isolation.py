@@ -38,6 +38,13 @@ CAROL = extraction(
 )
 
 
+@pytest.fixture(params=["memory", "dynamodb"])
+def gb_store(request: pytest.FixtureRequest) -> str:
+    """Every test on both vector stores beside DynamoDB: in-process, and the
+    vectors on the rows (DynamoDB's vector indexes)."""
+    return str(request.param)
+
+
 @pytest.fixture
 def gb_env() -> dict[str, str]:
     # small chunks: B's long text has passages (chunks and summaries)

@@ -73,9 +73,10 @@ def test_the_jwt_principal_is_the_user(gb: Harness) -> None:
         event = _event("POST", "/mcp", _tool(name, arguments), {"sub": "mallory"})
         status, body = _call(mcp.lambda_handler, event)
         assert status == 200, name
-        assert body["error"]["message"] == http["error"], name
-        assert body["error"]["data"]["status"] == 403, name
-        assert body["error"]["code"] == -32000, name
+        # a refusal in running the tool: its error result, for the model
+        assert body["result"]["isError"] is True, name
+        assert body["result"]["content"][0]["text"] == http["error"], name
+        assert body["result"]["structuredContent"]["status"] == 403, name
     # Mallory's own (empty) memory, with no user_id: hers, not Alice's.
     status, body = _call(
         mcp.lambda_handler, _event("POST", "/mcp", _tool("list_datasets", {}), {"sub": "mallory"})
@@ -113,7 +114,7 @@ def test_the_dev_key_guards_every_message(gb: Harness) -> None:
         assert r.body["error"]["message"] == http.body["error"]
         assert r.body["error"]["data"]["status"] == 401
     r = gb.client.post("/mcp", _rpc("tools/list"), headers={"x-api-key": "s3cret"})
-    assert r.status == 200 and len(r.body["result"]["tools"]) == 4
+    assert r.status == 200 and len(r.body["result"]["tools"]) == 5
     r = gb.client.post("/mcp", _rpc("tools/list"), headers={"Authorization": "Bearer s3cret"})
     assert r.status == 200
     assert gb.row_counts() == before

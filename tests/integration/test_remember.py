@@ -35,17 +35,33 @@ def test_response_shape(gb: Harness) -> None:
     out = gb.remember(
         "Alice works at Acme.", session_id="chat-42", reference_time="2025-01-31T10:00:00+01:00"
     )
-    assert set(out) == {"session_id", "artifact_id", "entities", "edges", "invalidated", "chunks"}
+    assert set(out) == {
+        "session_id",
+        "artifact_id",
+        "artifacts",
+        "entities",
+        "edges",
+        "invalidated",
+        "chunks",
+    }
     assert out["session_id"] == "chat-42"
-    assert out["artifact_id"] == 1
+    assert out["artifact_id"] == 1 and out["artifacts"] == [1]
     assert out["entities"] == [
-        {"id": 1, "name": "Alice", "type": "person", "description": "engineer", "created": True},
+        {
+            "id": 1,
+            "name": "Alice",
+            "type": "person",
+            "description": "engineer",
+            "created": True,
+            "match": None,
+        },
         {
             "id": 2,
             "name": "Acme",
             "type": "organization",
             "description": "a company",
             "created": True,
+            "match": None,
         },
     ]
     [edge] = out["edges"]
@@ -74,7 +90,14 @@ def test_response_shape(gb: Harness) -> None:
 def test_session_id_omitted_and_lists_never_null(gb: Harness) -> None:
     out = gb.remember("Nothing to see here.")  # the fake's default: nothing extracted
     assert "session_id" not in out
-    assert out == {"artifact_id": 1, "entities": [], "edges": [], "invalidated": [], "chunks": 0}
+    assert out == {
+        "artifact_id": 1,
+        "artifacts": [1],
+        "entities": [],
+        "edges": [],
+        "invalidated": [],
+        "chunks": 0,
+    }
     # the text is stored whole even when nothing was extracted
     assert gb.graph.get_artifacts(key(), [1])[1].text == "Nothing to see here."
 
@@ -200,35 +223,51 @@ def test_resolution_by_normalized_name(gb: Harness) -> None:
     assert len(gb.scan("names")) == 2
 
 
-def test_resolution_by_name_embedding(gb: Harness) -> None:
-    gb.emb.alias("Alice Smith", "Alice", 0.9)
-    gb.llm.script("extract", works_at())
-    gb.remember("Alice works at Acme.")
-    gb.llm.script("extract", extraction([ent("Alice Smith", "person", "board member")]))
-    out = gb.remember("Alice Smith joined the board.")
+def test_an_embedding_match_alone_never_merges(gb: Harness) -> None:
+    gb.emb.alias("Hal Haas", "Dan Haas", 0.99)
+    gb.llm.script("extract", extraction([ent("Dan Haas", "person", "roofer")]))
+    gb.remember("Dan Haas fixed the roof.")
+    gb.llm.script("extract", extraction([ent("Hal Haas", "person", "piano teacher")]))
+    out = gb.remember("Hal Haas teaches piano.")
+    assert "Hal Haas" in gb.emb.inputs()  # the new name was embedded to compare
+    assert [(e["id"], e["name"], e["created"], e["match"]) for e in out["entities"]] == [
+        (2, "Hal Haas", True, None)
+    ]
+    assert len(gb.scan("entities")) == 2
+    assert len(gb.scan("names")) == 2
+
+
+def test_a_candidate_merges_with_a_name_reason(gb: Harness) -> None:
+    gb.llm.script("extract", works_at("Alice Smith"))
+    gb.remember("Alice Smith works at Acme.")
+    gb.llm.script("extract", extraction([ent("Alice", "person", "board member")]))
+    out = gb.remember("Alice joined the board.")
     assert out["entities"] == [
         {
             "id": 1,
-            "name": "Alice",
+            "name": "Alice Smith",
             "type": "person",
             "description": "board member",
             "created": False,
+            "match": "alias",
         }
     ]
-    assert "Alice Smith" in gb.emb.inputs()  # the new name was embedded to compare
-    assert len(gb.scan("entities")) == 2  # Alice and Acme
+    assert len(gb.scan("entities")) == 2  # Alice Smith and Acme
     assert len(gb.scan("names")) == 2  # the alias claims no name
 
 
-def test_similarity_threshold_is_0_75(gb: Harness) -> None:
-    gb.emb.alias("Alicia", "Alice", 0.76)
-    gb.emb.alias("Alison", "Alice", 0.74)
-    gb.llm.script("extract", works_at())
-    gb.remember("Alice works at Acme.")
-    gb.llm.script("extract", extraction([ent("Alicia", "person")]))
-    assert gb.remember("Alicia called.")["entities"][0]["id"] == 1
-    gb.llm.script("extract", extraction([ent("Alison", "person")]))
-    out = gb.remember("Alison called.")
+def test_the_similarity_threshold_makes_candidates(gb: Harness) -> None:
+    # No shared term and another normalized name: only the name vector
+    # makes these candidates, from 0.75 up; the name rules then merge.
+    gb.emb.alias("Jose", "José", 0.76)
+    gb.emb.alias("Zoe", "Zoë", 0.74)
+    gb.llm.script("extract", extraction([ent("José", "person"), ent("Zoë", "person")]))
+    gb.remember("José and Zoë called.")
+    gb.llm.script("extract", extraction([ent("Jose", "person")]))
+    out = gb.remember("Jose called again.")
+    assert (out["entities"][0]["id"], out["entities"][0]["match"]) == (1, "same name")
+    gb.llm.script("extract", extraction([ent("Zoe", "person")]))
+    out = gb.remember("Zoe called again.")
     assert (out["entities"][0]["id"], out["entities"][0]["created"]) == (3, True)
 
 

@@ -100,7 +100,7 @@ def test_the_sessions_previous_texts_are_given_to_extraction(gb: Harness) -> Non
     gb.remember("She is a nurse.", session_id="s1", speaker="Dana")
     prompt = extract_prompt(gb)
     block = prompt.split("<previous_messages>")[1].split("</previous_messages>")[0]
-    assert block.strip() == "<message>My sister Maya lives in Boston.</message>"
+    assert block.strip() == "<message>Dana: My sister Maya lives in Boston.</message>"
     assert "<text>\nShe is a nurse.\n</text>" in prompt
     gb.remember("And she runs.", session_id="s1")
     block = extract_prompt(gb).split("<previous_messages>")[1]

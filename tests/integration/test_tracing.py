@@ -12,11 +12,11 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from remember_helpers import works_at
 from test_deadline import LambdaContext
 
 from conftest import Harness
 from gligabao.local.server import make_event
-from remember_helpers import works_at
 
 ROOT = "1-6750a1b2-0123456789abcdef01234567"
 PARENT = "53995c3f42cd8ad8"

@@ -41,6 +41,7 @@ def test_the_tree_keeps_every_contract() -> None:
         ("api/app.py", "from .. import wiring", "imports no wiring"),
         ("graph/sqlite/store.py", "from ...memory import query", "adapters import no use case"),
         ("errors.py", "from . import wiring", "No import cycles"),
+        ("handlers/query.py", "from .. import ui", "nothing deployed imports gligabao.ui"),
     ],
 )
 def test_a_back_arrow_breaks_a_contract(

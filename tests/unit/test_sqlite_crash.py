@@ -115,3 +115,29 @@ def test_a_file_of_another_schema_version_is_refused_with_a_way_out(tmp_path: Pa
         conn.execute("CREATE TABLE entities (pk TEXT)")
     with pytest.raises(SchemaMismatch):
         Database(older)
+
+
+def test_a_version_2_file_is_upgraded_in_place_keeping_its_texts(tmp_path: Path) -> None:
+    """Version 3 added artifacts.speaker: a version-2 file gains the column
+    (its texts have no speaker) instead of being refused."""
+    import sqlite3
+
+    from gligabao.sqlite.db import SCHEMA, SCHEMA_VERSION
+
+    path = tmp_path / "v2.db"
+    with sqlite3.connect(path) as conn:
+        conn.executescript(
+            SCHEMA.replace(
+                "call_id TEXT, summary TEXT, speaker TEXT,", "call_id TEXT, summary TEXT,"
+            )
+        )
+        conn.execute(
+            "INSERT INTO artifacts (pk, id, text, created_at, reference_time) "
+            "VALUES ('u#main', 1, 'old text', 't', 't')"
+        )
+        conn.execute("PRAGMA user_version = 2")
+    Database(path).close()
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
+        row = conn.execute("SELECT text, speaker FROM artifacts WHERE id = 1").fetchone()
+    assert row == ("old text", None)

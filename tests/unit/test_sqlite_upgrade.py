@@ -1,5 +1,5 @@
-"""A version-2 file (every dataset's passage words in one FTS5 table) opens
-as version 3: each dataset's words move to a table of its own, and the
+"""A version-3 file (every dataset's passage words in one FTS5 table) opens
+as version 4: each dataset's words move to a table of its own, and the
 hybrid search finds them there, one dataset's never in another's."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from gligabao.vectors.port import SearchRequest, VectorItem
 from gligabao.vectors.sqlite.store import SqliteVectorIndex
 
 
-def test_a_version_2_file_is_upgraded_in_place(tmp_path: Path) -> None:
+def test_a_version_3_file_is_upgraded_in_place(tmp_path: Path) -> None:
     path = tmp_path / "gligabao.db"
     alice, bob = DatasetKey("alice", "main"), DatasetKey("bob", "main")
     db = Database(path)
@@ -21,7 +21,7 @@ def test_a_version_2_file_is_upgraded_in_place(tmp_path: Path) -> None:
     for key, text in ((alice, "sailing in Brittany"), (bob, "sailing lessons in Kiel")):
         index.upsert(key, "chunks", [VectorItem(1, [1.0, 0.0], text=text)])
     db.close()
-    # Back to what version 2 wrote: one shared table, rows keyed by pk.
+    # Back to what version 3 wrote: one shared table, rows keyed by pk.
     with sqlite3.connect(path) as conn:
         conn.execute(
             "CREATE VIRTUAL TABLE passage_words USING fts5(pk UNINDEXED, id UNINDEXED, text, "
@@ -33,12 +33,12 @@ def test_a_version_2_file_is_upgraded_in_place(tmp_path: Path) -> None:
                 (key.pk,),
             )
             conn.execute(f"DROP TABLE {words_table(key.pk)}")
-        conn.execute("PRAGMA user_version = 2")
+        conn.execute("PRAGMA user_version = 3")
 
     db = Database(path)
     try:
         with sqlite3.connect(path) as conn:
-            assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
+            assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
             names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
             assert "passage_words" not in names
             assert {words_table(alice.pk), words_table(bob.pk)} <= names

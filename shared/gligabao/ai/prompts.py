@@ -27,8 +27,13 @@ Rules:
 - Pronouns and references ("she", "he", "they", "my sister", "the company") are resolved to the
   entity they refer to, using <previous_messages> when the text alone does not say who; an edge
   never has a pronoun as source or target.
-- Known entities: if an entity is one of the listed known entities, add "id" with the number
-  shown in its [entity N] line and reuse its exact name. Add "id" only for a listed entity.
+- Known entities: <known_entities> lists stored entities the text may name, each on an
+  [entity N] line with its name, type, description and a fact or two. For each entity you
+  extract, decide which listed entity it is, if any: when it is the same real-world entity, add
+  "id" with the number N of its line and reuse its exact name. Leave "id" out when it is none of
+  them, and for a namesake: a relative who shares a surname, someone with the same first name
+  and another surname, a name a letter apart, an organization and a place of the same name.
+  Add "id" only for a listed entity.
 - edges: the facts the text states between two different entities. "source" and "target" are
   names from your "entities" list. Never an edge from an entity to itself.
 - "relation": a snake_case verb phrase in the present tense for a state (works_at, lives_in,
@@ -191,6 +196,12 @@ def entity_line(e: Entity) -> str:
     return head
 
 
+def known_line(e: Entity, facts: list[str]) -> str:
+    """A candidate of the extraction: the entity's line, then its facts."""
+    line = entity_line(e)
+    return f"{line} | facts: {' | '.join(facts)}" if facts else line
+
+
 def edge_line(edge: Edge, names: dict[int, str]) -> str:
     src = names.get(edge.source_id, "?")
     dst = names.get(edge.target_id, "?")
@@ -215,6 +226,7 @@ def extract_user(
     speaker: str | None = None,
     previous: list[str] | None = None,
     relations: list[str] | None = None,
+    facts: dict[int, list[str]] | None = None,
 ) -> str:
     parts = [f"<reference_time>{reference_time}</reference_time>"]
     if speaker:
@@ -223,7 +235,7 @@ def extract_user(
         lines = "\n".join(f"<message>{m}</message>" for m in previous)
         parts.append(f"<previous_messages>\n{lines}\n</previous_messages>")
     if known:
-        lines = "\n".join(entity_line(e) for e in known)
+        lines = "\n".join(known_line(e, (facts or {}).get(e.id, [])) for e in known)
         parts.append(f"<known_entities>\n{lines}\n</known_entities>")
     else:
         parts.append("<known_entities>\n(none)\n</known_entities>")
@@ -243,3 +255,21 @@ def invalidate_user(new_facts: list[str], existing: list[Edge], names: dict[int,
 
 def summarize_user(chunk: str, index: int, total: int) -> str:
     return f'<chunk index="{index}" of="{total}">\n{chunk}\n</chunk>'
+
+
+# Added to EXTRACT_SYSTEM when the <text> is a window of several messages (a
+# chat exchange, or texts of a bulk import): one call reads them all.
+EXTRACT_WINDOW_RULES = """- Messages: this <text> holds several messages, each starting on a line
+  "[message N] <time> <speaker>: ". "I", "me", "my" in a message are that message's speaker
+  (a speaker "user" is the entity "user"; "assistant", "system" and "tool" are not people to
+  extract unless a message states a fact about them). Resolve a message's relative dates
+  against its own time, not <reference_time>. The messages are in time order: a later message
+  may change what an earlier one said; state each fact as its message does.
+- Add "message": N to each edge, the number of the message that states it."""
+
+
+def window_text(lines: list[tuple[int, str, str, str]]) -> str:
+    """The <text> of a window: (number, time, speaker, content) per message."""
+    return "\n".join(
+        f"[message {n}] {time} {speaker}: {content}" for n, time, speaker, content in lines
+    )

@@ -80,7 +80,13 @@ def make_app() -> Router:
 
     @app.not_found
     def _not_found(exc: Exception | None) -> Response[str]:
-        return error_response(404, "no such route")
+        allowed = app.allowed_methods(app.current_event.path)
+        if not allowed:
+            return error_response(404, "no such route")
+        method = app.current_event.http_method.upper()
+        response = error_response(405, f"{method} is not allowed here: {', '.join(allowed)}")
+        response.headers["Allow"] = ", ".join(allowed)
+        return response
 
     return app
 

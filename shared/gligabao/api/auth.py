@@ -71,16 +71,29 @@ def _check_dev_key(event: HttpEvent) -> None:
         raise Unauthorized("a valid API key is required (x-api-key or Authorization: Bearer)")
 
 
-def _bind_claims(claims: dict[str, Any], user_id: str, operator_ok: bool) -> None:
+def _bind_claims(
+    claims: dict[str, Any], user_id: str, operator_ok: bool, operator_only: bool = False
+) -> None:
     cfg = settings()
+    operator = cfg.operator_group in _groups(claims)
+    if operator_only and not operator:
+        raise Forbidden("only an operator may do this")
     if str(claims.get(cfg.user_claim, "")) == user_id:
         return
-    if operator_ok and cfg.operator_group in _groups(claims):
+    if (operator_ok or operator_only) and operator:
         return
     raise Forbidden("this principal may not act for that user_id")
 
 
-def authorize(event: HttpEvent, user_id: str, *, operator_ok: bool = False) -> None:
+def authorize(
+    event: HttpEvent,
+    user_id: str,
+    *,
+    operator_ok: bool = False,
+    operator_only: bool = False,
+) -> None:
+    """``operator_ok``: an operator may act for any user; ``operator_only``:
+    only an operator may (with IAM, the ApiOperatorPolicy grants the route)."""
     mode = settings().auth_mode
     if mode == "iam":
         if not _iam_caller(event):
@@ -90,11 +103,11 @@ def authorize(event: HttpEvent, user_id: str, *, operator_ok: bool = False) -> N
     if mode == "jwt":
         if not claims:
             raise Unauthorized("authentication required")
-        _bind_claims(claims, user_id, operator_ok)
+        _bind_claims(claims, user_id, operator_ok, operator_only)
         return
     # none: open (or the local dev key); claims, if any, still bind.
     if claims:
-        _bind_claims(claims, user_id, operator_ok)
+        _bind_claims(claims, user_id, operator_ok, operator_only)
         return
     _check_dev_key(event)
 

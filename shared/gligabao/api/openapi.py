@@ -12,24 +12,32 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
-from .requests import QueryRequest, RememberRequest, SearchRequest
+from .requests import QueryRequest, RememberRequest, SearchRequest, SplitRequest
 from .schemas import (
     AcceptedOut,
+    ArtifactDetailOut,
+    ArtifactsOut,
     CallOut,
     DatasetsOut,
+    EdgeDetailOut,
+    EntitiesOut,
+    EntityDetailOut,
     ErrorOut,
+    ForgottenOut,
     InferencesOut,
     QueryOut,
     RememberOut,
     SearchOut,
+    SplitOut,
 )
 
-REQUESTS = (RememberRequest, QueryRequest, SearchRequest)
+REQUESTS = (RememberRequest, QueryRequest, SearchRequest, SplitRequest)
 DOC = Path(__file__).resolve().parent.parent / "openapi.json"
 _MODELS: list[type[BaseModel]] = [
     RememberRequest,
     QueryRequest,
     SearchRequest,
+    SplitRequest,
     RememberOut,
     AcceptedOut,
     QueryOut,
@@ -37,6 +45,13 @@ _MODELS: list[type[BaseModel]] = [
     DatasetsOut,
     InferencesOut,
     CallOut,
+    SplitOut,
+    ArtifactDetailOut,
+    ArtifactsOut,
+    EdgeDetailOut,
+    EntitiesOut,
+    EntityDetailOut,
+    ForgottenOut,
     ErrorOut,
 ]
 
@@ -156,6 +171,23 @@ def build() -> dict[str, Any]:
                     },
                 }
             },
+            "/v1/gb/entities/{id}/split": {
+                "post": {
+                    "operationId": "splitEntity",
+                    "summary": "Split a wrongly merged entity (operators)",
+                    "description": (
+                        "The given live facts and texts of the entity move to a new entity: "
+                        "each fact is copied onto it (same validity, sources and time learned) "
+                        "and the original expired; each text names the new entity instead."
+                    ),
+                    "parameters": [_param("id", True, "path", {"type": "integer", "minimum": 1})],
+                    "requestBody": {"required": True, **_json(SplitRequest)},
+                    "responses": {
+                        "200": {"description": "the new entity", **_json(SplitOut)},
+                        **_errors(400, 401, 403, 404, 409, 413, 502),
+                    },
+                }
+            },
             "/v1/gb/datasets": {
                 "get": {
                     "operationId": "listDatasets",
@@ -175,6 +207,7 @@ def build() -> dict[str, Any]:
                     "responses": {"204": {"description": "deleted"}, **_errors(400, 401, 403, 404)},
                 }
             },
+            **_browse_paths(),
             "/v1/gb/inferences": {
                 "get": {
                     "operationId": "listInferences",
@@ -206,6 +239,68 @@ def build() -> dict[str, Any]:
             },
         },
         "components": {"schemas": schemas},
+    }
+
+
+def _browse_paths() -> dict[str, Any]:
+    """The browse and forget routes (docs/api.md#browse-and-forget)."""
+    ds = _param("dataset")
+    page = [
+        _param("limit", schema={"type": "integer", "minimum": 1, "maximum": 100}),
+        _param("cursor"),
+    ]
+
+    def one(op: str, summary: str, out: Any, name: str) -> dict[str, Any]:
+        return {
+            "operationId": op,
+            "summary": summary,
+            "parameters": [_param(name, True, "path"), USER, ds],
+            "responses": {
+                "200": {"description": summary, **_json(out)},
+                **_errors(400, 401, 403, 404),
+            },
+        }
+
+    return {
+        "/v1/gb/entities": {
+            "get": {
+                "operationId": "listEntities",
+                "summary": "Entities, newest updated first, or those whose name matches q",
+                "parameters": [USER, ds, _param("q"), *page],
+                "responses": {
+                    "200": {"description": "a page of entities", **_json(EntitiesOut)},
+                    **_errors(400, 401, 403, 404),
+                },
+            }
+        },
+        "/v1/gb/entities/{id}": {
+            "get": one(
+                "getEntity", "An entity, its live facts, its mentions", EntityDetailOut, "id"
+            )
+        },
+        "/v1/gb/edges/{id}": {
+            "get": one("getEdge", "A fact, its sources and its history", EdgeDetailOut, "id")
+        },
+        "/v1/gb/artifacts": {
+            "get": {
+                "operationId": "listArtifacts",
+                "summary": "Remembered texts, newest first (a session's in the order said)",
+                "parameters": [USER, ds, _param("session_id"), *page],
+                "responses": {
+                    "200": {"description": "a page of texts", **_json(ArtifactsOut)},
+                    **_errors(400, 401, 403, 404),
+                },
+            }
+        },
+        "/v1/gb/artifacts/{id}": {
+            "get": one(
+                "getArtifact",
+                "A remembered text and what was taken from it",
+                ArtifactDetailOut,
+                "id",
+            ),
+            "delete": one("forgetArtifact", "Forget one text", ForgottenOut, "id"),
+        },
     }
 
 

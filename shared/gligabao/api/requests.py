@@ -18,11 +18,13 @@ from pydantic import (
     ValidationError,
     WithJsonSchema,
     field_validator,
+    model_validator,
 )
 
 from .. import clock
 from ..errors import BadRequest
 from .checks import (
+    _RFC3339,
     MAX_CONTEXT_TOKENS,
     MAX_RADIUS_KM,
     MAX_SPEAKER_CHARS,
@@ -36,6 +38,11 @@ from .checks import (
     check_speaker,
     check_user_id,
 )
+from .checks import check_query_params as check_query_params  # the routes' checks, re-exported
+from .checks import param_dataset as param_dataset
+from .checks import param_user as param_user
+from .checks import parse_models as parse_models
+from .checks import parse_reasoning as parse_reasoning
 
 _NO_CONTROL = "^[^\\u0000-\\u001f\\u007f-\\u009f]*$"
 UserId = Annotated[
@@ -107,8 +114,74 @@ class _Common(BaseModel):
     models: Any = None
 
 
+MESSAGE_ROLES = ("user", "assistant", "system", "tool")
+MAX_MESSAGES = 100
+
+
+class Message(BaseModel):
+    """One chat message of ``remember``'s ``messages``."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    role: Annotated[str, WithJsonSchema({"type": "string", "enum": list(MESSAGE_ROLES)})]
+    content: str = Field(min_length=1)
+    name: Annotated[
+        str | None,
+        BeforeValidator(check_speaker),
+        WithJsonSchema(
+            {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": MAX_SPEAKER_CHARS,
+                "description": "who wrote it (its speaker; else the role is)",
+            }
+        ),
+    ] = None
+    created_at: Annotated[
+        str | None,
+        WithJsonSchema(
+            {
+                "type": "string",
+                "format": "date-time",
+                "description": "when it was said (else the request's reference_time, else now)",
+            }
+        ),
+    ] = None
+
+    @field_validator("role")
+    @classmethod
+    def _role(cls, v: str) -> str:
+        if v not in MESSAGE_ROLES:
+            raise ValueError(f"role must be one of {', '.join(MESSAGE_ROLES)}")
+        return v
+
+    @field_validator("content")
+    @classmethod
+    def _content(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("content must be a non-empty string")
+        return v
+
+    @field_validator("created_at")
+    @classmethod
+    def _created_at(cls, v: str | None) -> str | None:
+        if v is None:
+            return None
+        ts = clock.normalize(v) if _RFC3339.match(v) else None
+        if ts is None:
+            raise ValueError("created_at must be an RFC 3339 timestamp")
+        return ts
+
+    @property
+    def speaker(self) -> str:
+        return self.name or self.role
+
+
 class RememberRequest(_Common):
-    text: str = Field(min_length=1)
+    text: str | None = Field(default=None, min_length=1)
+    messages: list[Message] | None = Field(default=None, min_length=1, max_length=MAX_MESSAGES)
+    # False: store the text or messages as passages only (no LLM call).
+    extract: StrictBool = True
     reasoning: Annotated[Any, WithJsonSchema(_reasoning_schema(REMEMBER_STAGES))] = None
     models: Annotated[Any, WithJsonSchema(_models_schema(REMEMBER_STAGES))] = None
     reference_time: str | None = None
@@ -129,10 +202,18 @@ class RememberRequest(_Common):
 
     @field_validator("text")
     @classmethod
-    def _text(cls, v: str) -> str:
-        if not v.strip():
+    def _text(cls, v: str | None) -> str | None:
+        if v is not None and not v.strip():
             raise ValueError("text must be a non-empty string")
         return v
+
+    @model_validator(mode="after")
+    def _text_or_messages(self) -> RememberRequest:
+        if (self.text is None) == (self.messages is None):
+            raise ValueError("exactly one of text or messages is required")
+        if self.messages is not None and self.speaker is not None:
+            raise ValueError("speaker goes with text; a message's speaker is its name or role")
+        return self
 
     @field_validator("reference_time")
     @classmethod
@@ -216,6 +297,26 @@ def validate(model: type[M], body: Any) -> M:
         raise BadRequest(_describe(exc)) from exc
 
 
+class SplitRequest(BaseModel):
+    """POST /v1/gb/entities/{id}/split: the facts and texts of an entity
+    that go to a new one (``name``: the new entity's, default the old's)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, defer_build=True)
+
+    user_id: UserId
+    dataset: DatasetName = "main"
+    name: str | None = Field(default=None, min_length=1, max_length=200)
+    edges: list[Annotated[int, Field(ge=1)]] = Field(default_factory=list, max_length=100)
+    mentions: list[Annotated[int, Field(ge=1)]] = Field(default_factory=list, max_length=100)
+
+
+def param_id(value: str, what: str) -> int:
+    """A row ID in a path: a positive integer."""
+    if not value.isascii() or not value.isdigit() or int(value) < 1 or len(value) > 18:
+        raise BadRequest(f"{what}: a positive integer ID")
+    return int(value)
+
+
 
 
 class SearchRequest(QueryRequest):
@@ -234,3 +335,13 @@ class DatasetsRequest(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, defer_build=True)
 
     user_id: UserId
+
+
+class ForgetRequest(BaseModel):
+    """The arguments of forgetting one text (the MCP ``forget`` tool)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, defer_build=True)
+
+    user_id: UserId
+    dataset: DatasetName = "main"
+    artifact_id: StrictInt = Field(gt=0, description="the artifact_id that evidence gives")

@@ -106,6 +106,8 @@ class HttpEvent(dict[str, Any]):
     def method(self) -> str:
         return str(((self.get("requestContext") or {}).get("http") or {}).get("method", "")).upper()
 
+    http_method = method
+
     @property
     def path(self) -> str:
         return str(self.get("rawPath") or "/")
@@ -171,6 +173,14 @@ class Router:
     def not_found(self, fn: Callable[[Exception | None], Response[Any]]) -> Any:
         self._not_found = fn
         return fn
+
+    def allowed_methods(self, path: str) -> list[str]:
+        """The methods the routes answer at ``path`` (HEAD with GET), for a
+        405's ``Allow``; empty for a path none of them knows."""
+        found = {method for method, pattern, _ in self._routes if pattern.match(path)}
+        if "GET" in found:
+            found.add("HEAD")
+        return sorted(found)
 
     def route_keys(self) -> list[str]:
         """The routes as API Gateway route keys ("GET /v1/gb/datasets/{name}")."""

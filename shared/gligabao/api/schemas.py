@@ -4,7 +4,7 @@ against it (schemathesis) so the two cannot drift."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -29,6 +29,12 @@ class EntityOut(_Out):
 
 class RememberedEntityOut(EntityOut):
     created: bool
+    match: Literal["same name", "alias", "model"] | None = Field(
+        default=None,
+        description="why the name is this stored entity: the same name after normalization, "
+        "an alias (a part left out, a known short form, an initial), or the model said so; "
+        "null when created",
+    )
 
 
 class EdgeOut(_Out):
@@ -54,7 +60,8 @@ class InvalidatedOut(_Out):
 
 class RememberOut(_Out):
     session_id: str | None = None
-    artifact_id: int
+    artifact_id: int  # the first of ``artifacts``
+    artifacts: list[int]  # the texts stored (a text, or each message), in order
     entities: list[RememberedEntityOut]
     edges: list[EdgeOut]
     invalidated: list[InvalidatedOut]
@@ -180,3 +187,98 @@ class AcceptedOut(_Out):
 
 
 JSON = dict[str, Any]
+
+
+class MovedOut(_Out):
+    edges: list[int] = Field(description="the moved facts' new IDs (the originals are expired)")
+    mentions: list[int] = Field(description="the texts (artifact IDs) that now name the new entity")
+
+
+class SplitOut(_Out):
+    entity: EntityOut
+    moved: MovedOut
+
+
+# --- browse and forget (docs/api.md#browse-and-forget) --------------------------------
+
+
+class MentionOut(_Out):
+    """A text an entity or fact was stated in."""
+
+    artifact_id: int
+    said_at: str | None = Field(description="the text's reference time (RFC 3339)")
+    created_at: str = Field(description="when it was remembered")
+    session_id: str | None
+    speaker: str | None
+
+
+class BrowsedEntityOut(EntityOut):
+    created_at: str
+    updated_at: str
+
+
+class ListedEntityOut(BrowsedEntityOut):
+    facts: int = Field(description="live facts of the entity (at most 100 counted)")
+
+
+class EntitiesOut(_Out):
+    entities: list[ListedEntityOut]
+    next_cursor: str | None
+
+
+class EntityDetailOut(_Out):
+    entity: BrowsedEntityOut
+    facts: list[EdgeOut] = Field(description="live facts, both directions")
+    mentions: list[MentionOut]
+
+
+class EdgeStepOut(_Out):
+    edge: EdgeOut
+    at: str | None
+    artifact_id: int | None = Field(description="the text because of which")
+
+
+class EdgeDetailOut(_Out):
+    edge: EdgeOut
+    sources: list[MentionOut]
+    replaced: list[EdgeStepOut] = Field(description="the facts this one superseded or ended")
+    replaced_by: EdgeStepOut | None = Field(description="the fact that superseded this one")
+
+
+class ArtifactOut(_Out):
+    id: int
+    text: str
+    session_id: str | None
+    speaker: str | None
+    said_at: str | None
+    created_at: str
+
+
+class ArtifactDetailOut(_Out):
+    artifact: ArtifactOut
+    entities: list[EntityOut]
+    edges: list[EdgeOut]
+    chunks: list[PassageOut]
+
+
+class ArtifactsOut(_Out):
+    artifacts: list[ArtifactOut]
+    next_cursor: str | None
+
+
+class RemovedOut(_Out):
+    artifacts: list[int]
+    edges: list[int]
+    entities: list[int]
+    chunks: int
+    vectors: int
+
+
+class RestoredOut(_Out):
+    edges: list[int]
+
+
+class ForgottenOut(_Out):
+    artifact_id: int
+    removed: RemovedOut
+    restored: RestoredOut = Field(description="facts the text had ended or superseded, set back")

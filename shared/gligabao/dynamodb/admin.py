@@ -40,6 +40,36 @@ def create_tables(wait: bool = True) -> list[str]:
     return created
 
 
+def create_vector_indexes(dimension: int) -> list[str]:
+    """VectorStore=dynamodb outside CloudFormation (the local stack, tests):
+    add the vector indexes of ``dynamodb/vectors.py`` the tables lack,
+    one UpdateTable each (DynamoDB adds one vector index per call)."""
+    from .vectors import filter_definitions, index_specs
+
+    models = {short_name(m): m for m in ALL_MODELS}
+    extra = filter_definitions()
+    created: list[str] = []
+    for short, specs in index_specs(dimension).items():
+        model = models[short]
+        client: Any = model._get_connection().connection.client
+        table = model.Meta.table_name
+        have = {
+            ix["IndexName"]
+            for ix in client.describe_table(TableName=table)["Table"].get("VectorIndexes", [])
+        }
+        for spec in specs:
+            if spec["IndexName"] in have:
+                continue
+            client.update_table(
+                TableName=table,
+                AttributeDefinitions=extra.get(short, [])
+                or [{"AttributeName": "pk", "AttributeType": "S"}],
+                VectorIndexUpdates=[{"Create": spec}],
+            )
+            created.append(f"{table}/{spec['IndexName']}")
+    return created
+
+
 def delete_tables() -> None:
     """Drop every table (tests and the local server's reset only)."""
     for model in ALL_MODELS:

@@ -17,14 +17,16 @@ from __future__ import annotations
 from typing import Any
 
 from pynamodb.attributes import (
+    Attribute,
     BinaryAttribute,
     BooleanAttribute,
     NumberAttribute,
+    NumberSetAttribute,
     TTLAttribute,
     UnicodeAttribute,
     UnicodeSetAttribute,
 )
-from pynamodb.constants import PAY_PER_REQUEST_BILLING_MODE
+from pynamodb.constants import LIST, PAY_PER_REQUEST_BILLING_MODE
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
 from pynamodb.models import Model
 
@@ -53,6 +55,20 @@ def _gsi_meta(name: str) -> Any:
         projection = AllProjection()
 
     return Meta
+
+
+class VectorAttribute(Attribute[list[float]]):
+    """A vector as DynamoDB's vector indexes read it: a list of numbers (9
+    significant digits: an f32, which is what the index keeps, round-trips).
+    VectorStore=dynamodb only (dynamodb/vectors.py)."""
+
+    attr_type = LIST
+
+    def serialize(self, value: list[float]) -> list[dict[str, str]]:
+        return [{"N": f"{float(x):.9g}"} for x in value]
+
+    def deserialize(self, value: list[dict[str, str]]) -> list[float]:
+        return [float(e["N"]) for e in value]
 
 
 # --- graph tables -------------------------------------------------------------
@@ -102,6 +118,8 @@ class EntityRow(SharedClientModel):
     lat = NumberAttribute(null=True)
     lon = NumberAttribute(null=True)
     txn = UnicodeAttribute(null=True)  # the writing call's, until its commit lands
+    vec = VectorAttribute(null=True)  # VectorStore=dynamodb: the name's vector
+    vt = NumberAttribute(null=True)  # when the vector was written (epoch seconds)
 
     by_updated = EntityByUpdated()
 
@@ -152,6 +170,11 @@ class TermRow(SharedClientModel):
     state = UnicodeAttribute(null=True)
     keys = BinaryAttribute(null=True, legacy_encoding=False)
     finish = BinaryAttribute(null=True, legacy_encoding=False)
+    # The passages' word index (VectorStore=dynamodb, vectors/dynamodb/words.py):
+    # a posting's term count and passage length; a count row's number.
+    tf = NumberAttribute(null=True)
+    dl = NumberAttribute(null=True)
+    n = NumberAttribute(null=True)
 
 
 class EdgeLiveBySource(GlobalSecondaryIndex["EdgeRow"]):
@@ -206,6 +229,9 @@ class EdgeRow(SharedClientModel):
     txn = UnicodeAttribute(null=True)  # the writing call's, until its commit lands
     gone_src = UnicodeAttribute(null=True)  # f"{pk}#{source_id}" once superseded
     gone_dst = UnicodeAttribute(null=True)  # f"{pk}#{target_id}" once superseded
+    vstate = UnicodeAttribute(null=True)  # "live" / "gone": the vector index's filter
+    vec = VectorAttribute(null=True)  # VectorStore=dynamodb: "relation: description"
+    vt = NumberAttribute(null=True)
 
     live_by_source = EdgeLiveBySource()
     live_by_target = EdgeLiveByTarget()
@@ -236,21 +262,32 @@ class ArtifactRow(SharedClientModel):
     index = NumberAttribute(null=True)
     call_id = UnicodeAttribute(null=True)
     summary = UnicodeAttribute(null=True)
+    speaker = UnicodeAttribute(null=True)
     txn = UnicodeAttribute(null=True)  # the writing call's, until its commit lands
     session_key = UnicodeAttribute(null=True)  # f"{pk}#{session_id}" on a session's texts
+    vec = VectorAttribute(null=True)  # VectorStore=dynamodb: a passage's vector
+    svec = VectorAttribute(null=True)  # and a chunk's summary's
+    vt = NumberAttribute(null=True)
+    wc = NumberSetAttribute(null=True)  # the parts of its words counted (words.py)
 
     by_session = ArtifactBySession()
 
 
 class LinkRow(SharedClientModel):
     """Provenance: sk = f"E#{entity_id:012d}#{artifact_id:012d}" or
-    f"D#{edge_id:012d}#{artifact_id:012d}"."""
+    f"D#{edge_id:012d}#{artifact_id:012d}", and the same the other way
+    (f"A#{artifact_id:012d}#E#{entity_id:012d}", ``#D#`` for an edge). The
+    history of the edges too (``data``: the change as JSON, see
+    graph/dynamodb/history.py): f"H#{edge}#{at}#{artifact}" (changes made to
+    an edge), f"B#{by_edge}#{edge}" (made by an edge), f"X#{artifact}#{edge}"
+    (made because of a text)."""
 
     Meta = _meta("links")
     short_name = "links"
 
     pk = UnicodeAttribute(hash_key=True)
     sk = UnicodeAttribute(range_key=True)
+    data = UnicodeAttribute(null=True)
 
 
 # --- records tables -----------------------------------------------------------

@@ -26,7 +26,7 @@ from ..memory.remember import GeoResolver
 from ..models import DatasetKey, Edge, Entity, GraphWrite
 from ..records.meter import Meter
 from ..text import normalize_name
-from ..vectors.port import VectorIndex, VectorItem
+from ..vectors.port import VectorIndex, VectorItem, write_first
 
 if TYPE_CHECKING:
     from ..memory.retrieve import QueryInput
@@ -223,8 +223,8 @@ class NearbySearch:
             out[norm] = ent
         try:
             if items:
-                # Vectors first: one whose row never lands is never resolved.
-                self.vectors.upsert(key, "entities", items)
+                write.vectors["entities"] = items
+                write_first(self.vectors, key, write)
                 self.graph.commit(key, write)
             else:
                 self.graph.abort(key, txn)  # nothing to write: free the claims

@@ -25,7 +25,10 @@ from ..models import (
     Dataset,
     DatasetKey,
     Edge,
+    EdgeChange,
     Entity,
+    ForgetPlan,
+    Forgotten,
     GraphWrite,
     KeywordHit,
 )
@@ -34,6 +37,12 @@ from ..models import (
 def fact_triple(source_id: int, relation: str, target_id: int) -> str:
     """The key of a fact claim: one open (live, not ended) edge per triple."""
     return f"{source_id}#{relation}#{target_id}"
+
+
+def page_key(entity: Entity) -> str:
+    """An entity's place in the newest-updated-first order (the position a
+    page of ``entities_page`` ends at)."""
+    return f"{entity.updated_at}#{entity.id:012d}"
 
 
 class GraphStore(Protocol):
@@ -124,6 +133,38 @@ class GraphStore(Protocol):
     def iter_artifacts(self, key: DatasetKey) -> Iterator[Artifact]:
         """Every artifact of the dataset (reindex, evaluation)."""
 
+    # --- browsing -------------------------------------------------------------
+    def entities_page(self, key: DatasetKey, limit: int, after: str | None) -> list[Entity]:
+        """Up to ``limit`` entities, newest updated first, those after the
+        position ``after`` (``page_key`` of the last one of the previous
+        page) when given. One query."""
+
+    def texts_page(self, key: DatasetKey, limit: int, before: int | None) -> list[Artifact]:
+        """Up to ``limit`` remembered texts (not their chunks), highest ID
+        first, with an ID below ``before`` when given. A bounded query."""
+
+    def session_page(
+        self, key: DatasetKey, session_id: str, limit: int, after: int | None
+    ) -> list[Artifact]:
+        """One session's texts in the order they were remembered (ID
+        ascending), with an ID above ``after`` when given. One query."""
+
+    def chunks_of(self, key: DatasetKey, artifact_id: int) -> list[Artifact]:
+        """The chunks of a text, in order (one query)."""
+
+    def artifact_links(self, key: DatasetKey, artifact_id: int) -> tuple[list[int], list[int]]:
+        """The entity IDs and edge IDs an artifact is a source of (one query)."""
+
+    def edge_changes(
+        self, key: DatasetKey, edge_id: int
+    ) -> tuple[list[EdgeChange], list[EdgeChange]]:
+        """The history of an edge: the changes it made to other edges (it
+        superseded them), and the changes made to it (ended, superseded),
+        oldest first. Two queries."""
+
+    def changes_by_artifact(self, key: DatasetKey, artifact_ids: list[int]) -> list[EdgeChange]:
+        """The changes made because of these artifacts, oldest first."""
+
     # --- writes ---------------------------------------------------------------
     def claim_names(self, key: DatasetKey, txn: str, claims: dict[str, int]) -> dict[str, int]:
         """Claim each normalized name for the proposed new entity ID, as a
@@ -146,6 +187,13 @@ class GraphStore(Protocol):
         become permanent. ``Busy`` when its leases were lost (it ran past
         them), ``NotFound`` when the dataset was deleted, ``UpstreamError``
         when the store failed: in each case nothing of it is visible."""
+
+    def forget(self, key: DatasetKey, plan: ForgetPlan) -> Forgotten:
+        """Apply a forget: every row, link, keyword row, claim and history
+        row of the plan removed, the kept edges re-pointed, the restored
+        edges set back, the counts lowered; visible at once (a crash leaves
+        before or after). ``NotFound`` when the text is already gone; a
+        restored edge that changed since the plan was read stays as it is."""
 
     def abort(self, key: DatasetKey, txn: str) -> None:
         """Give up a call that will not commit: release its claims and

@@ -3,12 +3,11 @@ re-exports each, and the local server calls the same ones."""
 
 # What importing a handler must not load (tests/unit/test_cold_start.py,
 # bench/package_size.py): the X-Ray SDK (tracing is records/tracing.py), the
-# MCP SDK's models (the MCP endpoint speaks mcp/wire.py), the LLM and search
+# LLM and search
 # SDKs (loaded by the first request that calls them), Powertools' event
 # handler (api/router.py), and the local store's and server's packages.
 COLD_START_DENIED = (
     "aws_xray_sdk",
-    "mcp_types",
     "mcp",
     "anthropic",
     "openai",

@@ -1,4 +1,4 @@
-"""POST /mcp: the API as MCP tools (remember, query, search, list_datasets),
+"""POST /mcp: the API as MCP tools (remember, query, search, list_datasets, forget),
 each calling the function its HTTP route calls, under the same authorization.
 
 Stateless streamable HTTP: a POST is one JSON-RPC message, answered with one
@@ -7,32 +7,27 @@ only sessions and server-sent streams use, are 405."""
 
 from __future__ import annotations
 
-import importlib
 import json
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .. import __version__
 from ..api.app import current_call_id, lambda_entry, make_app
 from ..api.auth import authenticate, authorize
+from ..api.requests import (
+    DatasetsRequest,
+    ForgetRequest,
+    QueryRequest,
+    RememberRequest,
+    SearchRequest,
+)
 from ..api.router import APPLICATION_JSON, Response
+from ..api.schemas import DatasetsOut, ForgottenOut, QueryOut, RememberOut, SearchOut
 from ..mcp.server import Caller, McpServer, ToolSpec, error_envelope, status_error
-from . import datasets, query, remember
-
-if TYPE_CHECKING:
-    from ..api.requests import DatasetsRequest, QueryRequest, RememberRequest, SearchRequest
+from ..models import DatasetKey
+from . import browse, datasets, query, remember
 
 app = make_app()
 PROTOCOL_HEADER = "mcp-protocol-version"
-
-
-def _model(module: str, name: str) -> Callable[[], Any]:
-    """A tool's model, loaded when first needed (not with the function)."""
-
-    def load() -> Any:
-        return getattr(importlib.import_module(f"gligabao.api.{module}"), name)
-
-    return load
 
 
 def _remember(caller: Caller, req: RememberRequest, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -54,14 +49,20 @@ def _list_datasets(
     return datasets.listing(caller.event, req.user_id)
 
 
+def _forget(caller: Caller, req: ForgetRequest, arguments: dict[str, Any]) -> dict[str, Any]:
+    return browse.forget(caller.event, DatasetKey(req.user_id, req.dataset), req.artifact_id)
+
+
 TOOLS = [
     ToolSpec(
         "remember",
-        "Store a text (a message, a note, a document) in long-term memory: its entities "
-        "and facts are extracted into a knowledge graph, and facts it contradicts are "
-        "marked ended. Give idempotency_key to make a retry safe.",
-        _model("requests", "RememberRequest"),
-        _model("schemas", "RememberOut"),
+        "Store a text (a message, a note, a document), or chat messages (messages: "
+        "[{role, content, name?, created_at?}], one extraction for them all), in long-term "
+        "memory: their entities and facts are extracted into a knowledge graph, and facts "
+        'they contradict are marked ended ("extract": false stores the passages only). Give '
+        "idempotency_key to make a retry safe.",
+        RememberRequest,
+        RememberOut,
         _remember,
         read_only=False,
     ),
@@ -69,24 +70,34 @@ TOOLS = [
         "query",
         "Answer a question from long-term memory, with the entities, facts and passages "
         "the answer relied on.",
-        _model("requests", "QueryRequest"),
-        _model("schemas", "QueryOut"),
+        QueryRequest,
+        QueryOut,
         _query,
     ),
     ToolSpec(
         "search",
         "Retrieve what long-term memory holds about a question, without answering it: "
         "the ranked entities, facts and passages, and their size in tokens.",
-        _model("requests", "SearchRequest"),
-        _model("schemas", "SearchOut"),
+        SearchRequest,
+        SearchOut,
         _search,
     ),
     ToolSpec(
         "list_datasets",
         "List the user's memory datasets with their counts of entities, facts and texts.",
-        _model("requests", "DatasetsRequest"),
-        _model("schemas", "DatasetsOut"),
+        DatasetsRequest,
+        DatasetsOut,
         _list_datasets,
+    ),
+    ToolSpec(
+        "forget",
+        "Forget one remembered text (the artifact_id that query and search evidence "
+        "give): it, its passages, and the facts and entities no other text supports are "
+        "removed; facts it had ended or replaced are set back.",
+        ForgetRequest,
+        ForgottenOut,
+        _forget,
+        read_only=False,
     ),
 ]
 SERVER = McpServer(

@@ -1,57 +1,76 @@
 """POST /v1/gb/remember: synchronous by default; with ``Prefer: respond-async``
 (RFC 7240) the validated request is queued and answered 202 with its call id,
-and the remember worker does the work (handlers/remember_worker.py)."""
+and the remember worker does the work (handlers/remember_worker.py). And
+POST /v1/gb/entities/{id}/split (operators)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .. import clock, wiring
 from ..api.app import current_call_id, json_body, json_response, lambda_entry, make_app, run_call
 from ..api.auth import authorize
-from ..api.checks import REMEMBER_STAGES, parse_models, parse_reasoning
+from ..api.requests import (
+    REMEMBER_STAGES,
+    RememberRequest,
+    SplitRequest,
+    param_id,
+    parse_models,
+    parse_reasoning,
+    validate,
+)
 from ..api.router import Response
 from ..config import settings
 from ..errors import BadRequest, NotConfigured
+from ..memory.options import StageOptions
+from ..memory.remember import RememberInput
+from ..memory.split import SplitInput
+from ..memory.window import Said
 from .jobs import ACCEPTED, accepted_response, enqueue, wants_async
-
-if TYPE_CHECKING:
-    from ..api.requests import RememberRequest
-    from ..memory.remember import RememberInput
-
-# The request model and the use case load with the first request that needs
-# them, not with the function (bench/package_size.py).
 
 app = make_app()
 __all__ = ["ACCEPTED", "lambda_handler", "remember_input", "wants_async"]
 
 
 def remember_input(req: RememberRequest, call_id: str, reference_time: str) -> RememberInput:
-    from ..memory.options import StageOptions
-    from ..memory.remember import RememberInput
-
     cfg = settings()
     options = StageOptions(
         cfg.llm_model,
         parse_reasoning(req.reasoning, REMEMBER_STAGES, "extract"),
         parse_models(req.models, REMEMBER_STAGES),
     )
+    # A message's time: its own, else the request's (reference_time, else now).
+    messages = (
+        [Said(m.content, m.speaker, m.created_at or reference_time) for m in req.messages]
+        if req.messages is not None
+        else None
+    )
     return RememberInput(
         user_id=req.user_id,
         dataset=req.dataset,
-        text=req.text,
+        text=req.text or "",
         session_id=req.session_id,
         reference_time=reference_time,
         options=options,
         call_id=call_id,
         speaker=req.speaker,
+        messages=messages,
+        extract=req.extract,
     )
+
+
+NO_EXTRACT_HINT = '; "extract": false stores the text as passages, which needs no LLM'
+
+
+def check_llm(req: RememberRequest) -> None:
+    """503 when the remember needs the LLM and it is not configured (the
+    message names the provider, and says what works without one)."""
+    if req.extract and not settings().llm_configured:
+        raise NotConfigured(settings().llm_missing + NO_EXTRACT_HINT)
 
 
 @app.post("/v1/gb/remember")
 def remember() -> Response[str]:
-    from ..api.requests import RememberRequest, validate
-
     body = json_body(app)
     req = validate(RememberRequest, body)
     authorize(app.current_event, req.user_id)
@@ -77,8 +96,7 @@ def store(
     queued for the worker (the MCP ``remember`` tool calls this too)."""
     call_id = current_call_id()
     inp = remember_input(req, call_id, req.reference_time or clock.now_str())
-    if not settings().llm_configured:
-        raise NotConfigured(settings().llm_missing)
+    check_llm(req)
 
     def work() -> dict[str, object]:
         return run_call(
@@ -104,6 +122,25 @@ def queue_remember(
 ) -> dict[str, object]:
     job = {"reference_time": reference_time, "request": body}
     return enqueue("remember", req.user_id, req.dataset, req.session_id, call_id, job)
+
+
+# The operators' undo of a wrong merge: it writes the graph as remember does,
+# so it runs in the same function (its stores, embedder and records).
+@app.post("/v1/gb/entities/<id>/split")
+def split(id: str) -> Response[str]:
+    eid = param_id(id, "id")
+    req = validate(SplitRequest, json_body(app))
+    authorize(app.current_event, req.user_id, operator_only=True)
+    inp = SplitInput(req.user_id, req.dataset, eid, req.name, req.edges, req.mentions)
+    result = run_call(
+        wiring.call_services(),
+        "split",
+        req.user_id,
+        req.dataset,
+        None,
+        lambda meter: wiring.split_service().run(inp, meter),
+    )
+    return json_response(200, result)
 
 
 lambda_handler = lambda_entry(app)

@@ -71,7 +71,7 @@ def describe_models(cfg: Settings) -> list[str]:
         else f"{cfg.llm_missing}; LLM calls answer 503"
     )
     if cfg.resolve_threshold > 1.0:
-        resolve = "by ID or name only"
+        resolve = "by words only"
     else:
         resolve = f"from cosine {cfg.resolve_threshold:g}"
     query = "by rank" if cfg.query_threshold <= -1.0 else f"from cosine {cfg.query_threshold:g}"
@@ -79,7 +79,7 @@ def describe_models(cfg: Settings) -> list[str]:
         f"  llm:        {llm}",
         f"  embeddings: {cfg.embedder} {cfg.embedding_model} ({cfg.embedding_dimension} dims) "
         f"{emb_where} embeds stored texts, names and questions",
-        f"  thresholds: entities merge {resolve}, query matches cut {query}: "
+        f"  thresholds: name candidates {resolve}, query matches cut {query}: "
         f"{cfg.thresholds_source}",
     ]
 
@@ -127,6 +127,8 @@ def serve(host: str, port: int, quiet: bool, data: str | None = None) -> int:
     server = make_server(host, port, quiet=quiet)
     bound = server.server_address[1]
     print(f"gligabao listening on http://{host}:{bound}", flush=True)
+    web_host = f"[{host}]" if ":" in host else host
+    print(f"  page:       http://{web_host}:{bound}/ui/ (docs/ui.md)", flush=True)
     for line in _describe():
         print(line, flush=True)
 

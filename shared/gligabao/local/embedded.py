@@ -69,10 +69,15 @@ def start_moto() -> tuple[MotoServer, str]:
 
 def create_tables() -> None:
     from .. import wiring
+    from ..config import settings
     from ..dynamodb.admin import create_tables as create
+    from ..dynamodb.admin import create_vector_indexes
 
     wiring.tables_configured()
     create()
+    cfg = settings()
+    if cfg.vector_store == "dynamodb":  # what the stack's VectorIndexes declare
+        create_vector_indexes(cfg.embedding_dimension)
 
 
 def serve_moto(host: str, port: int) -> None:

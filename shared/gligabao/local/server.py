@@ -14,28 +14,44 @@ from urllib.parse import parse_qsl, urlsplit
 
 from ..api.app import CALL_ID_HEADER
 from ..config import settings
+from .hosts import host_allowed
 
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
 MAX_READ_BYTES = 10 * 1024 * 1024  # API Gateway's own payload limit
+GET_ONLY = {"Allow": "GET, HEAD"}
 
 
 def _routes() -> list[tuple[str, Handler]]:
-    from ..handlers import datasets, mcp, query, records, remember
+    from ..handlers import browse, datasets, mcp, query, records, remember
 
     return [
         ("/v1/gb/remember", remember.lambda_handler),
+        ("/v1/gb/entities/*/split", remember.lambda_handler),
         ("/v1/gb/query", query.lambda_handler),
         ("/v1/gb/search", query.lambda_handler),
         ("/mcp", mcp.lambda_handler),
         ("/v1/gb/datasets", datasets.lambda_handler),
         ("/v1/gb/inferences", records.lambda_handler),
         ("/v1/gb/calls/", records.lambda_handler),
+        ("/v1/gb/entities", browse.lambda_handler),
+        ("/v1/gb/edges/", browse.lambda_handler),
+        ("/v1/gb/artifacts", browse.lambda_handler),
     ]
 
 
 def route(path: str, routes: list[tuple[str, Handler]]) -> Handler | None:
+    """The handler of a path: an exact pattern (``*`` one path segment) wins
+    over a prefix (the prefix and anything under it)."""
+    parts = path.split("/")
+    for pattern, handler in routes:
+        if "*" in pattern:
+            want = pattern.split("/")
+            if len(want) == len(parts) and all(
+                w in ("*", p) for w, p in zip(want, parts, strict=True)
+            ):
+                return handler
     for prefix, handler in routes:
-        if path == prefix or path.startswith(prefix.rstrip("/") + "/"):
+        if "*" not in prefix and (path == prefix or path.startswith(prefix.rstrip("/") + "/")):
             return handler
     return None
 
@@ -119,12 +135,38 @@ class _RequestHandler(BaseHTTPRequestHandler):
         if self.command != "HEAD" and body:
             self.wfile.write(body)
 
-    def _error(self, status: int, message: str) -> None:
+    def _error(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
         # Answered before any handler runs, but every response carries a call id.
-        headers = {"Content-Type": "application/json", CALL_ID_HEADER: uuid.uuid4().hex}
+        headers = {
+            "Content-Type": "application/json",
+            CALL_ID_HEADER: uuid.uuid4().hex,
+            **(headers or {}),
+        }
         self._send(status, headers, json.dumps({"error": message}).encode())
 
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """http.server's own errors (a malformed request line, a header too
+        long) in JSON like every other answer, not its HTML page."""
+        self.close_connection = True
+        self._error(code, message or self.responses.get(code, ("error",))[0])
+
+    def __getattr__(self, name: str) -> Any:
+        # http.server looks up ``do_<METHOD>``: every method reaches the
+        # handlers, which answer 405 (with Allow) on a known path, 404 elsewhere.
+        if name.startswith("do_"):
+            return self._handle
+        raise AttributeError(name)
+
     def _handle(self) -> None:
+        if not host_allowed(self.headers.get("Host")):
+            # before the body is read or anything runs: a rebound page gets nothing
+            self.close_connection = True
+            self._error(
+                421,
+                "this server answers only requests for a loopback host or one "
+                "listed in GB_ALLOWED_HOSTS",
+            )
+            return
         length = int(self.headers.get("Content-Length") or 0)
         if length > MAX_READ_BYTES:
             self.close_connection = True
@@ -135,7 +177,14 @@ class _RequestHandler(BaseHTTPRequestHandler):
             self._error(403, "requests from a web page of another origin are refused")
             return
         path = urlsplit(self.path).path
-        if self.command == "GET" and path in self.extra:
+        own = path == "/ui" or path.startswith("/ui/") or path in self.extra
+        if own and self.command not in ("GET", "HEAD"):
+            self._error(405, f"{self.command} is not allowed here: GET, HEAD", GET_ONLY)
+            return
+        if path == "/ui" or path.startswith("/ui/"):
+            self._static(path)
+            return
+        if path in self.extra:
             status, ctype, doc = self.extra[path]()
             self._send(status, {"Content-Type": ctype}, doc)
             return
@@ -154,7 +203,16 @@ class _RequestHandler(BaseHTTPRequestHandler):
             headers[name] = ", ".join(values)
         self._send(int(result.get("statusCode", 200)), headers, raw)
 
-    do_GET = do_POST = do_DELETE = do_PUT = do_PATCH = _handle
+    def _static(self, path: str) -> None:
+        from ..ui import static_file  # the page's files, read on request
+
+        found = static_file(path)
+        if found is None:
+            self._error(404, "no such file")
+            return
+        self._send(*found)
+
+    do_GET = do_POST = do_DELETE = _handle
 
 
 def make_server(

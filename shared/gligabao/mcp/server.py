@@ -2,15 +2,20 @@
 JSON-RPC message and is answered with one JSON response; no session, no
 server-sent events, so that a Lambda function behind API Gateway can serve it.
 
-The messages are plain JSON (:mod:`.wire`): the official SDK's models and its
-server (an ASGI stack: starlette, uvicorn, anyio) are not loaded by the
-function; the e2e tests drive it with the SDK's client.
+The messages and results are the ``mcp_types`` models of the official SDK
+(a small package: pydantic only). Its server is not used: it runs on an ASGI
+stack (starlette, uvicorn, anyio) that a Lambda handler does not need.
 
 Tools are the API's own request and response models: their input and output
-schemas are generated from them (on the first ``tools/list``), and a tool's
-arguments go through the same validation as an HTTP body, so a field the API
-gains, the tool gains. Errors keep the HTTP API's messages; the HTTP status
-travels in ``error.data``.
+schemas are generated from them, and a tool's arguments go through the same
+validation as an HTTP body, so a field the API gains, the tool gains.
+
+Errors, as the 2025-11-25 specification divides them: what goes wrong in
+running a tool (its arguments refused, a dataset missing, an upstream down,
+a write to retry) is a ``CallToolResult`` with ``isError``, so that the model
+reads the HTTP API's message and corrects itself; its status is in
+``structuredContent``. JSON-RPC errors are for the protocol: an unknown tool
+or method, a malformed request, the server's own failure (a 500).
 """
 
 from __future__ import annotations
@@ -18,21 +23,27 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache
 from typing import Any
 
-from ..errors import GbError
-from . import wire
-from .wire import (
+import mcp_types as types
+from mcp_types import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
     PARSE_ERROR,
     UNSUPPORTED_PROTOCOL_VERSION,
+    ErrorData,
+    JSONRPCError,
+    JSONRPCNotification,
+    JSONRPCRequest,
+    JSONRPCResponse,
     RequestId,
-    WireError,
 )
+from pydantic import BaseModel, ValidationError
+
+from ..api.requests import validate
+from ..errors import Busy, GbError
 
 # The handshake revisions from 2025-06-18 on; a client that offers another is
 # answered with the newest, as the specification asks.
@@ -56,10 +67,8 @@ class Caller:
 class ToolSpec:
     name: str
     description: str
-    # The arguments' and the structured result's pydantic model classes, as
-    # loaders: the models load with the first tools/list or tools/call.
-    request: Callable[[], Any]
-    result: Callable[[], Any]
+    request: type[BaseModel]
+    result: type[BaseModel]
     run: Callable[[Caller, Any, dict[str, Any]], dict[str, Any]]
     read_only: bool = True
 
@@ -73,7 +82,7 @@ class Reply:
 class _RpcError(Exception):
     def __init__(self, code: int, message: str, data: Any = None, status: int = 200) -> None:
         super().__init__(message)
-        self.error = wire.error_data(code, message, data)
+        self.error = ErrorData(code=code, message=message, data=data)
         self.status = status
 
 
@@ -85,40 +94,55 @@ def _code(status: int) -> int:
     return SERVER_ERROR
 
 
-def status_error(status: int, message: str, **data: Any) -> dict[str, Any]:
+def status_error(status: int, message: str, **data: Any) -> ErrorData:
     """An HTTP error as a JSON-RPC error: the same message, the status in ``data``."""
-    return wire.error_data(_code(status), message, {"status": status, **data})
+    return ErrorData(code=_code(status), message=message, data={"status": status, **data})
 
 
-def domain_error(exc: GbError, call_id: str) -> dict[str, Any]:
+def domain_error(exc: GbError, call_id: str) -> ErrorData:
     return status_error(exc.status, exc.message, call_id=call_id)
 
 
-def input_schema(model: Any, principal_bound: bool) -> dict[str, Any]:
-    schema = dict(_schema(model, "validation"))
+def tool_error(exc: GbError, call_id: str) -> types.CallToolResult:
+    """A tool's execution error, for the model: the HTTP API's message as
+    text; its status (and when to retry a 409) as structured content."""
+    detail: dict[str, Any] = {"error": exc.message, "status": exc.status, "call_id": call_id}
+    if isinstance(exc, Busy):
+        detail["retry_after"] = exc.retry_after
+    return types.CallToolResult(
+        content=[types.TextContent(text=exc.message)], structured_content=detail, is_error=True
+    )
+
+
+def input_schema(model: type[BaseModel], principal_bound: bool) -> dict[str, Any]:
+    schema = model.model_json_schema(mode="validation")
     if principal_bound:  # the token names the user: not an argument
-        schema["properties"] = {k: v for k, v in schema["properties"].items() if k != "user_id"}
+        schema["properties"].pop("user_id", None)
         schema["required"] = [r for r in schema.get("required", []) if r != "user_id"]
     return schema
 
 
-def output_schema(model: Any) -> dict[str, Any]:
-    return _schema(model, "serialization")
+def output_schema(model: type[BaseModel]) -> dict[str, Any]:
+    return model.model_json_schema(mode="serialization")
 
 
-@cache
-def _schema(model: Any, mode: str) -> dict[str, Any]:
-    # Built once per process (pydantic's schema generation is the costly part
-    # of tools/list), and copied by the callers that change it.
-    return dict(model.model_json_schema(mode=mode))
+def _dump(model: BaseModel) -> dict[str, Any]:
+    return model.model_dump(by_alias=True, exclude_none=True, mode="json")
 
 
-def error_envelope(request_id: RequestId | None, error: dict[str, Any]) -> dict[str, Any]:
+def _result(model: BaseModel) -> dict[str, Any]:
+    out = _dump(model)
+    out.pop("resultType", None)  # a 2026-07-28 field: not in the revisions served here
+    return out
+
+
+def error_envelope(request_id: RequestId | None, error: ErrorData) -> dict[str, Any]:
     """A JSON-RPC error response; its id is null when the request's is unknown."""
-    return wire.error_response(request_id, error)
+    envelope = JSONRPCError(jsonrpc="2.0", id=request_id, error=error)
+    return {**_dump(envelope), "id": request_id}
 
 
-def _error_reply(status: int, request_id: RequestId | None, error: dict[str, Any]) -> Reply:
+def _error_reply(status: int, request_id: RequestId | None, error: ErrorData) -> Reply:
     return Reply(status, error_envelope(request_id, error))
 
 
@@ -126,8 +150,7 @@ class McpServer:
     def __init__(
         self, name: str, version: str, tools: list[ToolSpec], instructions: str | None = None
     ) -> None:
-        self.name = name
-        self.version = version
+        self.info = types.Implementation(name=name, version=version)
         self.tools = {t.name: t for t in tools}
         self.instructions = instructions
 
@@ -146,26 +169,25 @@ class McpServer:
             message = self._parse(body)
         except _RpcError as exc:
             return _error_reply(exc.status, None, exc.error)
-        request_id = message[0] if message is not None else None
+        request_id = message.id if isinstance(message, JSONRPCRequest) else None
         try:
             principal = authenticate()
         except GbError as exc:
             return _error_reply(exc.status, request_id, domain_error(exc, call_id))
-        if message is None or request_id is None:
+        if not isinstance(message, JSONRPCRequest):
             return Reply(202, None)  # a notification or a response: nothing to answer
-        _, method, params = message
         try:
-            self._check_version(protocol_header, method)
-            result = self._dispatch(method, params or {}, caller(principal), principal is not None)
+            self._check_version(protocol_header, message.method)
+            result = self._dispatch(message, caller(principal), principal is not None, call_id)
         except _RpcError as exc:
             return _error_reply(exc.status, request_id, exc.error)
         except GbError as exc:
             return _error_reply(200, request_id, domain_error(exc, call_id))
-        return Reply(200, wire.response(request_id, result))
+        return Reply(200, _dump(JSONRPCResponse(jsonrpc="2.0", id=message.id, result=result)))
 
     # ------------------------------------------------------------ the envelope
 
-    def _parse(self, body: str | None) -> tuple[RequestId | None, str, dict[str, Any] | None] | None:
+    def _parse(self, body: str | None) -> JSONRPCRequest | JSONRPCNotification | None:
         if body is None:
             raise _RpcError(PARSE_ERROR, "the body must be JSON in UTF-8", status=400)
         try:
@@ -184,10 +206,13 @@ class McpServer:
             if ("result" in raw or "error" in raw) and "id" in raw:
                 return None  # a response to a server request: this server sends none
             raise _RpcError(INVALID_REQUEST, "a JSON-RPC request needs a method", status=400)
+        model: type[JSONRPCRequest] | type[JSONRPCNotification] = (
+            JSONRPCRequest if "id" in raw else JSONRPCNotification
+        )
         try:
-            return wire.envelope(raw)
-        except WireError as exc:
-            raise _RpcError(INVALID_REQUEST, str(exc), status=400) from exc
+            return model.model_validate(raw)
+        except ValidationError as exc:
+            raise _RpcError(INVALID_REQUEST, _first_error(exc), status=400) from exc
 
     def _check_version(self, header: str | None, method: str) -> None:
         # The header is absent before the handshake settles a version.
@@ -203,45 +228,75 @@ class McpServer:
     # ------------------------------------------------------------ the methods
 
     def _dispatch(
-        self, method: str, params: dict[str, Any], caller: Caller, principal_bound: bool
+        self, req: JSONRPCRequest, caller: Caller, principal_bound: bool, call_id: str
     ) -> dict[str, Any]:
+        params = req.params or {}
+        if req.method == "initialize":
+            return self._initialize(params)
+        if req.method == "ping":
+            return {}
+        if req.method == "tools/list":
+            return _result(self._list_tools(principal_bound))
+        if req.method == "tools/call":
+            return _result(self._call_tool(params, caller, call_id))
+        raise _RpcError(METHOD_NOT_FOUND, f"method not found: {req.method}")
+
+    def _initialize(self, params: dict[str, Any]) -> dict[str, Any]:
         try:
-            if method == "initialize":
-                version = wire.initialize_version(params)
-                if version not in PROTOCOL_VERSIONS:
-                    version = LATEST
-                return wire.initialize_result(version, self.name, self.version, self.instructions)
-            if method == "ping":
-                return {}
-            if method == "tools/list":
-                return {"tools": self._list_tools(principal_bound)}
-            if method == "tools/call":
-                name, arguments = wire.tool_call(params)
-                return self._call_tool(name, arguments, caller)
-        except WireError as exc:
-            raise _RpcError(INVALID_PARAMS, str(exc)) from exc
-        raise _RpcError(METHOD_NOT_FOUND, f"method not found: {method}")
+            init = types.InitializeRequestParams.model_validate(params)
+        except ValidationError as exc:
+            raise _RpcError(INVALID_PARAMS, _first_error(exc)) from exc
+        version = init.protocol_version if init.protocol_version in PROTOCOL_VERSIONS else LATEST
+        result = types.InitializeResult(
+            protocol_version=version,
+            capabilities=types.ServerCapabilities(tools=types.ToolsCapability(list_changed=False)),
+            server_info=self.info,
+            instructions=self.instructions,
+        )
+        return _result(result)
 
-    def _list_tools(self, principal_bound: bool) -> list[dict[str, Any]]:
-        return [
-            wire.tool(
-                t.name,
-                t.description,
-                input_schema(t.request(), principal_bound),
-                output_schema(t.result()),
-                t.read_only,
-            )
-            for t in self.tools.values()
-        ]
+    def _list_tools(self, principal_bound: bool) -> types.ListToolsResult:
+        return types.ListToolsResult(
+            tools=[
+                types.Tool(
+                    name=t.name,
+                    description=t.description,
+                    input_schema=input_schema(t.request, principal_bound),
+                    output_schema=output_schema(t.result),
+                    annotations=types.ToolAnnotations(
+                        read_only_hint=t.read_only, destructive_hint=False, open_world_hint=False
+                    ),
+                )
+                for t in self.tools.values()
+            ]
+        )
 
-    def _call_tool(self, name: str, arguments: dict[str, Any], caller: Caller) -> dict[str, Any]:
-        spec = self.tools.get(name)
+    def _call_tool(
+        self, params: dict[str, Any], caller: Caller, call_id: str
+    ) -> types.CallToolResult:
+        try:
+            call = types.CallToolRequestParams.model_validate(params)
+        except ValidationError as exc:
+            raise _RpcError(INVALID_PARAMS, _first_error(exc)) from exc
+        spec = self.tools.get(call.name)
         if spec is None:
-            raise _RpcError(INVALID_PARAMS, f"unknown tool: {name}")
+            raise _RpcError(INVALID_PARAMS, f"unknown tool: {call.name}")
+        arguments = dict(call.arguments or {})
         if caller.principal is not None:
             arguments.setdefault("user_id", caller.principal)
-        from ..api.requests import validate
+        try:
+            req = validate(spec.request, arguments)  # BadRequest: the HTTP API's message
+            result = spec.run(caller, req, arguments)
+        except GbError as exc:
+            if exc.status == 500:  # the server's own failure: a protocol error
+                raise
+            return tool_error(exc, call_id)
+        return types.CallToolResult(
+            content=[types.TextContent(text=json.dumps(result))], structured_content=result
+        )
 
-        req = validate(spec.request(), arguments)  # BadRequest: the HTTP API's message
-        result = spec.run(caller, req, arguments)
-        return wire.tool_result(json.dumps(result), result)
+
+def _first_error(exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    loc = ".".join(str(p) for p in err["loc"]) or "params"
+    return f"{loc}: {err['msg']}"

@@ -13,10 +13,12 @@ from ..errors import Busy
 from ..graph.port import GraphStore, fact_triple
 from ..models import DatasetKey, Edge
 from ..text import normalize_name
-from ..vectors.port import VectorIndex, VectorItem
+from ..vectors.port import VectorIndex, VectorItem, write_first
 from . import plan
 from .facts import FactsPlan
+from .names import SAME_NAME
 from .resolve import Resolved
+from .window import Said
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +36,11 @@ class Texts:
     reference_time: str
     session_id: str | None
     call_id: str | None
+    messages: list[Said] | None = None  # a window: one artifact each, instead of ``text``
+    speaker: str | None = None  # of ``text``
+
+    def artifact_count(self) -> int:
+        return len(self.messages) if self.messages is not None else 1 + len(self.chunks)
 
 
 class Writer:
@@ -55,7 +62,7 @@ class Writer:
         creating = [r for r in unique if r.created]
         self.graph.ensure_dataset(key)
         first_entity, first_edge, first_artifact = self.graph.allocate_ids(
-            key, len(creating), len(facts.new), 1 + len(texts.chunks)
+            key, len(creating), len(facts.new), texts.artifact_count()
         )
         txn = uuid.uuid4().hex  # the lease owner: one per attempt, never reused
         try:
@@ -91,31 +98,44 @@ class Writer:
         first_artifact: int,
         facts: FactsPlan,
     ) -> dict[str, Any]:
-        artifacts = plan.artifacts_of(
-            texts.text,
-            texts.chunks,
-            texts.summaries,
-            first_artifact,
-            now,
-            texts.reference_time,
-            texts.session_id,
-            texts.call_id,
-        )
-        chunk_ids = [a.id for a in artifacts[1:]]
+        if texts.messages is not None:
+            artifacts = plan.message_artifacts(
+                texts.messages, first_artifact, now, texts.session_id, texts.call_id
+            )
+            chunk_ids: list[int] = []
+        else:
+            artifacts = plan.artifacts_of(
+                texts.text,
+                texts.chunks,
+                texts.summaries,
+                first_artifact,
+                now,
+                texts.reference_time,
+                texts.session_id,
+                texts.call_id,
+                texts.speaker,
+            )
+            chunk_ids = [a.id for a in artifacts[1:]]
         # Claim the names of the new entities; a concurrent call that
         # committed one first wins, and this call reuses its entity.
+        # A namesake (a name held by an entity of another kind) claims none.
         proposals = {
-            normalize_name(r.entity.name): first_entity + i for i, r in enumerate(creating)
+            normalize_name(r.entity.name): first_entity + i
+            for i, r in enumerate(creating)
+            if r.claim_name
         }
         owners = self.graph.claim_names(key, txn, proposals) if proposals else {}
         lost = {n: o for n, o in owners.items() if o != proposals[n]}
         winners = self.graph.get_entities(key, sorted(set(lost.values()))) if lost else {}
-        for r in creating:
+        for i, r in enumerate(creating):
             norm = normalize_name(r.entity.name)
-            if norm in lost:
+            if not r.claim_name:
+                r.entity.id = first_entity + i
+            elif norm in lost:
                 if lost[norm] not in winners:  # (the owner committed: its row is there)
                     raise Busy("a name is being written by a concurrent call; try again", 1)
                 r.created = False
+                r.match = SAME_NAME
                 r.entity = replace(winners[lost[norm]])
             else:
                 r.entity.id = proposals[norm]
@@ -142,35 +162,37 @@ class Writer:
             if i not in raced
         ]
 
-        # Vectors first: a vector whose row never commits is invisible,
-        # because every hit is resolved through the graph store and IDs are
-        # not reused.
-        self.vectors.upsert(key, "entities", entity_vectors)
-        self.vectors.upsert(key, "edges", edge_vectors)
         # Every text is a passage: a chunk of a long text, or a short text
         # whole (its vector is the one embed_text computed), with its words
         # for the lexical search.
-        pieces = texts.chunks or [texts.text]
-        passage_ids = chunk_ids if texts.chunks else [artifacts[0].id]
-        self.vectors.upsert(
-            key,
-            "chunks",
-            [
+        if texts.messages is not None:
+            pieces, passage_ids = [m.text for m in texts.messages], [a.id for a in artifacts]
+        else:
+            pieces = texts.chunks or [texts.text]
+            passage_ids = chunk_ids if texts.chunks else [artifacts[0].id]
+        vectors = {
+            "entities": entity_vectors,
+            "edges": edge_vectors,
+            "chunks": [
                 VectorItem(pid, v, text=t)
                 for pid, v, t in zip(passage_ids, texts.text_vectors, pieces, strict=True)
             ],
-        )
-        if texts.chunks:
-            self.vectors.upsert(
-                key,
-                "summaries",
-                [
-                    VectorItem(cid, v)
-                    for cid, v in zip(chunk_ids, texts.summary_vectors, strict=True)
-                ],
-            )
+            # (none when the texts were stored without extraction)
+            "summaries": [
+                VectorItem(cid, v) for cid, v in zip(chunk_ids, texts.summary_vectors, strict=True)
+            ]
+            if texts.summary_vectors
+            else [],
+        }
 
-        planned = plan.build(txn, now, artifacts, unique, first_edge, facts, raced)
+        planned = plan.build(
+            txn, now, artifacts, unique, first_edge, facts, raced, texts.messages is not None
+        )
+        planned.write.vectors = vectors
+        # The vectors go with the rows: upserted first into a separate index
+        # (one whose row never commits is invisible), or written by the
+        # commit itself onto the rows.
+        write_first(self.vectors, key, planned.write)
         plan.landed(planned, self.graph.commit(key, planned.write))
 
         names = {e.id: e.name for e in planned.entities}
@@ -181,10 +203,9 @@ class Writer:
         if missing:
             for eid, ent in self.graph.get_entities(key, missing).items():
                 names[eid] = ent.name
-        created = {r.entity.id for r in unique if r.created}
-        return plan.response(
-            planned, created, names, artifacts[0].id, len(texts.chunks), texts.session_id
-        )
+        matched = {r.entity.id: r.match for r in unique if not r.created}
+        tops = [a.id for a in artifacts if a.parent_id is None]
+        return plan.response(planned, matched, names, tops, len(texts.chunks), texts.session_id)
 
     def _claim_facts(
         self,

@@ -36,7 +36,9 @@ class Datasets:
         if self.graph.get_dataset(key) is None:
             raise NotFound(f"dataset {name!r} does not exist")
         # Vectors first: if the rows went first and this failed, the vectors
-        # would stay behind with nothing to find them by.
-        self.vectors.delete_dataset(key)
+        # would stay behind with nothing to find them by. Vectors kept on the
+        # rows (``inline``) go with them.
+        if not self.vectors.inline:
+            self.vectors.delete_dataset(key)
         self.records.delete_dataset(user_id, name)
         self.graph.delete_dataset(key)

@@ -24,6 +24,8 @@ AROUND_CAP = 100  # live facts read around the known entities for their relation
 KNOWN_RELATIONS = 40  # relation names shown to extraction, most used first
 PREVIOUS_TEXTS = 4  # the session's last texts given to extraction as context
 PREVIOUS_CHARS = 1500  # of each
+FACTS_PER_KNOWN = 2  # live facts shown with each known entity, newest first
+FACT_CHARS = 160  # of each
 
 
 @dataclass
@@ -50,11 +52,13 @@ class Fact:
 @dataclass
 class Context:
     """What extraction is told besides the text: who speaks, the session's
-    previous texts (oldest first) and the relation names in use."""
+    previous texts (oldest first), the relation names in use, and a fact or
+    two of each known entity (so that the model can tell a namesake)."""
 
     speaker: str | None = None
     previous: list[str] = field(default_factory=list)
     relations: list[str] = field(default_factory=list)
+    facts: dict[int, list[str]] = field(default_factory=dict)
 
 
 def context(
@@ -64,17 +68,30 @@ def context(
     session_id: str | None,
     known: list[Entity],
 ) -> Context:
-    """The session's last texts (so that "she" and "my sister" resolve) and
-    the relation names of the live facts around the known entities, most used
-    first (so that a restatement reuses them). Two reads at most."""
+    """The session's last texts (so that "she" and "my sister" resolve), the
+    relation names of the live facts around the known entities, most used
+    first (so that a restatement reuses them), and the newest facts of each
+    known entity (``FACTS_PER_KNOWN``). Two reads at most."""
     previous = graph.session_texts(key, session_id, PREVIOUS_TEXTS) if session_id else []
     relations: list[str] = []
+    facts: dict[int, list[str]] = {}
     if known:
         around = graph.live_edges_around(key, [e.id for e in known], AROUND_CAP)
         counts = Counter(e.relation for e in around)
         relations = [r for r, _ in counts.most_common(KNOWN_RELATIONS)]
-    texts = [a.text[:PREVIOUS_CHARS] for a in reversed(previous)]
-    return Context(speaker, texts, relations)
+        ids = {e.id for e in known}
+        for edge in around:  # newest first
+            said = (edge.description or edge.relation.replace("_", " "))[:FACT_CHARS]
+            for end in {edge.source_id, edge.target_id} & ids:
+                have = facts.setdefault(end, [])
+                if len(have) < FACTS_PER_KNOWN:
+                    have.append(said)
+    # Who said each one (a message's speaker), so that "I" there resolves.
+    texts = [
+        f"{a.speaker}: {a.text[:PREVIOUS_CHARS]}" if a.speaker else a.text[:PREVIOUS_CHARS]
+        for a in reversed(previous)
+    ]
+    return Context(speaker, texts, relations, facts)
 
 
 def as_str(value: Any) -> str:
@@ -164,6 +181,7 @@ def extract(
                         speaker=ctx.speaker if ctx else None,
                         previous=ctx.previous if ctx else None,
                         relations=ctx.relations if ctx else None,
+                        facts=ctx.facts if ctx else None,
                     ),
                 )
             except Truncated:

@@ -109,7 +109,10 @@ def similar_edges(
     wanted = [i for i, v in enumerate(views) if v.source_id or v.target_id]
     if not wanted:
         return out
-    reqs = [SearchRequest("edges", plan.new[i].vector, SIMILAR_EDGES, threshold) for i in wanted]
+    reqs = [
+        SearchRequest("edges", plan.new[i].vector, SIMILAR_EDGES, threshold, live=True)
+        for i in wanted
+    ]
     for i, hits in zip(wanted, vectors.search(key, reqs), strict=True):
         out[i] = {h.id for h in hits}
     missing = sorted(set().union(*out) - {e.id for e in plan.around})

@@ -183,7 +183,7 @@ class Gatherer:
             key,
             [
                 SearchRequest("entities", qvec, SIMILAR_ENTITIES, t),
-                SearchRequest("edges", qvec, SIMILAR_EDGES, t),
+                SearchRequest("edges", qvec, SIMILAR_EDGES, t, live=inp.as_of is None),
                 SearchRequest("chunks", qvec, SIMILAR_PASSAGES, t, text=inp.query),
                 SearchRequest("summaries", qvec, SIMILAR_SUMMARIES, t),
             ],

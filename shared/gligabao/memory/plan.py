@@ -17,7 +17,9 @@ from ..models import (
     merge_description,
 )
 from .facts import FactsPlan
+from .names import Reason
 from .resolve import Resolved
+from .window import Said
 
 
 @dataclass
@@ -37,9 +39,12 @@ def artifacts_of(
     reference_time: str,
     session_id: str | None,
     call_id: str | None,
+    speaker: str | None = None,
 ) -> list[Artifact]:
     """The text's artifact, then one per chunk (children of the first)."""
-    parent = Artifact(first_artifact, text, now, reference_time, session_id, call_id=call_id)
+    parent = Artifact(
+        first_artifact, text, now, reference_time, session_id, call_id=call_id, speaker=speaker
+    )
     out = [parent]
     for i, chunk in enumerate(chunks):
         out.append(
@@ -52,10 +57,29 @@ def artifacts_of(
                 parent.id,
                 i,
                 call_id,
-                summaries[i],
+                summaries[i] if i < len(summaries) else None,  # (none without extraction)
+                speaker,
             )
         )
     return out
+
+
+def message_artifacts(
+    messages: list[Said], first_artifact: int, now: str, session_id: str | None, call_id: str | None
+) -> list[Artifact]:
+    """One artifact per message of a window, in order, each with its time and speaker."""
+    return [
+        Artifact(
+            first_artifact + i,
+            m.text,
+            now,
+            m.reference_time,
+            session_id,
+            call_id=call_id,
+            speaker=m.speaker,
+        )
+        for i, m in enumerate(messages)
+    ]
 
 
 def build(
@@ -66,10 +90,15 @@ def build(
     first_edge: int,
     facts: FactsPlan,
     raced: dict[int, Edge],
+    windowed: bool = False,
 ) -> Planned:
     """The typed write: new rows, updates of stored rows (merged by the store
-    into the rows as they are when it commits), provenance links."""
+    into the rows as they are when it commits), provenance links. In a
+    window (``windowed``: one artifact per message) a fact links to the
+    message that states it, and an entity, or a fact the model did not
+    place, to every message of the window."""
     parent, chunk_ids = artifacts[0], [a.id for a in artifacts[1:]]
+    every = [a.id for a in artifacts]
     write = GraphWrite(txn=txn, now=now, artifacts=list(artifacts))
     entities_out: list[Entity] = []
     for r in unique:
@@ -93,6 +122,8 @@ def build(
     ids_by_norm = {ex.norm: r.entity.id for r in unique for ex in r.extracted}
 
     def artifact_of(chunk: int | None) -> list[int]:
+        if windowed:
+            return every if chunk is None else [every[chunk]]
         return [parent.id] if chunk is None else [parent.id, chunk_ids[chunk]]
 
     for r in unique:
@@ -110,7 +141,7 @@ def build(
             ids_by_norm[f.target],
             f.relation,
             f.description,
-            parent.id,
+            artifact_of(f.chunk)[0],
             f.valid_at,
             f.invalid_at,
             now,
@@ -123,8 +154,11 @@ def build(
     for eid, old in facts.restated.items():
         new = facts.ended.get(eid, old)
         if new is not old:
-            write.edge_updates.append(EdgeUpdate(eid, invalid_at=new.invalid_at))
-        write.edge_links.append((eid, parent.id))
+            write.edge_updates.append(
+                EdgeUpdate(eid, invalid_at=new.invalid_at, artifact_id=parent.id)
+            )
+        for a in every if windowed else [parent.id]:
+            write.edge_links.append((eid, a))
         edges_out.append(new)
     # Facts whose claim a concurrent call won: restated on its edge (which
     # has committed: a claim is returned to others only once it has).
@@ -141,7 +175,13 @@ def build(
     for eid, at in sorted(facts.superseded.items()):
         old = by_id[eid]
         # (the interval rules set ``at``: never before the old valid_at)
-        ended_by = EdgeUpdate(eid, invalid_at=at, expired_at=now)
+        ended_by = EdgeUpdate(
+            eid,
+            invalid_at=at,
+            expired_at=now,
+            artifact_id=parent.id,
+            by_edge=_successor(old, write),
+        )
         new = ended_by.apply(old)
         write.edge_updates.append(ended_by)
         invalidated.append({"id": eid, "invalid_at": new.invalid_at, "expired_at": now})
@@ -167,22 +207,35 @@ def landed(planned: Planned, committed: Committed) -> None:
 
 def response(
     planned: Planned,
-    created: set[int],
+    matched: dict[int, Reason | None],
     names: dict[int, str],
-    artifact_id: int,
+    artifacts: list[int],
     chunks: int,
     session_id: str | None,
 ) -> dict[str, Any]:
-    """The remember's answer (``names``: every entity ID the edges name)."""
+    """The remember's answer (``matched``: the stored entities the text
+    named, with why; ``names``: every entity ID the edges name;
+    ``artifacts``: the texts stored, in order, not their chunks). ``artifact_id``
+    is the first of them (a text's own; a window's first message)."""
     out: dict[str, Any] = {}
     if session_id is not None:
         out["session_id"] = session_id
-    out["artifact_id"] = artifact_id
+    out["artifact_id"] = artifacts[0]
+    out["artifacts"] = artifacts
     out["entities"] = [
-        {**e.public(), "created": e.id in created}
+        {**e.public(), "created": e.id not in matched, "match": matched.get(e.id)}
         for e in sorted(planned.entities, key=lambda e: e.id)
     ]
     out["edges"] = [e.public(names) for e in sorted(planned.edges, key=lambda e: e.id)]
     out["invalidated"] = planned.invalidated
     out["chunks"] = chunks
     return out
+
+
+def _successor(old: Edge, write: GraphWrite) -> int | None:
+    """The new edge of this write that takes over from ``old``: same source
+    and relation (the superseding rules compare those), else None."""
+    for edge in write.new_edges:
+        if edge.source_id == old.source_id and edge.relation == old.relation:
+            return edge.id
+    return None

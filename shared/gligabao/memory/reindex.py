@@ -2,7 +2,9 @@
 
 Embeds the same texts remember embeds (entity names, "relation: description"
 of edges, passage texts - chunks and short texts - and chunk summaries) and
-writes them in batches."""
+writes them in batches; on a store that keeps the vectors on the rows
+(VectorStore=dynamodb), only the rows that lack one (the counts say how many
+were embedded)."""
 
 from __future__ import annotations
 
@@ -33,14 +35,23 @@ def reindex(
     counts: dict[str, int] = {"entities": 0, "edges": 0, "chunks": 0, "summaries": 0}
 
     def put(
-        kind: Kind, rows: list[tuple[int, str, float | None, float | None]], texts: bool = False
+        kind: Kind,
+        rows: list[tuple[int, str, float | None, float | None]],
+        texts: bool = False,
+        live: dict[int, bool] | None = None,
     ) -> None:
+        # A store that keeps vectors on the rows may have most of them:
+        # only the rows without one are embedded (a move from OpenSearch).
+        have = vectors.with_vectors(key, kind, [i for i, _, _, _ in rows])
+        rows = [r for r in rows if r[0] not in have]
+        if not rows:
+            return
         vecs = embedder.embed([t for _, t, _, _ in rows], "document").vectors
         vectors.upsert(
             key,
             kind,
             [
-                VectorItem(i, v, la, lo, t if texts else None)
+                VectorItem(i, v, la, lo, t if texts else None, (live or {}).get(i))
                 for (i, t, la, lo), v in zip(rows, vecs, strict=True)
             ],
         )
@@ -49,7 +60,11 @@ def reindex(
     for ents in _batches(graph.iter_entities(key), BATCH):
         put("entities", [(e.id, e.name, e.lat, e.lon) for e in ents])
     for edges in _batches(graph.iter_edges(key), BATCH):
-        put("edges", [(e.id, fact_text(e.relation, e.description), None, None) for e in edges])
+        put(
+            "edges",
+            [(e.id, fact_text(e.relation, e.description), None, None) for e in edges],
+            live={e.id: e.live for e in edges},
+        )
     # Passages: the chunks of long texts and the short texts whole (a text
     # with chunks is not one itself). Chunks follow their text (higher IDs).
     parents = {a.parent_id for a in graph.iter_artifacts(key) if a.parent_id is not None}

@@ -7,6 +7,11 @@ embeddings work happens first and reads only; the writes come last, so a call
 that fails leaves nothing a later query could see. LLM calls per text: one
 `extract` (per chunk for a long text), at most one `invalidate`, one
 `summarize` per chunk. Embeddings: two requests.
+
+``messages`` (a window of several texts, each with its speaker and time)
+are stored one artifact each and extracted by one call together
+(``window.py``). ``extract=False`` stores the texts as passages only: no LLM
+call, one embeddings request.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from ..models import DatasetKey
 from ..records.meter import Meter
 from ..text import chunk_text, estimate_tokens, fact_text
 from ..vectors.port import VectorIndex
-from . import extract, facts, resolve
+from . import extract, facts, resolve, window
 from .commit import Texts, Writer
 from .options import StageOptions
 
@@ -57,6 +62,8 @@ class RememberInput:
     options: StageOptions
     call_id: str | None = None
     speaker: str | None = None
+    messages: list[window.Said] | None = None  # instead of ``text``: a window, in order
+    extract: bool = True
 
 
 class Remember:
@@ -82,9 +89,15 @@ class Remember:
         now = clock.now_str()
         exists = self.graph.get_dataset(key) is not None
 
-        # 1-2. Chunking.
+        said = inp.messages or [window.Said(inp.text, inp.speaker, inp.reference_time)]
+        windowed = inp.messages is not None
+        joined = "\n".join(m.text for m in said)
+
+        # 1-2. Chunking (of a text; a message is stored whole).
         with call.step("chunk") as c:
-            long_text = estimate_tokens(inp.text) > self.settings.chunk_threshold_tokens
+            long_text = (
+                not windowed and estimate_tokens(inp.text) > self.settings.chunk_threshold_tokens
+            )
             chunks = (
                 chunk_text(
                     inp.text, self.settings.chunk_target_tokens, self.settings.chunk_overlap_tokens
@@ -93,13 +106,32 @@ class Remember:
                 else []
             )
             c["chunks"] = len(chunks)
-        pieces = chunks or [inp.text]
+        pieces = chunks or [m.text for m in said]
 
-        # Embeddings, request 1: the text (or its chunks). Finds the known
-        # entities the text probably names; a chunk's vector is also stored.
+        # Embeddings, request 1: the texts (or the chunks). Finds the known
+        # entities the texts probably name; each is also stored as a passage.
         with call.step("embed_text") as c:
             text_vectors = meter.embed(pieces, "document").vectors
             c["inputs"] = len(pieces)
+
+        if not inp.extract:  # passages only: no LLM call, no graph rows
+            texts = Texts(
+                joined,
+                chunks,
+                [],
+                text_vectors,
+                [],
+                {},
+                inp.reference_time,
+                inp.session_id,
+                inp.call_id,
+                said if windowed else None,
+                inp.speaker,
+            )
+            with call.step("write") as c:
+                result = self.writer.write(key, now, texts, {}, facts.FactsPlan())
+                c["passages"] = len(pieces)
+            return result
 
         with call.step("known_entities") as c:
             known = (
@@ -108,7 +140,7 @@ class Remember:
                     self.vectors,
                     self.settings.query_threshold,
                     key,
-                    inp.text,
+                    joined,
                     text_vectors,
                 )
                 if exists
@@ -131,20 +163,24 @@ class Remember:
             summaries = extract.summarize(meter, opts, chunks)
             c["chunks"] = len(chunks)
 
-        # 3. Extraction: one call per text, or per chunk.
+        # 3. Extraction: one call per text, or per chunk, or per window.
         with call.step("extract") as c:
-            extracted, stated = extract.extract(
-                meter, opts, pieces, bool(chunks), inp.reference_time, known, ctx
-            )
+            if windowed:
+                extracted, stated = window.extract_window(meter, opts, said, known, ctx)
+            else:
+                extracted, stated = extract.extract(
+                    meter, opts, pieces, bool(chunks), inp.reference_time, known, ctx
+                )
             c["entities"] = len(extracted)
             c["edges"] = len(stated)
 
-        # 4. Entity resolution: by the model's ID, by normalized name, by
-        # name similarity (embeddings request 2 also carries the texts to store).
+        # 4. Entity resolution: by the model's ID, by the names table, by the
+        # name rules over the candidates that keywords and name vectors find
+        # (embeddings request 2 also carries the texts to store).
         with call.step("resolve") as c:
             resolved, pending = resolve.resolve_exact(self.graph, key, extracted, known_by_id)
             edge_texts = [fact_text(f.relation, f.description) for f in stated]
-            pending_names = [exs[0].name for exs in pending.values()]
+            pending_names = [p.extracted[0].name for p in pending.values()]
             batch = meter.embed(pending_names + edge_texts + summaries, "document").vectors
             name_vecs = dict(zip(pending, batch[: len(pending_names)], strict=True))
             edge_vecs = batch[len(pending_names) : len(pending_names) + len(edge_texts)]
@@ -157,6 +193,7 @@ class Remember:
                 pending,
                 name_vecs,
                 resolved,
+                known,
             )
             c["resolved"] = sum(1 for r in resolved.values() if not r.created)
             c["new"] = sum(1 for r in resolved.values() if r.created)
@@ -196,7 +233,7 @@ class Remember:
 
         # ------------------------------------------------------------ writes
         texts = Texts(
-            inp.text,
+            joined,
             chunks,
             summaries,
             text_vectors,
@@ -205,6 +242,8 @@ class Remember:
             inp.reference_time,
             inp.session_id,
             inp.call_id,
+            said if windowed else None,
+            inp.speaker,
         )
         with call.step("write") as c:
             result = self.writer.write(key, now, texts, resolved, fplan)

@@ -1,5 +1,6 @@
 """The scores of the query's candidates, one scale for entities, facts and
-passages (the weights are set by running bench/eval; see the README)."""
+passages (the weights are set by running bench/eval; the rules and the figures are in
+docs/retrieval.md)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from collections import Counter
 from functools import lru_cache
 
 from ..models import Edge
-from ..text import index_terms
+from ..text import index_terms, stem
 
 W_KEYWORD = 0.1  # per keyword point (+5 whole name, +3 a name term, +1 description)
 W_ENTITY_SIM = 1.0  # times the entity's cosine to the question
@@ -38,16 +39,6 @@ W_WHEN = 1.0  # a fact that began or ended, a passage said, in a period the ques
 # 8% of the history's tokens; 0.15 and 0.2 the same recall in more tokens, 0.3
 # and up drop second hops and paraphrases.
 RELEVANCE_FLOOR = 0.25
-
-
-@lru_cache(maxsize=65536)
-def stem(term: str) -> str:
-    """A light English suffix strip, so that "works" meets "work" and
-    "living" meets "live" (the index terms themselves are not stemmed)."""
-    for suffix, keep in (("ing", 4), ("ed", 3), ("es", 4), ("s", 3)):
-        if term.endswith(suffix) and len(term) - len(suffix) >= keep and not term.endswith("ss"):
-            return term[: -len(suffix)]
-    return term
 
 
 @lru_cache(maxsize=16384)

@@ -42,11 +42,12 @@ def sqlite_errors(what: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
 # PRAGMA user_version of a file this code writes; bumped with every change of
 # SCHEMA that an older file would not have (CREATE ... IF NOT EXISTS adds new
 # tables and indexes, never new columns).
-# 2: datasets.deleted_at (IDs never reused across a delete)
-# 3: the passages' words in one FTS5 table per dataset (a version-2 file is
-#    upgraded in place when opened)
-SCHEMA_VERSION = 3
-UPGRADES_FROM = (2,)
+# 2: datasets.deleted_at (IDs never reused across a delete); 3: artifacts.speaker;
+# 4: the passages' words in one FTS5 table per dataset (moved by
+#    _split_passage_words, after the schema script).
+SCHEMA_VERSION = 4
+# Upgrades in place: from a version to the next, statements that add what it lacks.
+UPGRADES: dict[int, tuple[str, ...]] = {2: ("ALTER TABLE artifacts ADD COLUMN speaker TEXT",), 3: ()}
 BUSY_TIMEOUT_MS = 30_000  # a writer waits this long for another one
 
 SCHEMA = """
@@ -96,7 +97,7 @@ CREATE INDEX IF NOT EXISTS edges_gone_dst ON edges (pk, target_id, id)
 CREATE TABLE IF NOT EXISTS artifacts (
     pk TEXT NOT NULL, id INTEGER NOT NULL, text TEXT NOT NULL, created_at TEXT NOT NULL,
     reference_time TEXT NOT NULL, session_id TEXT, parent_id INTEGER, idx INTEGER,
-    call_id TEXT, summary TEXT,
+    call_id TEXT, summary TEXT, speaker TEXT,
     PRIMARY KEY (pk, id)
 );
 CREATE INDEX IF NOT EXISTS artifacts_by_session ON artifacts (pk, session_id, id)
@@ -105,6 +106,17 @@ CREATE TABLE IF NOT EXISTS links (
     pk TEXT NOT NULL, kind TEXT NOT NULL, row_id INTEGER NOT NULL, artifact_id INTEGER NOT NULL,
     PRIMARY KEY (pk, kind, row_id, artifact_id)
 ) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS links_by_artifact ON links (pk, artifact_id, kind, row_id);
+-- The history of the edges: each end or supersede, because of which text,
+-- by which edge, and the fields before (a forget of that text undoes it).
+CREATE TABLE IF NOT EXISTS changes (
+    pk TEXT NOT NULL, edge_id INTEGER NOT NULL, artifact_id INTEGER, by_edge INTEGER,
+    at TEXT NOT NULL, prev_invalid_at TEXT, prev_expired_at TEXT,
+    seq INTEGER PRIMARY KEY AUTOINCREMENT
+);
+CREATE INDEX IF NOT EXISTS changes_by_edge ON changes (pk, edge_id);
+CREATE INDEX IF NOT EXISTS changes_by_artifact ON changes (pk, artifact_id);
+CREATE INDEX IF NOT EXISTS changes_by_successor ON changes (pk, by_edge);
 CREATE TABLE IF NOT EXISTS vectors (
     seq INTEGER PRIMARY KEY AUTOINCREMENT, pk TEXT NOT NULL, kind TEXT NOT NULL,
     id INTEGER NOT NULL, vec BLOB NOT NULL, lat REAL, lon REAL,
@@ -195,8 +207,12 @@ class Database:
             try:
                 found = conn.execute("PRAGMA user_version").fetchone()[0]
                 empty = conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()[0] == 0
-                known = found == SCHEMA_VERSION or found in UPGRADES_FROM
-                if not known and not (found == 0 and empty):
+                while not empty and found in UPGRADES:  # (inside the lock's transaction)
+                    for statement in UPGRADES[found]:
+                        conn.execute(statement)
+                    found += 1
+                    conn.execute(f"PRAGMA user_version = {found}")
+                if found != SCHEMA_VERSION and not (found == 0 and empty):
                     raise SchemaMismatch(
                         f"{self.path} holds schema version {found}, this gligabao writes "
                         f"{SCHEMA_VERSION}: export the datasets with the version that wrote it "
@@ -224,6 +240,9 @@ class Database:
         )
         conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
         conn.execute("PRAGMA synchronous=FULL")
+        # A forget or an erase must not leave the text in free pages or in
+        # the unused part of a page: deleted content is overwritten.
+        conn.execute("PRAGMA secure_delete=ON")
         return conn
 
     @contextmanager
@@ -280,7 +299,18 @@ class Database:
                 conn.rollback()
 
     def close(self) -> None:
+        """A clean stop: the full-text index merged (a deleted passage's
+        words stay in its old segments until a merge; SQLite before 3.42 has
+        no FTS5 secure-delete), the write-ahead log copied into the file and
+        cut to nothing (it may still hold frames of deleted rows), then
+        closed."""
         with self._lock:
             conns, self._all, self._idle = self._all, [], []
+        if conns and self.path != ":memory:":
+            try:
+                conns[0].execute("INSERT INTO passage_words(passage_words) VALUES ('optimize')")
+                conns[0].execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            except sqlite3.Error:
+                pass  # busy (another process reads): the last close checkpoints
         for conn in conns:
             conn.close()

@@ -83,6 +83,8 @@ def _unit(vector: list[float]) -> np.ndarray:
 
 
 class MemoryVectorIndex:
+    inline = False  # vectors apart from the rows: upserted before the commit
+
     def __init__(self) -> None:
         self._tables: dict[tuple[str, str], _Table] = {}
         self._lock = threading.Lock()
@@ -156,7 +158,25 @@ class MemoryVectorIndex:
             for kind in KINDS:
                 self._tables.pop((key.pk, kind), None)
 
+    def delete(self, key: DatasetKey, kind: Kind, ids: list[int]) -> int:
+        with self._lock:
+            self.requests += 1
+            t = self._tables.get((key.pk, kind))
+            if t is None:
+                return 0
+            gone = 0
+            for row_id in set(ids):
+                gone += t.vectors.pop(row_id, None) is not None
+                t.coords.pop(row_id, None)
+                if t.texts.pop(row_id, None) is not None:
+                    t._bm25 = None
+            t._matrix = t._ids = None
+            return gone
+
     def count(self, key: DatasetKey, kind: Kind) -> int:
         with self._lock:
             t = self._tables.get((key.pk, kind))
             return len(t.vectors) if t else 0
+
+    def with_vectors(self, key: DatasetKey, kind: Kind, ids: list[int]) -> set[int]:
+        return set()  # a separate index: reindex rebuilds it whole

@@ -6,19 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from ..models import DatasetKey
+from ..models import DatasetKey, GraphWrite
+from ..models import VectorItem as VectorItem
 
 Kind = Literal["entities", "edges", "chunks", "summaries"]
 KINDS: tuple[Kind, ...] = ("entities", "edges", "chunks", "summaries")
-
-
-@dataclass(frozen=True)
-class VectorItem:
-    id: int  # the graph row ID (entity, edge, or the chunk's artifact ID)
-    vector: list[float]
-    lat: float | None = None  # entities with coordinates only
-    lon: float | None = None
-    text: str | None = None  # chunks: the passage's text, for the lexical (BM25) search
 
 
 @dataclass(frozen=True)
@@ -30,6 +22,10 @@ class SearchRequest:
     # When set: a hybrid search, BM25 on the stored texts (``VectorItem.text``)
     # beside the k-NN search, the two rankings fused by reciprocal rank.
     text: str | None = None
+    # Edges: live facts only, where the store keeps the state in the index
+    # (``dynamodb``); others return superseded ones too and the caller, which
+    # reads every hit back, drops them.
+    live: bool = False
 
 
 @dataclass(frozen=True)
@@ -59,6 +55,10 @@ class GeoHit:
 
 
 class VectorIndex(Protocol):
+    # True when the vectors are attributes of the graph's rows, written by the
+    # graph store's commit (``GraphWrite.vectors``) rather than upserted first.
+    inline: bool
+
     def upsert(self, key: DatasetKey, kind: Kind, items: list[VectorItem]) -> None:
         """Write vectors (bulk). Raises UpstreamError on failure."""
 
@@ -78,5 +78,26 @@ class VectorIndex(Protocol):
     def delete_dataset(self, key: DatasetKey) -> None:
         """Remove every vector of the dataset, all kinds."""
 
+    def delete(self, key: DatasetKey, kind: Kind, ids: list[int]) -> int:
+        """Remove the vectors (and stored texts) of these rows of one kind;
+        how many were there. Rows without a vector are skipped."""
+
     def count(self, key: DatasetKey, kind: Kind) -> int:
         """How many vectors of a kind the dataset has (tests, reindex)."""
+
+    def with_vectors(self, key: DatasetKey, kind: Kind, ids: list[int]) -> set[int]:
+        """Which of these rows already have a vector of the kind, where the
+        store can tell at the cost of a read (reindex embeds only the others);
+        empty when it cannot (reindex then embeds them all)."""
+
+
+def write_first(index: VectorIndex, key: DatasetKey, write: GraphWrite) -> None:
+    """The vectors of a write, for a store that keeps them apart from the
+    rows: upserted before the commit (a vector whose row never lands is never
+    resolved: every hit is read back, and IDs are never reused). A store that
+    keeps them on the rows (``inline``) gets them from the commit itself."""
+    if index.inline:
+        return
+    for kind, items in write.vectors.items():
+        if items:
+            index.upsert(key, kind, items)  # type: ignore[arg-type]

@@ -27,7 +27,7 @@ import time
 import uuid
 import zlib
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import asdict, replace
 from typing import Any, TypeVar
 
 from pynamodb.exceptions import PynamoDBException, TransactWriteError
@@ -45,7 +45,8 @@ from ...dynamodb.tables import (
     TermRow,
 )
 from ...errors import Busy, NotFound, UpstreamError
-from ...models import Committed, DatasetKey, Edge, Entity, GraphWrite
+from ...models import Committed, DatasetKey, Edge, EdgeChange, Entity, GraphWrite
+from .history import change_rows, reverse_links
 from .leases import ABORTED, COMMITTED, PENDING, Leases
 from .rows import (
     INTENT_PREFIX,
@@ -64,6 +65,7 @@ from .rows import (
     is_open,
     term_rows,
 )
+from .vector_rows import count_words, inline_vectors, keep_vectors
 
 log = logging.getLogger(__name__)
 
@@ -96,9 +98,13 @@ class Commits:
         self,
         map_: Callable[[Callable[[Any], Any], Sequence[Any]], list[Any]],
         leases: Leases,
+        vectors: bool = False,
     ) -> None:
         self._map = map_
         self.leases = leases
+        # VectorStore=dynamodb: the rows carry their vectors (``write.vectors``),
+        # and the passages their words (vectors/dynamodb/words.py).
+        self.vectors = vectors
 
     # --- commit -------------------------------------------------------------------
 
@@ -115,10 +121,17 @@ class Commits:
             terms += rows
             new_rows.extend(rows.values())
         new_rows += [edge_row(pk, e, txn) for e in write.new_edges]
+        passages: list[int] = []
+        if self.vectors:
+            postings = inline_vectors(pk, new_rows, write.vectors, time.time())
+            terms += [r.sk for r in postings]
+            new_rows += postings
+            passages = [i.id for i in write.vectors.get("chunks", []) if i.text is not None]
         links = unique(
             [entity_link_sk(e, a) for e, a in write.entity_links]
             + [edge_link_sk(e, a) for e, a in write.edge_links]
         )
+        links += reverse_links(links)
         new_rows += [LinkRow(pk, sk) for sk in links]
         # Locks on the stored rows to update, one at a time in key order (no
         # deadlock): concurrent updates of one row take turns, so that the
@@ -161,13 +174,15 @@ class Commits:
         crash_point("rows")
         batch_write(puts=new_rows[half:])
         crash_point("written")
-        committed, finish = self._transact(key, write)
+        committed, finish = self._transact(key, write, passages)
         crash_point("committed")
         self.finish(pk, txn, keys, finish)
         self.leases.forget(txn)
         return committed
 
-    def _transact(self, key: DatasetKey, write: GraphWrite) -> tuple[Committed, dict[str, Any]]:
+    def _transact(
+        self, key: DatasetKey, write: GraphWrite, passages: list[int]
+    ) -> tuple[Committed, dict[str, Any]]:
         """The commit point: one TransactWriteItems. Stored rows are updated
         as they read now; a concurrent update between the read and the
         transaction cancels it, and it is built again."""
@@ -175,9 +190,12 @@ class Commits:
         counts = (len(write.new_entities), len(write.new_edges), len(write.artifacts))
         for attempt in range(COMMIT_ATTEMPTS):
             self.leases.check_lease(txn)
-            ents = self._read(EntityRow, entity_from_row, pk, [u.id for u in write.entity_updates])
-            edges = self._read(EdgeRow, edge_from_row, pk, [u.id for u in write.edge_updates])
+            ent_rows = self._read(EntityRow, lambda r: r, pk, [u.id for u in write.entity_updates])
+            edge_rows = self._read(EdgeRow, lambda r: r, pk, [u.id for u in write.edge_updates])
+            ents = {i: entity_from_row(r) for i, r in ent_rows.items()}
+            edges = {i: edge_from_row(r) for i, r in edge_rows.items()}
             out = Committed()
+            history: list[dict[str, Any]] = []
             changed_ents: list[tuple[Entity, Entity]] = []
             changed_edges: list[tuple[Edge, Edge]] = []
             for eu in write.entity_updates:
@@ -196,7 +214,11 @@ class Commits:
                 out.edges[du.id] = new_edge
                 if new_edge != cur_edge:
                     changed_edges.append((cur_edge, new_edge))
-            if 2 + len(changed_ents) + len(changed_edges) > TRANSACT_MAX:
+                    change = du.change(cur_edge, new_edge, write.now)
+                    if change is not None:
+                        history.append(asdict(change))
+            unlinks = unique([entity_link_sk(e, a) for e, a in write.entity_unlinks])
+            if 2 + len(changed_ents) + len(changed_edges) + len(unlinks) > TRANSACT_MAX:
                 raise UpstreamError("graph store write failed: too many stored rows to update")
             finish = {
                 "terms": [new.id for _, new in changed_ents],
@@ -204,11 +226,13 @@ class Commits:
                     {sk for old, _ in changed_ents for sk in term_rows(pk, old)}
                     - {sk for _, new in changed_ents for sk in term_rows(pk, new)}
                 ),
+                "history": history,
                 "release": [
                     [fact_claim_sk(f"{o.source_id}#{o.relation}#{o.target_id}"), o.id]
                     for o, n in changed_edges
                     if is_open(o) and not is_open(n)
                 ],
+                "passages": passages,
             }
             conn = EntityRow._get_connection().connection
             try:
@@ -229,9 +253,16 @@ class Commits:
                         & DatasetRow.deleted_at.does_not_exist(),
                     )
                     for old, new in changed_ents:
-                        tx.save(entity_row(pk, new), condition=entity_unchanged(old))
+                        row = keep_vectors(entity_row(pk, new), ent_rows[new.id])
+                        tx.save(row, condition=entity_unchanged(old))
                     for old_e, new_e in changed_edges:
-                        tx.save(edge_row(pk, new_e), condition=edge_unchanged(old_e))
+                        # written "now": the read path covers the index's lag
+                        # with recent rows, so the fact's new state shows at once
+                        row = keep_vectors(edge_row(pk, new_e), edge_rows[new_e.id], time.time())
+                        tx.save(row, condition=edge_unchanged(old_e))
+                    # Provenance links removed (a split's moved mentions): with the flip.
+                    for sk in unlinks:
+                        tx.delete(LinkRow(pk, sk))
                 return out, finish
             except TransactWriteError as exc:
                 reasons = [
@@ -304,6 +335,11 @@ class Commits:
                     raise
 
         self._map(release, finish.get("release", []))
+        if finish.get("passages"):
+            count_words(pk, self._read(ArtifactRow, lambda r: r, pk, finish["passages"]))
+        rows = [r for c in finish.get("history", []) for r in change_rows(pk, EdgeChange(**c))]
+        drop = [_row_of(pk, table, rk) for table, rk in finish.get("drop", [])]
+        batch_write(puts=rows, deletes=drop)
         crash_point("untagged")
         TermRow(pk, intent_sk(txn)).delete()
 
@@ -369,3 +405,11 @@ class Commits:
                     TermRow(pk, intent_sk(txn)).update(actions=[TermRow.keys.remove()])
             elif lease_until + self.leases.lease_s < now:
                 TermRow(pk, intent_sk(txn)).delete()
+
+
+_TABLES: dict[str, Any] = {"names": NameRow, "terms": TermRow, "links": LinkRow}
+
+
+def _row_of(pk: str, table: str, rk: str) -> Model:
+    """A row to delete, named in a record as (short table name, range key)."""
+    return _TABLES[table](pk, rk)

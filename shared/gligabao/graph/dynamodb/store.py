@@ -43,6 +43,7 @@ from ...models import (
     GraphWrite,
     KeywordHit,
 )
+from .browse import DynamoBrowse
 from .commit import Commits, crash_point
 from .leases import Leases
 from .rows import (
@@ -69,7 +70,7 @@ BATCH_GET = 100  # keys per BatchGetItem (DynamoDB's limit)
 WORKERS = 48
 
 
-class DynamoGraphStore:
+class DynamoGraphStore(DynamoBrowse):
     """GraphStore on DynamoDB. Point the tables at the right place first
     (``dynamodb.admin.configure_tables``); ``max_workers`` bounds the per-call
     parallel queries (keyword terms, edges around entities, name claims)."""
@@ -81,10 +82,12 @@ class DynamoGraphStore:
         max_workers: int = WORKERS,
         lease_s: float = LEASE_S,
         lease_wait_s: float = LEASE_WAIT_S,
+        vectors: bool = False,
     ) -> None:
         self._pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="gb-dynamo")
         self._leases = Leases(lease_s, lease_wait_s)
-        self._commits = Commits(self._map, self._leases)
+        # vectors: the rows carry them (VectorStore=dynamodb, graph/vector_rows.py)
+        self._commits = Commits(self._map, self._leases, vectors)
 
     @property
     def requests(self) -> int:

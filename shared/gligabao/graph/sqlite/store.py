@@ -32,6 +32,7 @@ from ...models import (
     KeywordHit,
 )
 from ...sqlite.db import Database, sqlite_errors
+from .browse import SqliteBrowse
 from .claims import SqliteClaims
 from .rows import (
     ARTIFACT_COLS,
@@ -47,10 +48,10 @@ from .rows import (
 from .write import apply
 
 ITER_PAGE = 500  # rows per read while iterating a dataset
-PARTITIONED = ("entities", "terms", "names", "facts", "edges", "artifacts", "links")
+PARTITIONED = ("entities", "terms", "names", "facts", "edges", "artifacts", "links", "changes")
 
 
-class SqliteGraphStore:
+class SqliteGraphStore(SqliteBrowse):
     """GraphStore on one SQLite file, shared with the vectors and records."""
 
     overlap_reads = False  # a read here takes less than a thread handoff

@@ -8,7 +8,7 @@ import sqlite3
 from typing import Any
 
 from ...errors import NotFound, UpstreamError
-from ...models import Committed, DatasetKey, Entity, GraphWrite
+from ...models import Committed, DatasetKey, EdgeChange, Entity, GraphWrite
 from ...text import normalize_name
 from ..port import fact_triple
 from .rows import (
@@ -34,7 +34,7 @@ def apply(conn: sqlite3.Connection, key: DatasetKey, write: GraphWrite) -> Commi
     if cur.rowcount == 0:
         raise NotFound(f"dataset {key.dataset!r} does not exist")
     conn.executemany(
-        f"INSERT OR REPLACE INTO artifacts (pk, {ARTIFACT_COLS}) VALUES (?{', ?' * 9})",
+        f"INSERT OR REPLACE INTO artifacts (pk, {ARTIFACT_COLS}) VALUES (?{', ?' * 10})",
         [
             (
                 pk,
@@ -47,6 +47,7 @@ def apply(conn: sqlite3.Connection, key: DatasetKey, write: GraphWrite) -> Commi
                 a.index,
                 a.call_id,
                 a.summary,
+                a.speaker,
             )
             for a in write.artifacts
         ],
@@ -78,6 +79,10 @@ def apply(conn: sqlite3.Connection, key: DatasetKey, write: GraphWrite) -> Commi
         "INSERT OR IGNORE INTO links (pk, kind, row_id, artifact_id) VALUES (?, ?, ?, ?)",
         [(pk, *link) for link in links],
     )
+    conn.executemany(
+        "DELETE FROM links WHERE pk = ? AND kind = 'E' AND row_id = ? AND artifact_id = ?",
+        [(pk, e, a) for e, a in write.entity_unlinks],
+    )
     done = Committed()
     # Inside the write lock: the rows as they are now, merged.
     for eu in write.entity_updates:
@@ -91,6 +96,9 @@ def apply(conn: sqlite3.Connection, key: DatasetKey, write: GraphWrite) -> Commi
         old_edge = edge_of(_stored(conn, "edges", EDGE_COLS, pk, du.id, "an edge"))
         new_edge = du.apply(old_edge)
         done.edges[du.id] = new_edge
+        change = du.change(old_edge, new_edge, write.now)
+        if change is not None:
+            put_change(conn, pk, change)
         conn.execute(
             "UPDATE edges SET invalid_at = ?, expired_at = ? WHERE pk = ? AND id = ?",
             (new_edge.invalid_at, new_edge.expired_at, pk, du.id),
@@ -103,6 +111,14 @@ def apply(conn: sqlite3.Connection, key: DatasetKey, write: GraphWrite) -> Commi
                 (pk, triple, old_edge.id),
             )
     return done
+
+
+def put_change(conn: sqlite3.Connection, pk: str, c: EdgeChange) -> None:
+    conn.execute(
+        "INSERT INTO changes (pk, edge_id, artifact_id, by_edge, at, prev_invalid_at, "
+        "prev_expired_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (pk, c.edge_id, c.artifact_id, c.by_edge, c.at, c.prev_invalid_at, c.prev_expired_at),
+    )
 
 
 def _stored(

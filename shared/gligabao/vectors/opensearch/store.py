@@ -84,6 +84,8 @@ def _unit(vector: list[float]) -> list[float]:
 
 
 class OpenSearchVectorIndex:
+    inline = False  # vectors apart from the rows: upserted before the commit
+
     def __init__(
         self,
         url: str,
@@ -371,6 +373,30 @@ class OpenSearchVectorIndex:
                 deleted.update(h["_id"] for h in fresh)
                 last = max(int(h["_source"]["row_id"]) for h in hits)
 
+    def delete(self, key: DatasetKey, kind: Kind, ids: list[int]) -> int:
+        wanted = sorted(set(ids))
+        if not wanted:
+            return 0
+        index = self.index_name(kind)
+        if not self.serverless:
+            body = {"query": rows_body(key.pk, wanted)["query"]}
+            params = {"conflicts": "proceed", "ignore_unavailable": "true"}
+            if self.refresh:
+                params["refresh"] = "true"
+            response = self._transport.call(
+                f"delete rows of {index}",
+                lambda: self._client.delete_by_query(index=index, body=body, params=params),
+            )
+            return int(response.get("deleted", 0))
+        # Serverless: no delete_by_query; the documents' auto IDs, then bulk.
+        found = self._existing_ids(key, kind, wanted)
+        if found:
+            self._bulk(
+                f"delete rows of {index}",
+                [({"delete": {"_index": index, "_id": doc}}, None) for doc in found],
+            )
+        return len(found)
+
     def count(self, key: DatasetKey, kind: Kind) -> int:
         index = self.index_name(kind)
         body = dataset_query(key.pk)
@@ -391,3 +417,6 @@ class OpenSearchVectorIndex:
             "drop indexes",
             lambda: self._client.indices.delete(index=names, params={"ignore_unavailable": "true"}),
         )
+
+    def with_vectors(self, key: DatasetKey, kind: Kind, ids: list[int]) -> set[int]:
+        return set()  # a separate index: reindex rebuilds it whole

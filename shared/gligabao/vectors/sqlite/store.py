@@ -49,6 +49,8 @@ class _Cached:
 
 
 class SqliteVectorIndex:
+    inline = False  # vectors apart from the rows: upserted before the commit
+
     def __init__(self, db: Database) -> None:
         self.db = db
         self._cache: dict[tuple[str, str], _Cached] = {}
@@ -181,6 +183,31 @@ class SqliteVectorIndex:
                 (key.pk,),
             )
 
+    @sqlite_errors("vector index delete")
+    def delete(self, key: DatasetKey, kind: Kind, ids: list[int]) -> int:
+        wanted = sorted(set(ids))
+        if not wanted:
+            return 0
+        self.requests += 1
+        with self.db.write() as conn:
+            gone = conn.executemany(
+                "DELETE FROM vectors WHERE pk = ? AND kind = ? AND id = ?",
+                [(key.pk, kind, i) for i in wanted],
+            ).rowcount
+            if kind == "chunks":
+                conn.executemany(
+                    "DELETE FROM passage_words WHERE pk = ? AND id = ?",
+                    [(key.pk, i) for i in wanted],
+                )
+            # The cached matrices only learn of additions (by seq): a new
+            # epoch makes every reader rebuild without the removed rows.
+            conn.execute(
+                "INSERT INTO vector_epochs (pk, epoch) VALUES (?, 1) "
+                "ON CONFLICT (pk) DO UPDATE SET epoch = epoch + 1",
+                (key.pk,),
+            )
+        return int(gone)
+
     @sqlite_errors("vector index count")
     def count(self, key: DatasetKey, kind: Kind) -> int:
         with self.db.connect() as conn:
@@ -188,3 +215,6 @@ class SqliteVectorIndex:
                 "SELECT COUNT(*) FROM vectors WHERE pk = ? AND kind = ?", (key.pk, kind)
             ).fetchone()
         return int(row[0])
+
+    def with_vectors(self, key: DatasetKey, kind: Kind, ids: list[int]) -> set[int]:
+        return set()  # a separate index: reindex rebuilds it whole

@@ -1,0 +1,1 @@
+"""Retrieval evaluation without an LLM: the corpus generator and the runner."""

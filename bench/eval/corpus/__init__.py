@@ -1,0 +1,1 @@
+"""The generator of the evaluation corpora: bench/eval/make_corpus.py runs it."""

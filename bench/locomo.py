@@ -1,0 +1,385 @@
+"""LoCoMo through the running product: does the evidence of a real long
+conversation reach the query context, at what size, against plain baselines
+at the same size?
+
+    .venv/bin/python -m bench.locomo [--data PATH] [--mode turns,sessions]
+        [--conversations N | conv-41,conv-42] [--budget default,1000,2000,4000]
+        [--jobs 2] [--route search|query] [--store DIR] [--live]
+
+Each conversation of ``../shared/data/locomo/locomo_dev.json`` (read in
+place) is remembered through `gligabao serve` as an agent would, in two modes:
+``turns``, every turn a `remember` of its own (its speaker as ``speaker``, its
+session as ``session_id``, the session's date as ``reference_time``, a shared
+photo's caption in the text as a chat client gives it); ``sessions``, every
+session one text of ``Speaker: text`` lines. The server's LLM is the fake
+Anthropic of tests/fakes, whose extraction returns nothing (so no fact is
+invented: the passages alone carry the evidence), its embedder the bundled
+local model. Then every question of categories 1-4 is asked (``search``: the
+query's context without the answer; ``--route query`` goes through the fake
+LLM and reads the context it was sent) at each budget of ``--budget``
+(``default``: the server's).
+
+Per category: the share of a question's evidence turns whose text reached
+the context (``recall``), the share of questions with all of them (``all``),
+the context's tokens and their share of the conversation's, and the same
+recall for the conversation's turns ranked by cosine (same local model), by
+BM25 and by both fused, taken best first while they fit in our context's
+tokens (less the question). ``--live`` lets a real model extract and answer
+and a judge grade (see bench/locomo_live.py). ``--store DIR`` keeps the
+remembered SQLite file there and reuses it on the next run (only while the
+remember side of the code is unchanged).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from . import ruler
+from .ruler import Bm25, Embeddings, cosine_rank, fmt, fused, markdown, mean, tokens
+
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+DEFAULT_DATA = ruler.DATA / "locomo" / "locomo_dev.json"
+BASELINES = ("cosine", "bm25", "fused")
+
+
+@dataclass
+class Turn:
+    id: str  # dia_id, "D3:5"
+    session: int
+    speaker: str
+    text: str  # as remembered: the caption of a shared photo appended
+    date: str  # the session's, RFC 3339
+
+    @property
+    def line(self) -> str:
+        return f"{self.speaker}: {self.text}"
+
+
+@dataclass
+class Question:
+    text: str
+    category: int
+    evidence: list[str]
+    answer: str
+
+
+@dataclass
+class Conversation:
+    id: str
+    speakers: tuple[str, str]
+    sessions: list[tuple[int, str, list[Turn]]]  # number, date, turns
+    questions: list[Question]
+    turns: dict[str, Turn] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.turns = {t.id: t for _, _, ts in self.sessions for t in ts}
+
+    @property
+    def tokens(self) -> int:
+        return tokens("\n".join(t.line for t in self.turns.values()))
+
+
+def session_date(raw: str) -> str:
+    """"1:56 pm on 8 May, 2023" -> "2023-05-08T13:56:00Z"."""
+    dt = datetime.strptime(raw.strip(), "%I:%M %p on %d %B, %Y")
+    return dt.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def evidence_ids(raw: list[str], known: dict[str, Turn]) -> list[str]:
+    """The dataset's evidence lists, tidied: "D9:1 D4:4" is two, "D:11:26" is
+    D11:26; an ID naming no turn is dropped."""
+    out: list[str] = []
+    for item in raw:
+        for part in item.replace(";", " ").split():
+            m = re.fullmatch(r"D:?(\d+):(\d+)", part)
+            if m and (i := f"D{m.group(1)}:{m.group(2)}") in known and i not in out:
+                out.append(i)
+    return out
+
+
+def load(path: Path, only: str = "") -> list[Conversation]:
+    """The conversations of the file: all, the first N, or those named."""
+    convs = load_raw(json.loads(path.read_text()))
+    if only.isdigit():
+        return convs[: int(only)]
+    if only:
+        wanted = set(only.split(","))
+        return [c for c in convs if c.id in wanted]
+    return convs
+
+
+def load_raw(data: list[dict[str, Any]]) -> list[Conversation]:
+    convs: list[Conversation] = []
+    for raw in data:
+        c = raw["conversation"]
+        sessions = []
+        for key in sorted((k for k in c if re.fullmatch(r"session_\d+", k)),
+                          key=lambda k: int(k.split("_")[1])):
+            n = int(key.split("_")[1])
+            if not c[key]:
+                continue
+            date = session_date(c[f"{key}_date_time"])
+            turns = []
+            for t in c[key]:
+                text = t["text"]
+                if t.get("blip_caption"):
+                    text += f" [shares a photo: {t['blip_caption']}]"
+                turns.append(Turn(t["dia_id"], n, t["speaker"], text, date))
+            sessions.append((n, date, turns))
+        conv = Conversation(raw["sample_id"], (c["speaker_a"], c["speaker_b"]), sessions, [])
+        for q in raw["qa"]:
+            if q.get("category") in CATEGORIES:
+                ev = evidence_ids(q.get("evidence", []), conv.turns)
+                if ev:
+                    conv.questions.append(
+                        Question(q["question"], q["category"], ev, str(q.get("answer", ""))))
+        convs.append(conv)
+    return convs
+
+
+def user_of(conv: Conversation, mode: str) -> str:
+    return f"{conv.id}-{mode}"
+
+
+def remember(base: str, conv: Conversation, mode: str) -> int:
+    """One conversation, in order; returns the remember calls made."""
+    user = user_of(conv, mode)
+    calls = 0
+    for n, date, turns in conv.sessions:
+        sid = f"session_{n}"
+        if mode == "turns":
+            for t in turns:
+                ruler.call(base, "/v1/gb/remember", {
+                    "user_id": user, "text": t.text, "speaker": t.speaker,
+                    "session_id": sid, "reference_time": date})
+                calls += 1
+        else:
+            ruler.call(base, "/v1/gb/remember", {
+                "user_id": user, "text": "\n".join(t.line for t in turns),
+                "session_id": sid, "reference_time": date})
+            calls += 1
+    return calls
+
+
+def found_in(parts: list[str], conv: Conversation, q: Question, mode: str) -> list[str]:
+    """The evidence turns whose text reached the context: a passage that is
+    the turn (turns mode), or the speaker's line in a passage (sessions)."""
+    if mode == "turns":
+        whole = set(parts)
+        return [i for i in q.evidence if conv.turns[i].text in whole]
+    lines = {ln for p in parts for ln in p.splitlines()}
+    return [i for i in q.evidence if conv.turns[i].line in lines]
+
+
+def search_context(base: str, user: str, question: str, budget: int | None,
+                   route: str, fake: Any) -> tuple[list[str], int]:
+    """The context's passages (and facts) and its tokens."""
+    body: dict[str, Any] = {"user_id": user, "query": question}
+    if budget is not None:
+        body["max_context_tokens"] = budget
+    if route == "query":
+        ruler.call(base, "/v1/gb/query", body)
+        sent = fake.context_of(question)
+        return fake.passages(sent), tokens(sent) if sent else 0
+    out, _ = ruler.call(base, "/v1/gb/search", body)
+    parts = [p.get("text") or p.get("summary") or "" for p in out["passages"]]
+    parts += [e.get("description") or "" for e in out["edges"]]
+    return parts, int(out["context_tokens"])
+
+
+class Baselines:
+    """The conversation's turns, ranked three ways for each question."""
+
+    def __init__(self, conv: Conversation, emb: Embeddings) -> None:
+        self.turns = list(conv.turns.values())
+        lines = [t.line for t in self.turns]
+        self.docs = emb.get(lines, "document")
+        self.bm25 = Bm25(lines)
+        self.cost = [tokens(f"[{t.date}] {t.line}") + 1 for t in self.turns]
+        self.emb = emb
+
+    def pick(self, question: str, budget: int) -> dict[str, set[str]]:
+        q = self.emb.get([question], "query")[0]
+        cos = cosine_rank(q, self.docs)
+        bm = self.bm25.rank(question)
+        ranks = {"cosine": cos, "bm25": bm, "fused": fused([cos, bm])}
+        return {name: {self.turns[i].id for i in ruler.within(r, self.cost, budget)}
+                for name, r in ranks.items()}
+
+
+def ask_one(base: str, conv: Conversation, mode: str, q: Question, budget: int | None,
+            route: str, fake: Any) -> dict[str, Any]:
+    parts, used = search_context(base, user_of(conv, mode), q.text, budget, route, fake)
+    return {"conversation": conv.id, "question": q.text, "category": q.category,
+            "budget": budget, "evidence": q.evidence, "found": found_in(parts, conv, q, mode),
+            "tokens": used, "share": used / conv.tokens}
+
+
+def ask_all(base: str, convs: list[Conversation], mode: str, budgets: list[int | None],
+            args: argparse.Namespace, fake: Any, emb: Embeddings) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    for conv in convs:
+        items = [(q, b) for q in conv.questions for b in budgets]
+        got = ruler.run_pool(
+            items, lambda qb, c=conv: ask_one(base, c, mode, qb[0], qb[1], args.route, fake),
+            args.jobs)
+        base_rank = Baselines(conv, emb)
+        emb.get([q.text for q in conv.questions], "query")  # one batch, cached
+        for row in got:
+            room = max(0, row["tokens"] - tokens(row["question"]))
+            picked = base_rank.pick(row["question"], room)
+            row["baselines"] = {n: [i for i in row["evidence"] if i in s]
+                                for n, s in picked.items()}
+        rows += got
+        ruler.say(f"  asked {conv.id} ({mode}): {len(conv.questions)} questions x "
+                  f"{len(budgets)} budget(s)")
+    return rows
+
+
+def recall(rows: list[dict[str, Any]], key: str | None = None) -> tuple[float | None, float | None]:
+    """Mean share of evidence found, and share of questions with all of it."""
+    shares, whole = [], []
+    for r in rows:
+        got = r["found"] if key is None else r["baselines"][key]
+        shares.append(len(got) / len(r["evidence"]))
+        whole.append(float(len(got) == len(r["evidence"])))
+    return mean(shares), mean(whole)
+
+
+def report(rows: list[dict[str, Any]], mode: str, budgets: list[int | None]) -> str:
+    out: list[str] = []
+    header = ["category", "n", "recall", "all", "tokens", "share", "cosine", "BM25", "fused"]
+    for b in budgets:
+        sub = [r for r in rows if r["budget"] == b]
+        lines = []
+        groups = [(name, [r for r in sub if r["category"] == c]) for c, name in CATEGORIES.items()]
+        for name, rs in [*groups, ("overall", sub)]:
+            if not rs:
+                continue
+            rec, whole = recall(rs)
+            lines.append([name, str(len(rs)), fmt(rec), fmt(whole),
+                          f"{mean([r['tokens'] for r in rs]) or 0:,.0f}",
+                          fmt(mean([r["share"] for r in rs]), pct=True),
+                          *(fmt(recall(rs, k)[0]) for k in BASELINES)])
+        label = "default" if b is None else f"{b:,}"
+        out.append(f"\n{mode}, budget {label} (baselines: evidence recall at our tokens)\n")
+        out.append(markdown(header, lines))
+    return "\n".join(out)
+
+
+class ContextTap:
+    """With --route query: the fake LLM's query stage records the context it
+    was sent, by question."""
+
+    def __init__(self) -> None:
+        self.sent: dict[str, str] = {}
+
+    def __call__(self, body: dict[str, Any]) -> dict[str, Any]:
+        text = ruler.prompt_text(body)
+        m = re.search(r"<question>(.*?)</question>", text, re.S)
+        if m:
+            self.sent[m.group(1)] = text
+        return {"answer": "(ruler: not answered)", "entities": [], "edges": [], "passages": []}
+
+    def context_of(self, question: str) -> str:
+        return self.sent.pop(question, "")
+
+    @staticmethod
+    def passages(sent: str) -> list[str]:
+        """The texts of the rendered passages (a text runs to the next one)."""
+        body = re.search(r"<passages>\n(.*?)\n</passages>", sent, re.S)
+        blocks = re.split(r"\n*\[passage \d+\][^\n]*\n", "\n" + body.group(1)) if body else []
+        out = []
+        for b in blocks:
+            m = re.search(r"(?:^|\n)text: (.*)", b, re.S)
+            if m:
+                out.append(m.group(1).rstrip("\n"))
+        return out
+
+
+def parse_budgets(raw: str) -> list[int | None]:
+    return [None if b.strip() == "default" else int(b) for b in raw.split(",") if b.strip()]
+
+
+def store_path(args: argparse.Namespace, tmp: str) -> Path:
+    return Path(args.store) / "locomo.db" if args.store else Path(tmp) / "locomo.db"
+
+
+def remembered(path: Path) -> set[str]:
+    side = path.with_suffix(".done.json")
+    return set(json.loads(side.read_text())) if side.exists() else set()
+
+
+def mark(path: Path, users: set[str]) -> None:
+    path.with_suffix(".done.json").write_text(json.dumps(sorted(users)))
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    ap.add_argument("--mode", default="turns,sessions")
+    ap.add_argument("--conversations", default="", help="the first N, or IDs (conv-41,...)")
+    ap.add_argument("--budget", default="default,1000,2000,4000")
+    ap.add_argument("--jobs", type=int, default=2, help="concurrent requests")
+    ap.add_argument("--route", choices=("search", "query"), default="search")
+    ap.add_argument("--store", default="", help="keep (and reuse) the remembered file here")
+    ap.add_argument("--out", type=Path, default=ruler.OUT / "locomo.json")
+    ap.add_argument("--cache", type=Path, default=ruler.OUT / "embeddings.npz",
+                    help="the baselines' embeddings, kept between runs")
+    ap.add_argument("--live", action="store_true", help="a real model extracts, answers; a judge grades")
+    ap.add_argument("--judge-model", default="", help="--live: the judge's model (else the server's)")
+    args = ap.parse_args(argv)
+    convs = load(args.data, args.conversations)
+    modes = [m for m in args.mode.split(",") if m]
+    budgets = parse_budgets(args.budget)
+    if args.live:
+        from . import locomo_live
+
+        return locomo_live.run(convs, modes, args)
+    from .harness.fakes import FakeAnthropic
+
+    started = time.perf_counter()
+    emb = Embeddings(args.cache)
+    tap = ContextTap()
+    results: dict[str, list[dict[str, Any]]] = {}
+    with tempfile.TemporaryDirectory() as tmp, FakeAnthropic() as fake:
+        fake.default("query", tap).default("summarize", ruler.lead_summary)
+        path = store_path(args, tmp)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with ruler.Server(path, ruler.fake_llm_env(fake.url)) as srv:
+            ruler.say("\n".join(srv.banner()))
+            done = remembered(path)
+            for mode in modes:
+                todo = [c for c in convs if user_of(c, mode) not in done]
+                t0 = time.perf_counter()
+                calls = ruler.run_pool(todo, lambda c, m=mode: remember(srv.url, c, m), args.jobs)
+                done |= {user_of(c, mode) for c in todo}
+                mark(path, done)
+                ruler.say(f"remembered {len(todo)} conversation(s) {mode}: {sum(calls)} calls, "
+                          f"{time.perf_counter() - t0:.0f} s ({len(convs) - len(todo)} reused)")
+                results[mode] = ask_all(srv.url, convs, mode, budgets, args, tap, emb)
+                emb.save()
+    n_q = sum(len(c.questions) for c in convs)
+    print(f"LoCoMo {args.data.name}: {len(convs)} conversations "
+          f"({', '.join(c.id for c in convs)}), {n_q} questions of categories 1-4, "
+          f"route {args.route}; conversation tokens "
+          f"{min(c.tokens for c in convs):,}-{max(c.tokens for c in convs):,}")
+    for mode in modes:
+        print(report(results[mode], mode, budgets))
+    print(f"\n{time.perf_counter() - started:.0f} s")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(results, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

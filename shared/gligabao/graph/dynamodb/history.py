@@ -1,0 +1,44 @@
+"""The DynamoDB graph store's reverse provenance and edge history: rows of
+the links table (``tables.LinkRow``) written with a commit, read by the
+browse routes and by a forget."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+
+from ...dynamodb.tables import LinkRow
+from ...models import EdgeChange
+
+
+def reverse_link_sk(kind: str, row_id: int, artifact_id: int) -> str:
+    """``kind`` "E" (entity) or "D" (edge): the link read from the artifact."""
+    return f"A#{artifact_id:012d}#{kind}#{row_id:012d}"
+
+
+def reverse_links(links: list[str]) -> list[str]:
+    """The reverse rows of provenance sort keys ``E#…#…`` / ``D#…#…``."""
+    out = []
+    for sk in links:
+        kind, row_id, artifact_id = sk.split("#")
+        out.append(reverse_link_sk(kind, int(row_id), int(artifact_id)))
+    return out
+
+
+def change_rows(pk: str, c: EdgeChange) -> list[LinkRow]:
+    data = json.dumps(asdict(c), separators=(",", ":"))
+    rows = [LinkRow(pk, f"H#{c.edge_id:012d}#{c.at}#{c.artifact_id or 0:012d}", data=data)]
+    if c.by_edge is not None:
+        rows.append(LinkRow(pk, f"B#{c.by_edge:012d}#{c.edge_id:012d}", data=data))
+    if c.artifact_id is not None:
+        rows.append(LinkRow(pk, f"X#{c.artifact_id:012d}#{c.edge_id:012d}", data=data))
+    return rows
+
+
+def change_of(row: LinkRow) -> EdgeChange:
+    return EdgeChange(**json.loads(row.data or "{}"))
+
+
+def changes(pk: str, prefix: str) -> list[EdgeChange]:
+    found = [change_of(r) for r in LinkRow.query(pk, LinkRow.sk.startswith(prefix)) if r.data]
+    return sorted(found, key=lambda c: (c.at, c.edge_id))

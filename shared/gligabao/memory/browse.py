@@ -1,0 +1,242 @@
+"""Browse a dataset: its entities, one entity with its facts and mentions,
+one fact with its sources and history, the remembered texts.
+
+Pages end at an opaque cursor: base64url of a small JSON object naming the
+position (the store's keyset position, never an offset), so that rows
+written between two pages neither repeat nor shift the next page.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import re
+from typing import Any
+
+from ..errors import BadRequest, NotFound
+from ..graph.port import GraphStore, page_key
+from ..models import Artifact, DatasetKey, Edge, EdgeChange, Entity
+from ..text import index_terms
+
+_PAGE_KEY = re.compile(r"^[0-9A-Za-z:.+-]{0,40}#[0-9]{12}$")  # graph.port.page_key
+MAX_LIMIT = 100
+DEFAULT_LIMIT = 20
+FACTS_PER_ENTITY = 100  # live facts shown with an entity
+MATCHES_PER_TERM = 500  # keyword rows read per term of ``q``
+
+
+def encode_cursor(kind: str, position: str | int) -> str:
+    raw = json.dumps({"k": kind, "p": position}, separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str | None, kind: str) -> Any:
+    """The position a cursor of this kind names; 400 for anything else."""
+    if cursor is None:
+        return None
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        data = json.loads(raw)
+    except (binascii.Error, ValueError) as exc:
+        raise BadRequest("cursor: not a cursor of this listing") from exc
+    if not isinstance(data, dict) or data.get("k") != kind:
+        raise BadRequest("cursor: not a cursor of this listing")
+    pos = data.get("p")
+    ok = bool(_PAGE_KEY.fullmatch(pos)) if isinstance(pos, str) else False
+    if kind != "entities":
+        ok = _is_id(pos)
+    if not ok:
+        raise BadRequest("cursor: not a cursor of this listing")
+    return pos
+
+
+def _is_id(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**62
+
+
+def check_limit(limit: int | None) -> int:
+    if limit is None:
+        return DEFAULT_LIMIT
+    if not 1 <= limit <= MAX_LIMIT:
+        raise BadRequest(f"limit must be 1 to {MAX_LIMIT}")
+    return limit
+
+
+def mention(a: Artifact) -> dict[str, Any]:
+    """A text as a reference: where an entity or fact was stated."""
+    return {
+        "artifact_id": a.id,
+        "said_at": a.reference_time or None,
+        "created_at": a.created_at,
+        "session_id": a.session_id,
+        "speaker": None,  # not stored with the text (it shaped the extraction only)
+    }
+
+
+def artifact_out(a: Artifact) -> dict[str, Any]:
+    return {
+        "id": a.id,
+        "text": a.text,
+        "session_id": a.session_id,
+        "speaker": None,
+        "said_at": a.reference_time or None,
+        "created_at": a.created_at,
+    }
+
+
+class Browse:
+    def __init__(self, graph: GraphStore) -> None:
+        self.graph = graph
+
+    def _dataset(self, key: DatasetKey) -> None:
+        if self.graph.get_dataset(key) is None:
+            raise NotFound(f"dataset {key.dataset!r} does not exist")
+
+    def _names(self, key: DatasetKey, edges: list[Edge]) -> dict[int, str]:
+        ids = {e.source_id for e in edges} | {e.target_id for e in edges}
+        return {i: e.name for i, e in self.graph.get_entities(key, sorted(ids)).items()}
+
+    def _edges_out(self, key: DatasetKey, edges: list[Edge]) -> list[dict[str, Any]]:
+        names = self._names(key, edges)
+        return [e.public(names) for e in edges]
+
+    def _mentions(self, key: DatasetKey, artifact_ids: list[int]) -> list[dict[str, Any]]:
+        arts = self.graph.get_artifacts(key, artifact_ids)
+        # a chunk stands for its text: one mention per text
+        texts = {a.parent_id if a.parent_id is not None else a.id for a in arts.values()}
+        missing = [i for i in texts if i not in arts]
+        arts.update(self.graph.get_artifacts(key, missing))
+        return [mention(arts[i]) for i in sorted(texts) if i in arts]
+
+    # --- entities ------------------------------------------------------------------
+
+    def entities(
+        self, key: DatasetKey, q: str | None, limit: int, cursor: str | None
+    ) -> dict[str, Any]:
+        after = decode_cursor(cursor, "entities")
+        self._dataset(key)
+        if q is None:
+            page = self.graph.entities_page(key, limit + 1, after)
+        else:
+            page = self._matching(key, q, limit + 1, after)
+        more, page = len(page) > limit, page[:limit]
+        counts = self._fact_counts(key, page)
+        out = []
+        for e in page:
+            item = e.public()
+            item.update(created_at=e.created_at, updated_at=e.updated_at, facts=counts[e.id])
+            out.append(item)
+        nxt = encode_cursor("entities", page_key(page[-1])) if more and page else None
+        return {"entities": out, "next_cursor": nxt}
+
+    def _matching(self, key: DatasetKey, q: str, limit: int, after: str | None) -> list[Entity]:
+        """Entities whose name holds every term of ``q`` (keyword-search
+        normalisation), in the listing's order."""
+        terms = sorted(index_terms(q))
+        if not terms:
+            return []
+        hits = self.graph.keyword_hits(key, terms, MATCHES_PER_TERM)
+        per_term: dict[str, set[int]] = {t: set() for t in terms}
+        for h in hits:
+            if h.in_name:
+                per_term[h.term].add(h.entity_id)
+        ids = set.intersection(*per_term.values())
+        found = sorted(
+            self.graph.get_entities(key, sorted(ids)).values(), key=page_key, reverse=True
+        )
+        return [e for e in found if after is None or page_key(e) < after][:limit]
+
+    def _fact_counts(self, key: DatasetKey, entities: list[Entity]) -> dict[int, int]:
+        out = {}
+        for e in entities:
+            edges = self.graph.live_edges_around(key, [e.id], FACTS_PER_ENTITY)
+            out[e.id] = len(edges)
+        return out
+
+    def entity(self, key: DatasetKey, entity_id: int) -> dict[str, Any]:
+        self._dataset(key)
+        found = self.graph.get_entities(key, [entity_id]).get(entity_id)
+        if found is None:
+            raise NotFound(f"entity {entity_id} does not exist")
+        edges = self.graph.live_edges_around(key, [entity_id], FACTS_PER_ENTITY)
+        item = found.public()
+        item.update(created_at=found.created_at, updated_at=found.updated_at)
+        return {
+            "entity": item,
+            "facts": self._edges_out(key, edges),
+            "mentions": self._mentions(key, self.graph.entity_artifacts(key, entity_id)),
+        }
+
+    # --- edges ---------------------------------------------------------------------
+
+    def edge(self, key: DatasetKey, edge_id: int) -> dict[str, Any]:
+        self._dataset(key)
+        found = self.graph.get_edges(key, [edge_id]).get(edge_id)
+        if found is None:
+            raise NotFound(f"edge {edge_id} does not exist")
+        made, suffered = self.graph.edge_changes(key, edge_id)
+        by = [c.by_edge for c in suffered if c.by_edge is not None]
+        others = self.graph.get_edges(key, [c.edge_id for c in made] + by)
+        names = self._names(key, [found, *others.values()])
+
+        def step(c: EdgeChange, edge: Edge | None) -> dict[str, Any] | None:
+            if edge is None:
+                return None
+            return {"edge": edge.public(names), "at": c.at, "artifact_id": c.artifact_id}
+
+        replaced = [s for c in made if (s := step(c, others.get(c.edge_id))) is not None]
+        last = next((c for c in reversed(suffered) if c.by_edge is not None), None)
+        replaced_by = step(last, others.get(last.by_edge)) if last and last.by_edge else None
+        return {
+            "edge": found.public(names),
+            "sources": self._mentions(key, self.graph.edge_artifacts(key, edge_id)),
+            "replaced": replaced,
+            "replaced_by": replaced_by,
+        }
+
+    # --- artifacts -----------------------------------------------------------------
+
+    def artifact(self, key: DatasetKey, artifact_id: int) -> dict[str, Any]:
+        self._dataset(key)
+        found = self.graph.get_artifacts(key, [artifact_id]).get(artifact_id)
+        if found is None or found.parent_id is not None:
+            raise NotFound(f"artifact {artifact_id} does not exist")
+        chunks = self.graph.chunks_of(key, artifact_id)
+        entity_ids: set[int] = set()
+        edge_ids: set[int] = set()
+        for a in [found, *chunks]:
+            ents, edges = self.graph.artifact_links(key, a.id)
+            entity_ids.update(ents)
+            edge_ids.update(edges)
+        entities = self.graph.get_entities(key, sorted(entity_ids))
+        edges_found = self.graph.get_edges(key, sorted(edge_ids))
+        return {
+            "artifact": artifact_out(found),
+            "entities": [entities[i].public() for i in sorted(entities)],
+            "edges": self._edges_out(key, [edges_found[i] for i in sorted(edges_found)]),
+            "chunks": [
+                {
+                    "artifact_id": c.id,
+                    "parent_id": c.parent_id,
+                    "index": c.index,
+                    "summary": c.summary,
+                    "text": c.text,
+                }
+                for c in chunks
+            ],
+        }
+
+    def artifacts(
+        self, key: DatasetKey, session_id: str | None, limit: int, cursor: str | None
+    ) -> dict[str, Any]:
+        kind = "session" if session_id is not None else "artifacts"
+        pos = decode_cursor(cursor, kind)
+        self._dataset(key)
+        if session_id is not None:
+            page = self.graph.session_page(key, session_id, limit + 1, pos)
+        else:
+            page = self.graph.texts_page(key, limit + 1, pos)
+        more, page = len(page) > limit, page[:limit]
+        nxt = encode_cursor(kind, page[-1].id) if more and page else None
+        return {"artifacts": [artifact_out(a) for a in page], "next_cursor": nxt}

@@ -1,0 +1,1 @@
+"""The vector index in the graph's own DynamoDB tables: vectors as attributes of their rows, DynamoDB vector indexes (SearchVectors), and a word index of the passages for the lexical half of hybrid search."""
