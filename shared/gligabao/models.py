@@ -98,6 +98,7 @@ class Artifact:
     index: int | None = None
     call_id: str | None = None
     summary: str | None = None  # chunks only: the summarize stage's text
+    speaker: str | None = None  # who said the text (remember's ``speaker``), chunks too
 
 
 @dataclass

@@ -315,6 +315,18 @@ def test_recent_artifacts_newest_id_first(store: Any) -> None:
     assert store.recent_artifacts(B, 10) == []
 
 
+def test_an_artifact_keeps_its_speaker(store: Any) -> None:
+    """Every field of a text reads back as written, its speaker too (a
+    chunk's as well), whichever way it is read."""
+    store.ensure_dataset(A)
+    said = Artifact(1, "I painted a sunset", "t0", "t0", "s1", speaker="Melanie")
+    chunk = Artifact(2, "a chunk", "t0", "t0", "s1", parent_id=1, index=0, speaker="Melanie")
+    store.commit(A, GraphWrite(artifacts=[said, chunk, art(3)]))
+    assert store.get_artifacts(A, [1, 2, 3]) == {1: said, 2: chunk, 3: art(3)}
+    assert store.recent_artifacts(A, 3)[2] == said
+    assert sorted(store.iter_artifacts(A), key=lambda a: a.id) == [said, chunk, art(3)]
+
+
 def test_updated_entity_rewrites_terms_and_recency(store: Any) -> None:
     seed(store, A)
     old = store.get_entities(A, [2])[2]

@@ -6,7 +6,7 @@ import pytest
 
 from conftest import Harness
 from gligabao.models import DatasetKey
-from gligabao.vectors.port import KINDS
+from gligabao.vectors.port import KINDS, SearchRequest
 
 
 @pytest.fixture
@@ -37,3 +37,22 @@ def test_reindex_rebuilds_every_kind(gb: Harness, capsys: pytest.CaptureFixture[
     assert main(["reindex", "--user", "u1", "--dataset", "main"]) == 0
     assert {k: fresh.count(key, k) for k in KINDS} == before
     assert "entities=2" in capsys.readouterr().out
+
+
+def test_reindex_embeds_a_turn_with_its_speaker(gb: Harness) -> None:
+    """A passage's vector and words are rebuilt as remember made them: the
+    speaker's name before the text."""
+    from gligabao import wiring
+    from gligabao.local.cli import main
+
+    gb.remember("I painted a sunset.", speaker="Melanie")
+    wiring.vector_index.cache_clear()
+    fresh = wiring.vector_index()
+    before = len(gb.emb.inputs())
+    assert main(["reindex", "--user", "u1", "--dataset", "main"]) == 0
+    assert "Melanie: I painted a sunset." in gb.emb.inputs()[before:]
+    key = DatasetKey("u1", "main")
+    # Its words too: the lexical side (no vector passes min_score 2) finds the
+    # turn by the speaker's name.
+    [hits] = fresh.search(key, [SearchRequest("chunks", [1.0] * 64, 5, 2.0, text="Melanie")])
+    assert [h.id for h in hits] == [1]

@@ -115,3 +115,39 @@ def test_a_file_of_another_schema_version_is_refused_with_a_way_out(tmp_path: Pa
         conn.execute("CREATE TABLE entities (pk TEXT)")
     with pytest.raises(SchemaMismatch):
         Database(older)
+
+
+def test_a_version_2_file_is_upgraded_in_place_and_keeps_its_texts(tmp_path: Path) -> None:
+    """Version 3 adds artifacts.speaker: a version 2 file (no such column)
+    gains it when opened; its texts read back with no speaker."""
+    import sqlite3
+
+    from gligabao.graph.sqlite.store import SqliteGraphStore
+    from gligabao.models import Artifact, DatasetKey, GraphWrite
+    from gligabao.sqlite.db import SCHEMA_VERSION
+
+    path = tmp_path / "v2.db"
+    with sqlite3.connect(path) as conn:  # the version 2 artifacts table, one text in it
+        conn.execute(
+            "CREATE TABLE artifacts (pk TEXT NOT NULL, id INTEGER NOT NULL, text TEXT NOT NULL,"
+            " created_at TEXT NOT NULL, reference_time TEXT NOT NULL, session_id TEXT,"
+            " parent_id INTEGER, idx INTEGER, call_id TEXT, summary TEXT, PRIMARY KEY (pk, id))"
+        )
+        key = DatasetKey("u1", "main")
+        conn.execute(
+            "INSERT INTO artifacts VALUES (?, 1, 'old text', 't0', 't0', 's1', NULL, NULL,"
+            " NULL, NULL)",
+            (key.pk,),
+        )
+        conn.execute("PRAGMA user_version = 2")
+    db = Database(path)
+    try:
+        with sqlite3.connect(path) as conn:
+            assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+        store = SqliteGraphStore(db)
+        assert store.get_artifacts(key, [1])[1].speaker is None
+        store.ensure_dataset(key)
+        store.commit(key, GraphWrite(artifacts=[Artifact(2, "new", "t1", "t1", speaker="Ada")]))
+        assert store.get_artifacts(key, [1, 2])[2].speaker == "Ada"
+    finally:
+        db.close()

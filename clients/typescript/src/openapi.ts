@@ -417,6 +417,11 @@ export interface components {
              */
             parent_id?: number | null;
             /**
+             * Speaker
+             * @default null
+             */
+            speaker?: string | null;
+            /**
              * Summary
              * @default null
              */

@@ -72,6 +72,7 @@ class PassageOut(_Out):
     index: int | None = None
     summary: str | None = None
     text: str | None = None
+    speaker: str | None = None
 
 
 class EvidenceOut(_Out):

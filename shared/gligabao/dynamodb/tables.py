@@ -262,6 +262,7 @@ class ArtifactRow(SharedClientModel):
     index = NumberAttribute(null=True)
     call_id = UnicodeAttribute(null=True)
     summary = UnicodeAttribute(null=True)
+    speaker = UnicodeAttribute(null=True)
     txn = UnicodeAttribute(null=True)  # the writing call's, until its commit lands
     session_key = UnicodeAttribute(null=True)  # f"{pk}#{session_id}" on a session's texts
     vec = VectorAttribute(null=True)  # VectorStore=dynamodb: a passage's vector

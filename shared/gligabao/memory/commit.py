@@ -12,7 +12,7 @@ from typing import Any
 from ..errors import Busy
 from ..graph.port import GraphStore, fact_triple
 from ..models import DatasetKey, Edge
-from ..text import normalize_name
+from ..text import normalize_name, passage_text
 from ..vectors.port import VectorIndex, VectorItem, write_first
 from . import plan
 from .facts import FactsPlan
@@ -35,6 +35,7 @@ class Texts:
     reference_time: str
     session_id: str | None
     call_id: str | None
+    speaker: str | None = None
 
 
 class Writer:
@@ -101,6 +102,7 @@ class Writer:
             texts.reference_time,
             texts.session_id,
             texts.call_id,
+            texts.speaker,
         )
         chunk_ids = [a.id for a in artifacts[1:]]
         # Claim the names of the new entities; a concurrent call that
@@ -158,7 +160,7 @@ class Writer:
             "entities": entity_vectors,
             "edges": edge_vectors,
             "chunks": [
-                VectorItem(pid, v, text=t)
+                VectorItem(pid, v, text=passage_text(t, texts.speaker))
                 for pid, v, t in zip(passage_ids, texts.text_vectors, pieces, strict=True)
             ],
             "summaries": [

@@ -20,7 +20,7 @@ from typing import Any
 
 from ..ai import prompts
 from ..models import Artifact, Edge, Entity
-from ..text import estimate_tokens
+from ..text import estimate_tokens, passage_text
 from .scoring import RELEVANCE_FLOOR
 
 
@@ -40,6 +40,8 @@ class Passage:
             out["summary"] = self.summary
         if self.text is not None:
             out["text"] = self.text
+        if self.chunk.speaker is not None:
+            out["speaker"] = self.chunk.speaker
         return out
 
     def render(self) -> str:
@@ -53,7 +55,7 @@ class Passage:
         if self.summary is not None:
             lines.append(f"summary: {self.summary}")
         if self.text is not None:
-            lines.append(f"text: {self.text}")
+            lines.append(f"text: {passage_text(self.text, self.chunk.speaker)}")
         return "\n".join(lines)
 
 

@@ -38,9 +38,12 @@ def artifacts_of(
     reference_time: str,
     session_id: str | None,
     call_id: str | None,
+    speaker: str | None = None,
 ) -> list[Artifact]:
     """The text's artifact, then one per chunk (children of the first)."""
-    parent = Artifact(first_artifact, text, now, reference_time, session_id, call_id=call_id)
+    parent = Artifact(
+        first_artifact, text, now, reference_time, session_id, call_id=call_id, speaker=speaker
+    )
     out = [parent]
     for i, chunk in enumerate(chunks):
         out.append(
@@ -54,6 +57,7 @@ def artifacts_of(
                 i,
                 call_id,
                 summaries[i],
+                speaker,
             )
         )
     return out

@@ -15,7 +15,7 @@ from typing import TypeVar
 from ..ai.port import Embedder
 from ..graph.port import GraphStore
 from ..models import DatasetKey
-from ..text import fact_text
+from ..text import fact_text, passage_text
 from ..vectors.port import Kind, VectorIndex, VectorItem
 
 BATCH = 256
@@ -71,7 +71,11 @@ def reindex(
     for batch in _batches(graph.iter_artifacts(key), BATCH):
         passages = [a for a in batch if a.parent_id is not None or a.id not in parents]
         if passages:
-            put("chunks", [(a.id, a.text, None, None) for a in passages], texts=True)
+            put(
+                "chunks",
+                [(a.id, passage_text(a.text, a.speaker), None, None) for a in passages],
+                texts=True,
+            )
         summed = [a for a in batch if a.parent_id is not None and a.summary]
         if summed:
             put("summaries", [(a.id, a.summary or "", None, None) for a in summed])

@@ -19,7 +19,7 @@ from ..config import Settings
 from ..graph.port import GraphStore
 from ..models import DatasetKey
 from ..records.meter import Meter
-from ..text import chunk_text, estimate_tokens, fact_text
+from ..text import chunk_text, estimate_tokens, fact_text, passage_text
 from ..vectors.port import VectorIndex
 from . import extract, facts, resolve
 from .commit import Texts, Writer
@@ -98,7 +98,8 @@ class Remember:
         # Embeddings, request 1: the text (or its chunks). Finds the known
         # entities the text probably names; a chunk's vector is also stored.
         with call.step("embed_text") as c:
-            text_vectors = meter.embed(pieces, "document").vectors
+            embedded = [passage_text(p, inp.speaker) for p in pieces]
+            text_vectors = meter.embed(embedded, "document").vectors
             c["inputs"] = len(pieces)
 
         with call.step("known_entities") as c:
@@ -207,6 +208,7 @@ class Remember:
             inp.reference_time,
             inp.session_id,
             inp.call_id,
+            inp.speaker,
         )
         with call.step("write") as c:
             result = self.writer.write(key, now, texts, resolved, fplan)

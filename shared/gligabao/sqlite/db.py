@@ -40,7 +40,10 @@ def sqlite_errors(what: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
 # PRAGMA user_version of a file this code writes; bumped with every change of
 # SCHEMA that an older file would not have (CREATE ... IF NOT EXISTS adds new
 # tables and indexes, never new columns).
-SCHEMA_VERSION = 2  # 2: datasets.deleted_at (IDs never reused across a delete)
+SCHEMA_VERSION = 3  # 2: datasets.deleted_at (IDs never reused); 3: artifacts.speaker
+# A file of an older version that a few statements bring to the next one (a
+# new nullable column) is upgraded in place when opened, instead of refused.
+UPGRADES = {2: ("ALTER TABLE artifacts ADD COLUMN speaker TEXT",)}
 BUSY_TIMEOUT_MS = 30_000  # a writer waits this long for another one
 
 SCHEMA = """
@@ -90,7 +93,7 @@ CREATE INDEX IF NOT EXISTS edges_gone_dst ON edges (pk, target_id, id)
 CREATE TABLE IF NOT EXISTS artifacts (
     pk TEXT NOT NULL, id INTEGER NOT NULL, text TEXT NOT NULL, created_at TEXT NOT NULL,
     reference_time TEXT NOT NULL, session_id TEXT, parent_id INTEGER, idx INTEGER,
-    call_id TEXT, summary TEXT,
+    call_id TEXT, summary TEXT, speaker TEXT,
     PRIMARY KEY (pk, id)
 );
 CREATE INDEX IF NOT EXISTS artifacts_by_session ON artifacts (pk, session_id, id)
@@ -157,6 +160,10 @@ class Database:
             try:
                 found = conn.execute("PRAGMA user_version").fetchone()[0]
                 empty = conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()[0] == 0
+                while found in UPGRADES:  # each step to the next version
+                    for statement in UPGRADES[found]:
+                        conn.execute(statement)
+                    found += 1
                 if found != SCHEMA_VERSION and not (found == 0 and empty):
                     raise SchemaMismatch(
                         f"{self.path} holds schema version {found}, this gligabao writes "

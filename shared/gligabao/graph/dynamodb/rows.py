@@ -166,6 +166,7 @@ def artifact_row(pk: str, a: Artifact, txn: str | None = None) -> ArtifactRow:
         index=a.index,
         call_id=a.call_id,
         summary=a.summary,
+        speaker=a.speaker,
         session_key=(
             f"{pk}#{a.session_id}" if a.session_id is not None and a.parent_id is None else None
         ),
@@ -184,6 +185,7 @@ def artifact_from_row(row: ArtifactRow) -> Artifact:
         index=_opt_int(row.index),
         call_id=row.call_id,
         summary=row.summary,
+        speaker=row.speaker,
     )
 
 

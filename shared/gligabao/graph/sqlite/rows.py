@@ -14,7 +14,9 @@ EDGE_COLS = (
     "id, source_id, target_id, relation, description, artifact_id, valid_at, invalid_at, "
     "created_at, expired_at"
 )
-ARTIFACT_COLS = "id, text, created_at, reference_time, session_id, parent_id, idx, call_id, summary"
+ARTIFACT_COLS = (
+    "id, text, created_at, reference_time, session_id, parent_id, idx, call_id, summary, speaker"
+)
 
 
 def unique(values: Iterable[Any]) -> list[Any]:

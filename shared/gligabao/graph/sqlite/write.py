@@ -34,7 +34,7 @@ def apply(conn: sqlite3.Connection, key: DatasetKey, write: GraphWrite) -> Commi
     if cur.rowcount == 0:
         raise NotFound(f"dataset {key.dataset!r} does not exist")
     conn.executemany(
-        f"INSERT OR REPLACE INTO artifacts (pk, {ARTIFACT_COLS}) VALUES (?{', ?' * 9})",
+        f"INSERT OR REPLACE INTO artifacts (pk, {ARTIFACT_COLS}) VALUES (?{', ?' * 10})",
         [
             (
                 pk,
@@ -47,6 +47,7 @@ def apply(conn: sqlite3.Connection, key: DatasetKey, write: GraphWrite) -> Commi
                 a.index,
                 a.call_id,
                 a.summary,
+                a.speaker,
             )
             for a in write.artifacts
         ],
