@@ -149,6 +149,9 @@ class Settings:
     chunk_threshold_tokens: int = 2000
     chunk_target_tokens: int = 800
     chunk_overlap_tokens: int = 80
+    # A text longer than this (and not chunked) is searched and shown by
+    # passages of about this size (GB_PASSAGE_TOKENS; 0: whole texts only).
+    passage_tokens: int = 200
     llm_timeout_s: float = 60.0
     llm_max_retries: int = 2
     embed_timeout_s: float = 10.0
@@ -283,6 +286,7 @@ def load_settings(*, local: bool = False) -> Settings:
         chunk_threshold_tokens=_int("GB_CHUNK_THRESHOLD_TOKENS", 2000),
         chunk_target_tokens=_int("GB_CHUNK_TOKENS", 800),
         chunk_overlap_tokens=_int("GB_CHUNK_OVERLAP_TOKENS", 80),
+        passage_tokens=_int("GB_PASSAGE_TOKENS", 200),
         llm_timeout_s=_float("GB_LLM_TIMEOUT_S", 60.0),
         llm_max_retries=_int("GB_LLM_MAX_RETRIES", 2),
         embed_timeout_s=_float("GB_EMBED_TIMEOUT_S", 10.0),

@@ -12,7 +12,7 @@ from typing import Any
 from ..errors import Busy
 from ..graph.port import GraphStore, fact_triple
 from ..models import DatasetKey, Edge
-from ..text import normalize_name, passage_text
+from ..text import normalize_name
 from ..vectors.port import VectorIndex, VectorItem, write_first
 from . import plan
 from .facts import FactsPlan
@@ -27,15 +27,16 @@ class Texts:
     """What the remember stores besides the graph rows' contents."""
 
     text: str
-    chunks: list[str]
-    summaries: list[str]
+    chunks: list[str]  # the children: a long text's chunks, or a session's passages
+    summaries: list[str]  # one per chunk; none for passages
     text_vectors: list[list[float]]
     summary_vectors: list[list[float]]
     name_vectors: dict[str, list[float]]
     reference_time: str
     session_id: str | None
     call_id: str | None
-    speaker: str | None = None
+    speaker: str | None
+    passage_words: list[str]  # what each passage's vector embeds, and its words
 
 
 class Writer:
@@ -151,22 +152,23 @@ class Writer:
             if i not in raced
         ]
 
-        # Every text is a passage: a chunk of a long text, or a short text
-        # whole (its vector is the one embed_text computed), with its words
-        # for the lexical search.
-        pieces = texts.chunks or [texts.text]
+        # Every text is searched by passages: its children (a long text's
+        # chunks, a session's windows), or a short text whole (the vectors are
+        # the ones embed_text computed), with their words for the lexical
+        # search.
+        pieces = texts.passage_words
         passage_ids = chunk_ids if texts.chunks else [artifacts[0].id]
         vectors = {
             "entities": entity_vectors,
             "edges": edge_vectors,
             "chunks": [
-                VectorItem(pid, v, text=passage_text(t, texts.speaker))
+                VectorItem(pid, v, text=t)
                 for pid, v, t in zip(passage_ids, texts.text_vectors, pieces, strict=True)
             ],
             "summaries": [
                 VectorItem(cid, v) for cid, v in zip(chunk_ids, texts.summary_vectors, strict=True)
             ]
-            if texts.chunks
+            if texts.summaries
             else [],
         }
 
@@ -188,7 +190,7 @@ class Writer:
                 names[eid] = ent.name
         matched = {r.entity.id: r.match for r in unique if not r.created}
         return plan.response(
-            planned, matched, names, artifacts[0].id, len(texts.chunks), texts.session_id
+            planned, matched, names, artifacts[0].id, len(texts.summaries), texts.session_id
         )
 
     def _claim_facts(

@@ -40,7 +40,8 @@ def artifacts_of(
     call_id: str | None,
     speaker: str | None = None,
 ) -> list[Artifact]:
-    """The text's artifact, then one per chunk (children of the first)."""
+    """The text's artifact, then one per chunk (children of the first; a
+    passage window has no summary)."""
     parent = Artifact(
         first_artifact, text, now, reference_time, session_id, call_id=call_id, speaker=speaker
     )
@@ -56,7 +57,7 @@ def artifacts_of(
                 parent.id,
                 i,
                 call_id,
-                summaries[i],
+                summaries[i] if i < len(summaries) else None,
                 speaker,
             )
         )

@@ -19,11 +19,12 @@ from ..config import Settings
 from ..graph.port import GraphStore
 from ..models import DatasetKey
 from ..records.meter import Meter
-from ..text import chunk_text, estimate_tokens, fact_text, passage_text
+from ..text import chunk_text, estimate_tokens, fact_text, passage_windows
 from ..vectors.port import VectorIndex
 from . import extract, facts, resolve
 from .commit import Texts, Writer
 from .options import StageOptions
+from .passages import embedded_text
 
 PLACE_TYPES = frozenset(
     {
@@ -92,15 +93,23 @@ class Remember:
                 if long_text
                 else []
             )
+            # A text too short to chunk but longer than a passage (a chat
+            # session) is searched by windows of its lines: its children.
+            windows = [] if chunks else passage_windows(inp.text, self.settings.passage_tokens)
             c["chunks"] = len(chunks)
-        pieces = chunks or [inp.text]
+            c["passages"] = len(windows)
+        pieces = chunks or [inp.text]  # what extraction reads
+        passages = chunks or windows or [inp.text]  # what the search finds
 
-        # Embeddings, request 1: the text (or its chunks). Finds the known
-        # entities the text probably names; a chunk's vector is also stored.
+        # Embeddings, request 1: the passages. Finds the known entities the
+        # text probably names; the vectors are stored.
         with call.step("embed_text") as c:
-            embedded = [passage_text(p, inp.speaker) for p in pieces]
+            # A turn of a session is embedded after the end of the one before.
+            sid = inp.session_id if exists and passages == [inp.text] else None
+            before = self.graph.session_texts(key, sid, 1) if sid is not None else []
+            embedded = [embedded_text(p, inp.speaker, next(iter(before), None)) for p in passages]
             text_vectors = meter.embed(embedded, "document").vectors
-            c["inputs"] = len(pieces)
+            c["inputs"] = len(passages)
 
         with call.step("known_entities") as c:
             known = (
@@ -200,7 +209,7 @@ class Remember:
         # ------------------------------------------------------------ writes
         texts = Texts(
             inp.text,
-            chunks,
+            chunks or windows,
             summaries,
             text_vectors,
             summary_vecs,
@@ -209,6 +218,7 @@ class Remember:
             inp.session_id,
             inp.call_id,
             inp.speaker,
+            embedded,
         )
         with call.step("write") as c:
             result = self.writer.write(key, now, texts, resolved, fplan)
