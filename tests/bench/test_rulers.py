@@ -87,7 +87,7 @@ def test_locomo_ruler_on_a_tiny_conversation(tmp_path: Path) -> None:
         assert by[("Where did Ada run a half marathon?", None)]["found"] == ["D2:1"]
         for r in rows[mode]:
             assert set(r["baselines"]) == {"cosine", "bm25", "fused"}
-            assert 0 <= r["share"] and (r["share"] > 0) == (r["tokens"] > 0)
+            assert r["share"] >= 0 and (r["share"] > 0) == (r["tokens"] > 0)
         # 100 tokens hold less than the whole conversation.
         assert by[(dog, 100)]["tokens"] <= 100
     # A shared photo's caption is part of the turn's text (the passage is the turn).
