@@ -58,8 +58,9 @@ def bedrock_env(fake: FakeBedrock, embedding_model: str = TITAN, **extra: str) -
 
 
 @pytest.fixture
-def gb_env(request: pytest.FixtureRequest, bedrock: FakeBedrock,
-           compat: FakeOpenAICompatible) -> dict[str, str]:
+def gb_env(
+    request: pytest.FixtureRequest, bedrock: FakeBedrock, compat: FakeOpenAICompatible
+) -> dict[str, str]:
     kind, extra = getattr(request, "param", ("bedrock", {}))
     if kind == "bedrock":
         return bedrock_env(bedrock, **extra)
@@ -131,7 +132,7 @@ def test_remember_and_query_through_bedrock_with_cohere(gb: Harness, bedrock: Fa
     assert ["Alice works at Acme."] in [r["texts"] for r in stored]
     bedrock.script("query", {"answer": "Acme"})
     assert gb.query("Where does Alice work?")["answer"] == "Acme"
-    asked = bedrock.invocations("cohere")[len(stored):]
+    asked = bedrock.invocations("cohere")[len(stored) :]
     assert [(r["texts"], r["input_type"]) for r in asked] == [
         (["Where does Alice work?"], "search_query")
     ]
@@ -144,28 +145,33 @@ def test_remember_and_query_through_bedrock_with_cohere(gb: Harness, bedrock: Fa
 def test_an_uncalibrated_model_merges_by_name_never_by_similarity(
     gb: Harness, bedrock: FakeBedrock
 ) -> None:
-    bedrock.embeddings.alias("A. Smith", "Alice Smith", 0.99)
+    bedrock.embeddings.alias("Alicia Smith", "Alice Smith", 0.99)
     bedrock.script("extract", extraction([ent("Alice Smith", "person")], []))
     first = gb.remember("Alice Smith joined.")
-    bedrock.script("extract", extraction([ent("A. Smith", "person")], []))
-    second = gb.remember("A. Smith left.")
+    bedrock.script("extract", extraction([ent("Alicia Smith", "person")], []))
+    second = gb.remember("Alicia Smith left.")
     bedrock.script("extract", extraction([ent("alice smith", "person")], []))
     third = gb.remember("alice smith came back.")
-    [a], [b], [c] = first["entities"], second["entities"], third["entities"]
+    bedrock.script("extract", extraction([ent("A. Smith", "person")], []))
+    fourth = gb.remember("A. Smith waved.")
+    [a], [b], [c], [d] = (r["entities"] for r in (first, second, third, fourth))
     assert a["created"] and b["created"] and a["id"] != b["id"]  # 0.99 alone: no merge
-    assert (c["id"], c["created"]) == (a["id"], False)  # the same normalized name
+    assert (c["id"], c["created"], c["match"]) == (a["id"], False, "same name")
+    # "A." fits Alice and Alicia alike: no guess, a new entity.
+    assert d["created"] and d["id"] not in (a["id"], b["id"])
 
 
 @pytest.mark.parametrize("gb_env", [("bedrock", {"GB_RESOLVE_THRESHOLD": "0.9"})], indirect=True)
-def test_a_measured_threshold_turns_merging_by_similarity_on(
+def test_a_measured_threshold_turns_similar_name_candidates_on(
     gb: Harness, bedrock: FakeBedrock
 ) -> None:
-    bedrock.embeddings.alias("A. Smith", "Alice Smith", 0.99)
-    bedrock.script("extract", extraction([ent("Alice Smith", "person")], []))
-    [a] = gb.remember("Alice Smith joined.")["entities"]
-    bedrock.script("extract", extraction([ent("A. Smith", "person")], []))
-    [b] = gb.remember("A. Smith left.")["entities"]
-    assert (b["id"], b["created"]) == (a["id"], False)
+    # No shared word and another normalized name: only the name vector finds it.
+    bedrock.embeddings.alias("Jose Alvarez", "José Álvarez", 0.99)
+    bedrock.script("extract", extraction([ent("José Álvarez", "person")], []))
+    [a] = gb.remember("José Álvarez joined.")["entities"]
+    bedrock.script("extract", extraction([ent("Jose Alvarez", "person")], []))
+    [b] = gb.remember("Jose Alvarez left.")["entities"]
+    assert (b["id"], b["created"], b["match"]) == (a["id"], False, "same name")
 
 
 @pytest.mark.parametrize(
