@@ -61,7 +61,9 @@ class BedrockReranker:
                 config=Config(
                     connect_timeout=self._timeout_s,
                     read_timeout=self._timeout_s,
-                    retries={"max_attempts": self._max_retries + 1, "mode": "standard"},
+                    # total_max_attempts counts the first try; botocore's
+                    # max_attempts would count retries only.
+                    retries={"total_max_attempts": self._max_retries + 1, "mode": "standard"},
                 ),
             )
         return self._client
