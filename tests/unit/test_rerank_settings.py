@@ -3,6 +3,8 @@ http provider needs its server, prices per 1,000 search units."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 
 from gligabao import wiring
@@ -15,10 +17,12 @@ NAMES = ("GB_RERANK_PROVIDER", "GB_RERANK_MODEL", "GB_RERANK_BASE_URL", "GB_RERA
 
 
 @pytest.fixture(autouse=True)
-def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
+def clean_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     for name in NAMES:
         monkeypatch.delenv(name, raising=False)
     wiring.reset()
+    yield
+    wiring.reset()  # no cached settings of this test's environment for the next
 
 
 def test_off_by_default() -> None:
