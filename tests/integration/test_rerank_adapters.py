@@ -87,8 +87,8 @@ def test_http_5xx_after_the_retries_is_an_upstream_error(http_fake: FakeRerank) 
 
 
 def test_http_a_timeout_is_retried_within_the_timeout(http_fake: FakeRerank) -> None:
-    http_fake.delay_next(3.0).prefer("bikes")
-    reply = http_reranker(http_fake, timeout_s=0.5, max_retries=1).rerank(QUESTION)
+    http_fake.delay_next(6.0).prefer("bikes")
+    reply = http_reranker(http_fake, timeout_s=1.5, max_retries=1).rerank(QUESTION)
     first, retry = http_fake.reranks()
     assert first.status != 200 and retry.status == 200  # the client hung up on the first
     assert reply.results[0].index == 1
@@ -160,8 +160,8 @@ def test_bedrock_throttled_past_the_retries_is_an_upstream_error(
 
 
 def test_bedrock_a_timeout_is_retried(bedrock_fake: FakeBedrockRerank) -> None:
-    bedrock_fake.delay_next(3.0).prefer("bikes")
-    reply = bedrock_reranker(bedrock_fake, timeout_s=0.5, max_retries=1).rerank(QUESTION)
+    bedrock_fake.delay_next(6.0).prefer("bikes")
+    reply = bedrock_reranker(bedrock_fake, timeout_s=1.5, max_retries=1).rerank(QUESTION)
     first, retry = bedrock_fake.reranks()
     assert first.status != 200 and retry.status == 200
     assert reply.results[0].index == 1
