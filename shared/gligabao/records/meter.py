@@ -10,7 +10,7 @@ import uuid
 from .. import clock, deadline
 from ..ai import port as ai_port
 from ..ai.port import LLM, Embedder, Embeddings, EmbedKind, LLMReply, LLMRequest
-from ..config import price_of
+from ..ai.prices import price_of
 from ..errors import GbError, UpstreamError
 from .model import CallRecord, Inference
 

@@ -34,6 +34,7 @@ from pynamodb.exceptions import PynamoDBException, TransactWriteError
 from pynamodb.models import Model
 from pynamodb.transactions import TransactWrite
 
+from ...config import settings
 from ...dynamodb.batch import batch_write, is_condition_failure, unique
 from ...dynamodb.tables import (
     ArtifactRow,
@@ -73,13 +74,12 @@ R = TypeVar("R")
 
 TRANSACT_MAX = 100  # DynamoDB's limit of items in one TransactWriteItems
 COMMIT_ATTEMPTS = 8  # the transaction, again after a concurrent update of a row
-CRASH_ENV = "GB_TEST_CRASH_AT"
 LOCK_PREFIX = "U#"  # update locks share the terms table too (see TermRow)
 
 
 def crash_point(name: str) -> None:
     """Tests only: die here, as a killed Lambda would (no cleanup, no flush)."""
-    if os.environ.get(CRASH_ENV) == name:
+    if settings().test_crash_at == name:  # GB_TEST_CRASH_AT
         os._exit(137)
 
 
