@@ -22,7 +22,6 @@ import email.utils
 import http.client
 import json
 import logging
-import random
 import time
 import urllib.error
 import urllib.parse
@@ -30,9 +29,16 @@ import urllib.request
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar, overload
+from typing import Any, Literal, NoReturn, TypeVar, overload
 
 from pydantic import BaseModel
+from tenacity import (
+    RetryCallState,
+    Retrying,
+    retry_if_exception_type,
+    stop_after_attempt,
+    wait_random_exponential,
+)
 
 from .api.schemas import (
     AcceptedOut,
@@ -148,6 +154,22 @@ class Retry:
     base_s: float = 0.5
     max_s: float = 20.0
     retry_after_max_s: float = 120.0
+
+
+class _Again(Exception):
+    """A try that failed in a way another may not: the error to raise if
+    none is left, the wait the server asked for, and why (the log)."""
+
+    def __init__(self, error: ApiError, retry_after_s: float | None, why: str) -> None:
+        super().__init__(why)
+        self.error, self.retry_after_s, self.why = error, retry_after_s, why
+
+
+def _again(state: RetryCallState) -> _Again:
+    assert state.outcome is not None
+    again = state.outcome.exception()
+    assert isinstance(again, _Again)
+    return again
 
 
 def retry_after(value: str | None) -> float | None:
@@ -372,9 +394,8 @@ class Client:
         headers: dict[str, str] | None = None,
     ) -> tuple[int, Any]:
         data = None if body is None else json.dumps(body).encode()
-        attempt = 0
-        while True:
-            attempt += 1
+
+        def once() -> tuple[int, Any]:
             req = _Request(method, self.url + path, {**(headers or {})}, data)
             if data is not None:
                 req.headers["Content-Type"] = "application/json"
@@ -385,31 +406,47 @@ class Client:
             except (OSError, http.client.HTTPException) as exc:
                 # The request may or may not have arrived: safe to resend for
                 # every method here (remember carries its idempotency key).
-                if attempt >= self.retry.attempts:
-                    raise ApiError(0, f"{type(exc).__name__}: {exc}") from exc
-                self._wait(attempt, None, f"{method} {path}: {type(exc).__name__}")
-                continue
+                raise _Again(
+                    ApiError(0, f"{type(exc).__name__}: {exc}"), None, type(exc).__name__
+                ) from exc
             if status < 400:
                 return status, json.loads(raw) if raw else None
             message = _message(raw, status)
-            call_id = reply_headers.get("x-gb-call-id")
+            error = ApiError(status, message, reply_headers.get("x-gb-call-id"))
             wait = retry_after(reply_headers.get("retry-after"))
-            if (
-                status not in RETRY_STATUSES
-                or attempt >= self.retry.attempts
-                or (wait is not None and wait > self.retry.retry_after_max_s)
+            if status not in RETRY_STATUSES or (
+                wait is not None and wait > self.retry.retry_after_max_s
             ):
-                raise ApiError(status, message, call_id)
-            self._wait(attempt, wait, f"{method} {path}: {status} {message}")
+                raise error
+            raise _Again(error, wait, f"{status} {message}")
 
-    def _wait(self, attempt: int, retry_after_s: float | None, why: str) -> None:
-        if retry_after_s is None:
-            cap = min(self.retry.max_s, self.retry.base_s * 2 ** (attempt - 1))
-            delay = random.uniform(0, cap)
-        else:
-            delay = retry_after_s
-        logger.info("retrying after %.2f s (attempt %d): %s", delay, attempt, why)
-        self._sleep(delay)
+        def log(state: RetryCallState) -> None:
+            assert state.next_action is not None
+            logger.info(
+                "retrying after %.2f s (attempt %d): %s %s: %s", state.next_action.sleep,
+                state.attempt_number, method, path, _again(state).why,
+            )
+
+        def give_up(state: RetryCallState) -> NoReturn:
+            again = _again(state)
+            raise again.error from again.__cause__
+
+        return Retrying(
+            retry=retry_if_exception_type(_Again),
+            stop=stop_after_attempt(self.retry.attempts),
+            wait=self._wait,
+            sleep=self._sleep,
+            before_sleep=log,
+            retry_error_callback=give_up,
+        )(once)
+
+    def _wait(self, state: RetryCallState) -> float:
+        """The server's Retry-After, else full jitter: a random wait up to
+        base_s * 2**(n-1), capped at max_s."""
+        wait = _again(state).retry_after_s
+        if wait is not None:
+            return wait
+        return wait_random_exponential(multiplier=self.retry.base_s, max=self.retry.max_s)(state)
 
     def _exchange(self, req: _Request) -> tuple[int, bytes, dict[str, str]]:
         request = urllib.request.Request(

@@ -13,10 +13,11 @@ must always get an answer, or the stack waits an hour)."""
 from __future__ import annotations
 
 import json
-import time
 import urllib.request
 from collections.abc import Callable
 from typing import Any
+
+from tenacity import RetryCallState, Retrying, retry_if_exception_type, wait_fixed
 
 from ..errors import GbError
 from ..records.monitor import logger
@@ -38,14 +39,19 @@ def _index(props: dict[str, Any]) -> OpenSearchVectorIndex:
 
 
 def _bootstrap(props: dict[str, Any], remaining_ms: Callable[[], int]) -> list[str]:
-    while True:
-        try:
-            return _index(props).bootstrap()
-        except GbError as exc:
-            if remaining_ms() < RESERVE_MS + BACKOFF_S * 1000:
-                raise
-            logger.warning("bootstrap failed, retrying", extra={"error": exc.message})
-            time.sleep(BACKOFF_S)
+    def log(state: RetryCallState) -> None:
+        assert state.outcome is not None
+        exc = state.outcome.exception()
+        logger.warning("bootstrap failed, retrying", extra={"error": getattr(exc, "message", "")})
+
+    return Retrying(
+        retry=retry_if_exception_type(GbError),
+        # until one more wait would eat into the time kept to answer
+        stop=lambda state: remaining_ms() < RESERVE_MS + BACKOFF_S * 1000,
+        wait=wait_fixed(BACKOFF_S),
+        before_sleep=log,
+        reraise=True,
+    )(lambda: _index(props).bootstrap())
 
 
 def _respond(event: dict[str, Any], status: str, reason: str, data: dict[str, Any]) -> None:
