@@ -12,11 +12,11 @@ must always get an answer, or the stack waits an hour)."""
 
 from __future__ import annotations
 
-import json
-import urllib.request
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Any
 
+from crhelper import CfnResource
 from tenacity import RetryCallState, Retrying, retry_if_exception_type, wait_fixed
 
 from ..errors import GbError
@@ -54,40 +54,41 @@ def _bootstrap(props: dict[str, Any], remaining_ms: Callable[[], int]) -> list[s
     )(lambda: _index(props).bootstrap())
 
 
-def _respond(event: dict[str, Any], status: str, reason: str, data: dict[str, Any]) -> None:
-    body = json.dumps(
-        {
-            "Status": status,
-            "Reason": reason[:3000],
-            "PhysicalResourceId": event.get("PhysicalResourceId")
-            or f"{event['LogicalResourceId']}-{event['RequestId']}",
-            "StackId": event["StackId"],
-            "RequestId": event["RequestId"],
-            "LogicalResourceId": event["LogicalResourceId"],
-            "Data": data,
-        }
-    ).encode()
-    # The pre-signed S3 URL wants no Content-Type.
-    req = urllib.request.Request(event["ResponseURL"], data=body, method="PUT")
-    req.add_header("Content-Type", "")
-    with urllib.request.urlopen(req, timeout=30) as resp:
-        resp.read()
+@lru_cache(maxsize=1)
+def _helper() -> CfnResource:
+    """crhelper answers CloudFormation's pre-signed URL (SUCCESS, or FAILED
+    with the error as the reason; FAILED too just before the function's time
+    runs out). Made at the first event, not at import: it builds its boto3
+    clients from the environment then."""
+    helper = CfnResource(log_level="INFO", boto_level="ERROR", sleep_on_delete=0)
+
+    @helper.create
+    @helper.update
+    def create(event: dict[str, Any], context: Any) -> str | None:
+        def remaining_ms() -> int:
+            return int(context.get_remaining_time_in_millis()) if context is not None else 60_000
+
+        try:
+            created = _bootstrap(event.get("ResourceProperties", {}), remaining_ms)
+        except GbError as exc:
+            logger.exception("vector indexes failed")
+            raise RuntimeError(exc.message) from exc  # the reason CloudFormation shows
+        logger.info(
+            "vector indexes",
+            extra={"request_type": event.get("RequestType"), "indexes_created": created},
+        )
+        helper.Data["Created"] = ",".join(created)
+        # Update keeps the resource's ID; Create names it once.
+        return event.get("PhysicalResourceId") or (
+            f"{event['LogicalResourceId']}-{event['RequestId']}"
+        )
+
+    @helper.delete
+    def delete(event: dict[str, Any], context: Any) -> None:
+        logger.info("vector indexes", extra={"request_type": "Delete", "indexes_created": []})
+
+    return helper
 
 
 def lambda_handler(event: dict[str, Any], context: Any) -> None:
-    props = event.get("ResourceProperties", {})
-    kind = event.get("RequestType")
-
-    def remaining_ms() -> int:
-        return int(context.get_remaining_time_in_millis()) if context is not None else 60_000
-
-    try:
-        created: list[str] = []
-        if kind in ("Create", "Update"):
-            created = _bootstrap(props, remaining_ms)
-        logger.info("vector indexes", extra={"request_type": kind, "indexes_created": created})
-        _respond(event, "SUCCESS", "ok", {"Created": ",".join(created)})
-    except Exception as exc:
-        logger.exception("vector indexes failed")
-        reason = exc.message if isinstance(exc, GbError) else f"{type(exc).__name__}: {exc}"
-        _respond(event, "FAILED", reason, {})
+    _helper()(event, context)
