@@ -18,29 +18,15 @@ HTTP; no LLM SDK is imported.
 
 from __future__ import annotations
 
-import email.utils
-import http.client
-import json
-import logging
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, Literal, NoReturn, TypeVar, overload
+from typing import Any, Literal, TypeVar, overload
 
 from pydantic import BaseModel
-from tenacity import (
-    RetryCallState,
-    Retrying,
-    retry_if_exception_type,
-    stop_after_attempt,
-    wait_random_exponential,
-)
 
-from .api.schemas import (
+from ..api.schemas import (
     AcceptedOut,
     ArtifactDetailOut,
     ArtifactsOut,
@@ -55,6 +41,8 @@ from .api.schemas import (
     RememberOut,
     SearchOut,
 )
+from .auth import ApiError, ApiKey, Auth, Bearer, SigV4
+from .transport import Retry, Transport, retry_after
 
 __all__ = [
     "ApiError",
@@ -63,130 +51,13 @@ __all__ = [
     "Client",
     "Retry",
     "SigV4",
+    "retry_after",
 ]
 
-logger = logging.getLogger("gligabao.client")
-RETRY_STATUSES = frozenset({409, 429, 500, 502, 503, 504})
 M = TypeVar("M", bound=BaseModel)
 
 
-class ApiError(Exception):
-    """A response the API refused or failed with, after the retries."""
-
-    def __init__(self, status: int, message: str, call_id: str | None = None) -> None:
-        super().__init__(f"{status}: {message}")
-        self.status = status
-        self.message = message
-        self.call_id = call_id
-
-
-@dataclass(frozen=True)
-class _Request:
-    method: str
-    url: str
-    headers: dict[str, str]
-    body: bytes | None
-
-
-class Bearer:
-    """``Authorization: Bearer``: a token, or a function returning a fresh one
-    (it is called for every attempt, so an expired token can be renewed)."""
-
-    def __init__(self, token: str | Callable[[], str]) -> None:
-        self.token = token
-
-    def apply(self, req: _Request) -> None:
-        token = self.token() if callable(self.token) else self.token
-        req.headers["Authorization"] = f"Bearer {token}"
-
-
-class ApiKey:
-    """``x-api-key``: the local server's ``GB_DEV_API_KEY``."""
-
-    def __init__(self, key: str) -> None:
-        self.key = key
-
-    def apply(self, req: _Request) -> None:
-        req.headers["x-api-key"] = self.key
-
-
-class SigV4:
-    """AWS Signature Version 4 for the ``iam`` stack (API Gateway's IAM
-    authorization): the caller's credentials from botocore's usual chain
-    (environment, profile, instance role) unless given."""
-
-    def __init__(
-        self, region: str, *, service: str = "execute-api", credentials: Any = None
-    ) -> None:
-        self.region = region
-        self.service = service
-        self._credentials = credentials
-
-    def apply(self, req: _Request) -> None:
-        from botocore.auth import SigV4Auth
-        from botocore.awsrequest import AWSRequest
-
-        credentials = self._credentials
-        if credentials is None:
-            import botocore.session
-
-            credentials = botocore.session.get_session().get_credentials()
-            if credentials is None:
-                raise ApiError(0, "SigV4: no AWS credentials found")
-        # Temporary credentials refresh themselves through this call.
-        frozen = credentials.get_frozen_credentials()
-        aws = AWSRequest(method=req.method, url=req.url, data=req.body or b"", headers=req.headers)
-        SigV4Auth(frozen, self.service, self.region).add_auth(aws)
-        req.headers.update({k: str(v) for k, v in aws.headers.items()})
-
-
-Auth = Bearer | ApiKey | SigV4
-
-
-@dataclass(frozen=True)
-class Retry:
-    """At most ``attempts`` tries; between them, a random wait up to
-    ``base_s * 2**n`` capped at ``max_s``, or the server's ``Retry-After``
-    (a wait longer than ``retry_after_max_s`` is not waited for: the error is
-    raised)."""
-
-    attempts: int = 5
-    base_s: float = 0.5
-    max_s: float = 20.0
-    retry_after_max_s: float = 120.0
-
-
-class _Again(Exception):
-    """A try that failed in a way another may not: the error to raise if
-    none is left, the wait the server asked for, and why (the log)."""
-
-    def __init__(self, error: ApiError, retry_after_s: float | None, why: str) -> None:
-        super().__init__(why)
-        self.error, self.retry_after_s, self.why = error, retry_after_s, why
-
-
-def _again(state: RetryCallState) -> _Again:
-    assert state.outcome is not None
-    again = state.outcome.exception()
-    assert isinstance(again, _Again)
-    return again
-
-
-def retry_after(value: str | None) -> float | None:
-    """Seconds from a ``Retry-After`` header (delta-seconds or an HTTP date)."""
-    if not value:
-        return None
-    value = value.strip()
-    if value.isascii() and value.isdigit():
-        return float(value)
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
-
-
-class Client:
+class Client(Transport):
     def __init__(
         self,
         url: str,
@@ -198,13 +69,9 @@ class Client:
         retry: Retry | None = None,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
-        self.url = url.rstrip("/")
-        self.auth = auth
+        super().__init__(url, auth, timeout_s=timeout_s, retry=retry, sleep=sleep)
         self.user_id = user_id
         self.dataset = dataset
-        self.timeout_s = timeout_s
-        self.retry = retry or Retry()
-        self._sleep = sleep
 
     # ------------------------------------------------------------ the API
 
@@ -386,94 +253,8 @@ class Client:
         body.update({k: v for k, v in fields.items() if v is not None})
         return body
 
-    def _send(
-        self,
-        method: str,
-        path: str,
-        body: dict[str, Any] | None = None,
-        headers: dict[str, str] | None = None,
-    ) -> tuple[int, Any]:
-        data = None if body is None else json.dumps(body).encode()
-
-        def once() -> tuple[int, Any]:
-            req = _Request(method, self.url + path, {**(headers or {})}, data)
-            if data is not None:
-                req.headers["Content-Type"] = "application/json"
-            if self.auth is not None:
-                self.auth.apply(req)  # again per attempt: fresh signature, fresh token
-            try:
-                status, raw, reply_headers = self._exchange(req)
-            except (OSError, http.client.HTTPException) as exc:
-                # The request may or may not have arrived: safe to resend for
-                # every method here (remember carries its idempotency key).
-                raise _Again(
-                    ApiError(0, f"{type(exc).__name__}: {exc}"), None, type(exc).__name__
-                ) from exc
-            if status < 400:
-                return status, json.loads(raw) if raw else None
-            message = _message(raw, status)
-            error = ApiError(status, message, reply_headers.get("x-gb-call-id"))
-            wait = retry_after(reply_headers.get("retry-after"))
-            if status not in RETRY_STATUSES or (
-                wait is not None and wait > self.retry.retry_after_max_s
-            ):
-                raise error
-            raise _Again(error, wait, f"{status} {message}")
-
-        def log(state: RetryCallState) -> None:
-            assert state.next_action is not None
-            logger.info(
-                "retrying after %.2f s (attempt %d): %s %s: %s", state.next_action.sleep,
-                state.attempt_number, method, path, _again(state).why,
-            )
-
-        def give_up(state: RetryCallState) -> NoReturn:
-            again = _again(state)
-            raise again.error from again.__cause__
-
-        return Retrying(
-            retry=retry_if_exception_type(_Again),
-            stop=stop_after_attempt(self.retry.attempts),
-            wait=self._wait,
-            sleep=self._sleep,
-            before_sleep=log,
-            retry_error_callback=give_up,
-        )(once)
-
-    def _wait(self, state: RetryCallState) -> float:
-        """The server's Retry-After, else full jitter: a random wait up to
-        base_s * 2**(n-1), capped at max_s."""
-        wait = _again(state).retry_after_s
-        if wait is not None:
-            return wait
-        return wait_random_exponential(multiplier=self.retry.base_s, max=self.retry.max_s)(state)
-
-    def _exchange(self, req: _Request) -> tuple[int, bytes, dict[str, str]]:
-        request = urllib.request.Request(
-            req.url, data=req.body, headers=req.headers, method=req.method
-        )
-        try:
-            with urllib.request.urlopen(request, timeout=self.timeout_s) as resp:
-                return resp.status, resp.read(), {k.lower(): v for k, v in resp.headers.items()}
-        except urllib.error.HTTPError as err:
-            with err:
-                return err.code, err.read(), {k.lower(): v for k, v in err.headers.items()}
-
-
 def _as(model: type[M], payload: Any) -> M:
     return model.model_validate(payload)
-
-
-def _message(raw: bytes, status: int) -> str:
-    try:
-        body = json.loads(raw)
-    except ValueError:
-        body = None
-    if isinstance(body, dict) and isinstance(body.get("error"), str):
-        return body["error"]
-    if isinstance(body, dict) and isinstance(body.get("message"), str):
-        return body["message"]  # API Gateway's own answers ({"message": "Unauthorized"})
-    return http.client.responses.get(status, "error")
 
 
 def _qs(**params: str | int | None) -> str:
