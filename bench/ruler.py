@@ -162,7 +162,7 @@ class Embeddings:
         if missing:
             if self._engine is None:
                 from gligabao.ai.embedders import LocalEmbedder
-                from gligabao.config import LOCAL_EMBEDDING_MODEL
+                from gligabao.ai.models import LOCAL_EMBEDDING_MODEL
 
                 self._engine = LocalEmbedder(LOCAL_EMBEDDING_MODEL)
             say(f"  embedding {len(missing)} texts for the baselines")

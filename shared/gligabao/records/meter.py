@@ -10,8 +10,8 @@ import uuid
 from .. import clock, deadline
 from ..ai import port as ai_port
 from ..ai.port import LLM, Embedder, Embeddings, EmbedKind, LLMReply, LLMRequest
+from ..ai.prices import price_of, rerank_price_of
 from ..ai.rerank.port import Reranker, RerankReply, RerankRequest
-from ..config import price_of, rerank_price_of
 from ..errors import GbError, UpstreamError
 from .model import CallRecord, Inference
 
