@@ -92,6 +92,9 @@ class DatasetRow(SharedClientModel):
     entities = NumberAttribute(default=0)
     edges = NumberAttribute(default=0)
     artifacts = NumberAttribute(default=0)
+    # The mark of an erase begun (user_id ``oneway.ERASING``, name: the
+    # user's ID): the erase's call.
+    call_id = UnicodeAttribute(null=True)
 
 
 class EntityByUpdated(GlobalSecondaryIndex["EntityRow"]):

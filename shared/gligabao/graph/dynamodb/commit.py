@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import random
 import time
 import uuid
@@ -34,6 +33,7 @@ from pynamodb.exceptions import PynamoDBException, TransactWriteError
 from pynamodb.models import Model
 from pynamodb.transactions import TransactWrite
 
+from ...crash import crash_point
 from ...dynamodb.batch import batch_write, is_condition_failure, unique
 from ...dynamodb.tables import (
     ArtifactRow,
@@ -73,14 +73,7 @@ R = TypeVar("R")
 
 TRANSACT_MAX = 100  # DynamoDB's limit of items in one TransactWriteItems
 COMMIT_ATTEMPTS = 8  # the transaction, again after a concurrent update of a row
-CRASH_ENV = "GB_TEST_CRASH_AT"
 LOCK_PREFIX = "U#"  # update locks share the terms table too (see TermRow)
-
-
-def crash_point(name: str) -> None:
-    """Tests only: die here, as a killed Lambda would (no cleanup, no flush)."""
-    if os.environ.get(CRASH_ENV) == name:
-        os._exit(137)
 
 
 def pack(data: Any) -> bytes:

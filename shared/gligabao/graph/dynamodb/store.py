@@ -45,6 +45,7 @@ from ...models import (
 )
 from .browse import DynamoBrowse
 from .commit import Commits, crash_point
+from .erase import DynamoErase
 from .leases import Leases
 from .rows import (
     MAX_KEY_BYTES,
@@ -70,7 +71,7 @@ BATCH_GET = 100  # keys per BatchGetItem (DynamoDB's limit)
 WORKERS = 48
 
 
-class DynamoGraphStore(DynamoBrowse):
+class DynamoGraphStore(DynamoBrowse, DynamoErase):
     """GraphStore on DynamoDB. Point the tables at the right place first
     (``dynamodb.admin.configure_tables``); ``max_workers`` bounds the per-call
     parallel queries (keyword terms, edges around entities, name claims)."""
@@ -115,7 +116,16 @@ class DynamoGraphStore(DynamoBrowse):
         existing = self.get_dataset(key)
         if existing is not None:
             return existing
-        row = DatasetRow(key.user_id, key.dataset, created_at=clock.now_str())
+        # A new one: its counters from those an erase of the user kept.
+        ent, edge, art = self.erased_counters(key.user_id, key.dataset)
+        row = DatasetRow(
+            key.user_id,
+            key.dataset,
+            created_at=clock.now_str(),
+            next_entity=ent,
+            next_edge=edge,
+            next_artifact=art,
+        )
         try:
             row.save(condition=DatasetRow.user_id.does_not_exist())
         except PynamoDBException as exc:
