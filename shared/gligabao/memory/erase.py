@@ -90,9 +90,9 @@ class Erase:
         # Vectors first (as a dataset delete does): rows gone first would
         # leave vectors with nothing to find them by. A deleted dataset's
         # row is purged again: a crashed delete may have left some.
+        # (Its records go with all the user's, counted, in the next step.)
         if not self.vectors.inline:
             self.vectors.delete_dataset(key)
-        self.records.delete_dataset(key.user_id, key.dataset)
         self.graph.delete_dataset(key)
 
     def _call(self, user_id: str, call_id: str) -> CallRecord:
