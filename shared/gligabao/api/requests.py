@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from typing import Annotated, Any, TypeVar
+from urllib.parse import unquote
 
 from pydantic import (
     BaseModel,
@@ -402,6 +403,18 @@ def param_user(params: dict[str, str]) -> str:
         raise BadRequest("user_id: required")
     try:
         return check_user_id(params["user_id"])
+    except ValueError as exc:
+        raise BadRequest(str(exc)) from exc
+
+
+def param_path_user(value: str) -> str:
+    """A user_id in a path (percent-encoded: it may hold "/" or spaces)."""
+    try:
+        decoded = unquote(value, errors="strict")
+    except UnicodeDecodeError as exc:
+        raise BadRequest("user_id must be UTF-8") from exc
+    try:
+        return check_user_id(decoded)
     except ValueError as exc:
         raise BadRequest(str(exc)) from exc
 

@@ -165,6 +165,24 @@ class StepOut(BaseModel):
     ms: float
 
 
+class ErasedCountsOut(_Out):
+    datasets: int
+    entities: int
+    edges: int
+    artifacts: int
+    calls: int
+    inferences: int
+    idempotency: int
+
+
+class ErasedResultOut(_Out):
+    """What an erase of a user did: when it finished, how many of each went
+    (no text, no names)."""
+
+    finished_at: str
+    removed: ErasedCountsOut
+
+
 class CallOut(_Out):
     call_id: str
     type: str
@@ -174,8 +192,9 @@ class CallOut(_Out):
     started_at: str
     duration_ms: float
     steps: list[StepOut] = Field(default_factory=list)
-    result: RememberOut | None = Field(
-        default=None, description="a queued remember's response, once its status is ok"
+    result: RememberOut | ErasedResultOut | None = Field(
+        default=None,
+        description="a queued remember's response, once its status is ok; an erase's counts",
     )
 
 
@@ -281,3 +300,8 @@ class ForgottenOut(_Out):
     artifact_id: int
     removed: RemovedOut
     restored: RestoredOut = Field(description="facts the text had ended or superseded, set back")
+
+
+class ErasedOut(ErasedResultOut):
+    call_id: str
+    status: str = Field(description="`ok` once every store is erased")

@@ -35,6 +35,7 @@ from ..api.schemas import (
     EdgeDetailOut,
     EntitiesOut,
     EntityDetailOut,
+    ErasedOut,
     ForgottenOut,
     InferencesOut,
     QueryOut,
@@ -211,6 +212,14 @@ class Client(Transport):
         return _as(
             ForgottenOut, self._send("DELETE", f"/v1/gb/artifacts/{int(artifact_id)}?{query}")[1]
         )
+
+    def erase_user(self, user_id: str | None = None) -> ErasedOut:
+        """Erase a user: every dataset, vector, call and inference record and
+        idempotency record of theirs (202; the call record, under the same
+        ``call_id``, says when it finished). Erasing a user with nothing
+        stored is not an error."""
+        path = f"/v1/gb/users/{_seg(self._user(user_id))}"
+        return _as(ErasedOut, self._send("DELETE", path)[1])
 
     def inferences(
         self,

@@ -140,8 +140,12 @@ def serve(host: str, port: int, quiet: bool, data: str | None = None) -> int:
         index = wiring.vector_index()
         if isinstance(index, OpenSearchVectorIndex):
             index.bootstrap()
+    from ..handlers.datasets import eraser
     from .server import make_server
 
+    # An erase a crash left unfinished is finished before anything is served.
+    for call_id in eraser().resume_all():
+        print(f"finished the erase left unfinished by call {call_id}", flush=True)
     server = make_server(host, port, quiet=quiet)
     bound = server.server_address[1]
     print(f"gligabao listening on http://{host}:{bound}", flush=True)

@@ -31,6 +31,7 @@ def _routes() -> list[tuple[str, Handler]]:
         ("/v1/gb/search", query.lambda_handler),
         ("/mcp", mcp.lambda_handler),
         ("/v1/gb/datasets", datasets.lambda_handler),
+        ("/v1/gb/users/", datasets.lambda_handler),
         ("/v1/gb/inferences", records.lambda_handler),
         ("/v1/gb/calls/", records.lambda_handler),
         ("/v1/gb/entities", browse.lambda_handler),

@@ -143,6 +143,10 @@ CREATE TABLE IF NOT EXISTS inferences (
     provider TEXT NOT NULL DEFAULT '', expires_at REAL,
     PRIMARY KEY (user_id, sk)
 );
+-- An erase of a user begun and not finished (the next start finishes it).
+CREATE TABLE IF NOT EXISTS erasures (
+    user_id TEXT PRIMARY KEY, call_id TEXT NOT NULL, started_at TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS idempotency (
     id TEXT PRIMARY KEY, status TEXT NOT NULL, expiration INTEGER NOT NULL,
     in_progress_expiration INTEGER, data TEXT, validation TEXT

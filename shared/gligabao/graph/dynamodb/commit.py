@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import time
 import uuid
 import zlib
@@ -35,7 +34,7 @@ from pynamodb.transactions import TransactWrite
 from tenacity import Retrying, retry_if_exception_type, stop_after_attempt
 
 from ...backoff import half_jitter
-from ...config import settings
+from ...crash import crash_point
 from ...dynamodb.batch import batch_write, is_condition_failure, unique
 from ...dynamodb.tables import (
     ArtifactRow,
@@ -80,12 +79,6 @@ LOCK_PREFIX = "U#"  # update locks share the terms table too (see TermRow)
 
 class _RowsChanged(Exception):
     """A stored row changed under the transaction, which was cancelled."""
-
-
-def crash_point(name: str) -> None:
-    """Tests only: die here, as a killed Lambda would (no cleanup, no flush)."""
-    if settings().test_crash_at == name:  # GB_TEST_CRASH_AT
-        os._exit(137)
 
 
 def pack(data: Any) -> bytes:

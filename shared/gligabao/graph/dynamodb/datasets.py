@@ -14,6 +14,7 @@ from ...dynamodb.batch import batch_write, is_condition_failure, upstream
 from ...dynamodb.tables import DATASET_PARTITIONED, DatasetRow
 from ...errors import NotFound, UpstreamError
 from ...models import Dataset, DatasetKey
+from .erase import erased_counters
 from .rows import dataset_from_row
 
 
@@ -35,7 +36,16 @@ class DynamoDatasets:
         existing = self.get_dataset(key)
         if existing is not None:
             return existing
-        row = DatasetRow(key.user_id, key.dataset, created_at=clock.now_str())
+        # A new one: its counters from those an erase of the user kept.
+        ent, edge, art = erased_counters(key.user_id, key.dataset)
+        row = DatasetRow(
+            key.user_id,
+            key.dataset,
+            created_at=clock.now_str(),
+            next_entity=ent,
+            next_edge=edge,
+            next_artifact=art,
+        )
         try:
             row.save(condition=DatasetRow.user_id.does_not_exist())
         except PynamoDBException as exc:

@@ -38,6 +38,7 @@ from ...models import (
 from .browse import DynamoBrowse
 from .commit import Commits, crash_point
 from .datasets import DynamoDatasets
+from .erase import DynamoErase
 from .leases import Leases
 from .rows import (
     MAX_KEY_BYTES,
@@ -62,7 +63,7 @@ BATCH_GET = 100  # keys per BatchGetItem (DynamoDB's limit)
 WORKERS = 48
 
 
-class DynamoGraphStore(DynamoDatasets, DynamoBrowse):
+class DynamoGraphStore(DynamoDatasets, DynamoBrowse, DynamoErase):
     """GraphStore on DynamoDB. Point the tables at the right place first
     (``dynamodb.admin.configure_tables``); ``max_workers`` bounds the per-call
     parallel queries (keyword terms, edges around entities, name claims)."""

@@ -161,3 +161,10 @@ class SqliteRecordStore:
                 "DELETE FROM inferences WHERE user_id = ? AND dataset = ?", (user_id, dataset)
             )
             conn.execute("DELETE FROM calls WHERE user_id = ? AND dataset = ?", (user_id, dataset))
+
+    @sqlite_errors("record store delete_user")
+    def delete_user(self, user_id: str) -> tuple[int, int]:
+        with self.db.write() as conn:
+            calls = conn.execute("DELETE FROM calls WHERE user_id = ?", (user_id,)).rowcount
+            infs = conn.execute("DELETE FROM inferences WHERE user_id = ?", (user_id,)).rowcount
+        return int(calls), int(infs)

@@ -30,6 +30,7 @@ import numpy as np
 
 from ...geo_math import haversine_km
 from ...models import DatasetKey
+from ...oneway import one_way
 from ...sqlite.db import Database, sqlite_errors
 from ...text import query_terms
 from ..port import GeoHit, Hit, Kind, SearchRequest, VectorItem, fuse
@@ -43,6 +44,20 @@ def _unit(vector: list[float]) -> np.ndarray:
     v = np.asarray(vector, dtype=np.float32)
     n = float(np.linalg.norm(v))
     return v / n if n > 0 else v
+
+
+def epoch_key(key: DatasetKey) -> str:
+    """A dataset's epoch outlives an erase of its user (a reader must still
+    see that the vectors it cached are gone): kept under a one-way hash."""
+    return one_way("vectors", key.pk)
+
+
+def _bump(conn: sqlite3.Connection, key: DatasetKey) -> None:
+    conn.execute(
+        "INSERT INTO vector_epochs (pk, epoch) VALUES (?, 1) "
+        "ON CONFLICT (pk) DO UPDATE SET epoch = epoch + 1",
+        (epoch_key(key),),
+    )
 
 
 @dataclass
@@ -93,7 +108,9 @@ class SqliteVectorIndex:
 
     def _fresh(self, conn: sqlite3.Connection, key: DatasetKey, kind: str) -> _Cached:
         """The cached matrix of (dataset, kind), brought up to date."""
-        row = conn.execute("SELECT epoch FROM vector_epochs WHERE pk = ?", (key.pk,)).fetchone()
+        row = conn.execute(
+            "SELECT epoch FROM vector_epochs WHERE pk = ?", (epoch_key(key),)
+        ).fetchone()
         epoch = row[0] if row else 0
         c = self._cache.get((key.pk, kind))
         if c is None or c.epoch != epoch:
@@ -185,11 +202,9 @@ class SqliteVectorIndex:
         with self.db.write() as conn:
             conn.execute("DELETE FROM vectors WHERE pk = ?", (key.pk,))
             conn.execute("DELETE FROM passage_words WHERE pk = ?", (key.pk,))
-            conn.execute(
-                "INSERT INTO vector_epochs (pk, epoch) VALUES (?, 1) "
-                "ON CONFLICT (pk) DO UPDATE SET epoch = epoch + 1",
-                (key.pk,),
-            )
+            # (a file written before the epochs were hashed: its row named the user)
+            conn.execute("DELETE FROM vector_epochs WHERE pk = ?", (key.pk,))
+            _bump(conn, key)
 
     @sqlite_errors("vector index delete")
     def delete(self, key: DatasetKey, kind: Kind, ids: list[int]) -> int:
@@ -209,11 +224,7 @@ class SqliteVectorIndex:
                 )
             # The cached matrices only learn of additions (by seq): a new
             # epoch makes every reader rebuild without the removed rows.
-            conn.execute(
-                "INSERT INTO vector_epochs (pk, epoch) VALUES (?, 1) "
-                "ON CONFLICT (pk) DO UPDATE SET epoch = epoch + 1",
-                (key.pk,),
-            )
+            _bump(conn, key)
         return int(gone)
 
     @sqlite_errors("vector index count")
