@@ -147,6 +147,9 @@ class Settings:
     geo: bool = False
     geo_radius_km: float = 50.0
     chunk_threshold_tokens: int = 2000
+    # remember/batch: the texts of one extraction call (estimated tokens, count)
+    batch_window_tokens: int = 3000
+    batch_window_texts: int = 100
     chunk_target_tokens: int = 800
     chunk_overlap_tokens: int = 80
     llm_timeout_s: float = 60.0
@@ -281,6 +284,8 @@ def load_settings(*, local: bool = False) -> Settings:
         geo=_env("GB_GEO", "off").lower() in {"on", "true", "1", "yes"},
         geo_radius_km=_float("GB_GEO_RADIUS_KM", 50.0),
         chunk_threshold_tokens=_int("GB_CHUNK_THRESHOLD_TOKENS", 2000),
+        batch_window_tokens=_int("GB_BATCH_WINDOW_TOKENS", 3000),
+        batch_window_texts=_int("GB_BATCH_WINDOW_TEXTS", 100),
         chunk_target_tokens=_int("GB_CHUNK_TOKENS", 800),
         chunk_overlap_tokens=_int("GB_CHUNK_OVERLAP_TOKENS", 80),
         llm_timeout_s=_float("GB_LLM_TIMEOUT_S", 60.0),

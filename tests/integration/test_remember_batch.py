@@ -130,10 +130,15 @@ def test_messages_and_defaults_of_the_request(gb: Harness) -> None:
     ]
 
 
-def test_a_failed_piece_is_counted_and_a_rerun_with_the_key_does_only_it(gb: Harness) -> None:
+def test_a_failed_piece_is_counted_and_a_rerun_with_the_key_does_only_it(
+    gb: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gligabao import wiring
+
+    monkeypatch.setenv("GB_BATCH_WINDOW_TEXTS", "10")
+    wiring.reset()
     use_world(gb)
-    # two sessions, one after the other: two windows, two extraction calls;
-    # the second fails for good
+    # two windows, two extraction calls; the second fails for good
     items = conversation(10) + [
         {**it, "session_id": "s2", "text": it["text"].replace("Dana", "Sam"),
          "reference_time": it["reference_time"].replace("-01-", "-02-")}
@@ -158,3 +163,17 @@ def test_a_failed_piece_is_counted_and_a_rerun_with_the_key_does_only_it(gb: Har
     r = post(gb, {"items": items}, headers=headers)
     res = wait(gb, r.call_id)["result"]
     assert (res["skipped"], res["done"]) == (20, 20) and gb.llm.calls("extract") == extracts + 1
+
+
+def test_interleaved_sessions_share_a_window_and_keep_their_sessions(gb: Harness) -> None:
+    use_world(gb)
+    items = [
+        {"text": f"Turn {d} of {s}.", "session_id": s, "reference_time": f"2025-01-{d:02d}T0{n}:00:00Z"}
+        for d in range(1, 11)
+        for n, s in enumerate(("a", "b"))
+    ]
+    r = post(gb, {"items": items})
+    assert wait(gb, r.call_id)["status"] == "ok"
+    assert gb.llm.calls("extract") == 1
+    arts = sorted(gb.graph.iter_artifacts(DatasetKey("u1", "main")), key=lambda a: a.id)
+    assert [(a.text, a.session_id) for a in arts] == [(i["text"], i["session_id"]) for i in items]

@@ -14,7 +14,7 @@ from typing import Any
 from .. import clock, wiring
 from ..api.app import run_call
 from ..api.batch import BatchRequest
-from ..api.requests import REMEMBER_STAGES, parse_models, parse_reasoning
+from ..api.requests import MAX_MESSAGES, REMEMBER_STAGES, parse_models, parse_reasoning
 from ..config import settings
 from ..errors import NotConfigured
 from ..memory.batch import BatchInput, Item
@@ -44,7 +44,16 @@ def batch_input(req: BatchRequest, call_id: str, key: str | None, now: str) -> B
         )
         for it in req.items
     ]
-    return BatchInput(req.user_id, req.dataset, items, options, key or call_id, call_id)
+    return BatchInput(
+        req.user_id,
+        req.dataset,
+        items,
+        options,
+        key or call_id,
+        call_id,
+        cfg.batch_window_tokens,
+        min(cfg.batch_window_texts, MAX_MESSAGES),
+    )
 
 
 def check_llm(req: BatchRequest) -> None:

@@ -32,6 +32,7 @@ from .window import Said
 
 WINDOW_TOKENS = 3000  # texts per extraction call, by their estimated tokens
 WINDOW_TEXTS = 100  # and by count (as remember's ``messages``)
+# (GB_BATCH_WINDOW_TOKENS and GB_BATCH_WINDOW_TEXTS set them)
 
 
 @dataclass(frozen=True)
@@ -107,8 +108,10 @@ def ledger_id(user_id: str, dataset: str, key: str, items: list[Item]) -> str:
 
 
 def windows(items: list[Item], todo: list[int], tokens: int, size: int) -> list[list[int]]:
-    """Consecutive texts (in time order) of one session and one ``extract``,
-    at most ``size`` texts and about ``tokens`` tokens each."""
+    """Consecutive texts (in time order) of one ``extract``, at most ``size``
+    texts and about ``tokens`` tokens each. A window may hold several
+    sessions (each text keeps its own): interleaved sessions would
+    otherwise cut it to a text or two."""
     out: list[list[int]] = []
     used = 0
     for i in todo:
@@ -116,7 +119,7 @@ def windows(items: list[Item], todo: list[int], tokens: int, size: int) -> list[
         last = items[out[-1][-1]] if out else None
         fits = (
             last is not None
-            and (last.session_id, last.extract) == (it.session_id, it.extract)
+            and last.extract == it.extract
             and len(out[-1]) < size
             and used + cost <= tokens
         )
@@ -197,7 +200,10 @@ class RememberBatch:
         report(progress.public(meter))
         for group in windows(items, todo, inp.window_tokens, inp.window_texts):
             first = items[group[0]]
-            said = [Said(items[i].text, items[i].speaker, items[i].reference_time) for i in group]
+            said = [
+                Said(items[i].text, items[i].speaker, items[i].reference_time, items[i].session_id)
+                for i in group
+            ]
             rin = RememberInput(
                 inp.user_id,
                 inp.dataset,
