@@ -9,6 +9,7 @@ same key and texts skips the texts already committed."""
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from typing import Any
 
 from .. import clock, wiring
@@ -16,8 +17,8 @@ from ..api.app import run_call
 from ..api.batch import BatchRequest
 from ..api.requests import MAX_MESSAGES, REMEMBER_STAGES, parse_models, parse_reasoning
 from ..config import settings
-from ..errors import NotConfigured
-from ..memory.batch import BatchInput, Item
+from ..errors import GbError, NotConfigured
+from ..memory.batch import BatchInput, Item, ledger_id
 from ..memory.options import StageOptions
 from ..records.meter import Meter
 from .jobs import enqueue
@@ -44,6 +45,10 @@ def batch_input(req: BatchRequest, call_id: str, key: str | None, now: str) -> B
         )
         for it in req.items
     ]
+    # The ledger of the texts as given: one without a time gets "now", which
+    # a rerun's request would not share.
+    given: list[object] = [req.session_id, req.reference_time]
+    given += [it.model_dump() for it in req.items]
     return BatchInput(
         req.user_id,
         req.dataset,
@@ -51,6 +56,7 @@ def batch_input(req: BatchRequest, call_id: str, key: str | None, now: str) -> B
         options,
         key or call_id,
         call_id,
+        ledger_id(req.user_id, req.dataset, key or call_id, given),
         cfg.batch_window_tokens,
         min(cfg.batch_window_texts, MAX_MESSAGES),
     )
@@ -75,8 +81,11 @@ def run_batch(
     req: BatchRequest,
     call_id: str,
     job: dict[str, Any],
-    retry_if: Any = None,
+    retry_if: Callable[[GbError], bool] | None = None,
+    on_progress: Callable[[dict[str, object]], None] = lambda progress: None,
 ) -> dict[str, Any]:
+    """Run a queued batch (the worker; ``gligabao ingest`` on the local file,
+    which also watches ``on_progress``)."""
     inp = batch_input(req, call_id, job.get("key"), str(job["reference_time"]))
     records = wiring.record_store()
 
@@ -86,6 +95,7 @@ def run_batch(
             # progress is news, not the work: never fail on it
             with contextlib.suppress(Exception):
                 records.save_call(meter.call)
+            on_progress(progress)
 
         return dict(wiring.batch_service().run(inp, meter, report))
 

@@ -54,6 +54,9 @@ class BatchInput:
     options: StageOptions
     key: str  # the batch's idempotency key (its ledger)
     call_id: str | None = None
+    # The ledger's ID (else one from the key and the texts): the caller's
+    # when the texts' times were filled in ("now") and would differ on a rerun.
+    ledger: str | None = None
     window_tokens: int = WINDOW_TOKENS
     window_texts: int = WINDOW_TEXTS
 
@@ -96,14 +99,13 @@ def in_time_order(items: list[Item]) -> list[Item]:
     return sorted(items, key=lambda it: it.reference_time)
 
 
-def ledger_id(user_id: str, dataset: str, key: str, items: list[Item]) -> str:
+def ledger_id(user_id: str, dataset: str, key: str, rows: list[object]) -> str:
     """The same key with other texts is another batch (nothing is skipped)."""
     digest = hashlib.sha256()
     for part in (user_id, dataset, key):
         digest.update(part.encode() + b"\0")
-    for it in items:
-        row = [it.text, it.reference_time, it.speaker, it.session_id, it.extract]
-        digest.update(json.dumps(row).encode() + b"\n")
+    for row in rows:
+        digest.update(json.dumps(row, sort_keys=True).encode() + b"\n")
     return "batch-" + digest.hexdigest()[:40]
 
 
@@ -192,7 +194,12 @@ class RememberBatch:
         again); a failure that may pass (a 429, a 5xx, a timeout) stops the
         batch with what is committed kept, for the queue to run it again."""
         items = in_time_order(inp.items)
-        lid = ledger_id(inp.user_id, inp.dataset, inp.key, items)
+        lid = inp.ledger or ledger_id(
+            inp.user_id,
+            inp.dataset,
+            inp.key,
+            [[it.text, it.reference_time, it.speaker, it.session_id, it.extract] for it in items],
+        )
         done = self.ledger.load(inp.user_id, lid)
         todo = [i for i in range(len(items)) if i not in done]
         progress = Progress(len(items), done=len(done), skipped=len(done))
