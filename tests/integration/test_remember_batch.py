@@ -177,3 +177,22 @@ def test_interleaved_sessions_share_a_window_and_keep_their_sessions(gb: Harness
     assert gb.llm.calls("extract") == 1
     arts = sorted(gb.graph.iter_artifacts(DatasetKey("u1", "main")), key=lambda a: a.id)
     assert [(a.text, a.session_id) for a in arts] == [(i["text"], i["session_id"]) for i in items]
+
+
+def test_short_of_time_a_batch_stops_before_a_window_and_runs_again(gb: Harness) -> None:
+    from gligabao import deadline
+    from gligabao.handlers.remember_worker import process_job
+    from gligabao.queue.port import RetryLater
+
+    use_world(gb)
+    job = {"kind": "remember_batch", "call_id": "c-time", "key": "k",
+           "reference_time": "2025-02-01T00:00:00Z",
+           "request": {"user_id": "u1", "items": conversation(5)}}
+    with deadline.budget(60), pytest.raises(RetryLater):  # under the 120 s a window may need
+        process_job(job, final_attempt=False)
+    assert_nothing_written(gb)
+    call = gb.client.get("/v1/gb/calls/c-time?user_id=u1").body
+    assert call["status"].startswith("retrying: the batch stopped with 5 texts to go"), call
+    assert process_job(job, final_attempt=False)  # the redelivery, with time
+    call = gb.client.get("/v1/gb/calls/c-time?user_id=u1").body
+    assert call["status"] == "ok" and call["result"]["done"] == 5, call

@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
+from .. import deadline
 from ..errors import Busy, DeadlineExceeded, GbError, is_transient
 from ..records.meter import Meter
 from ..text import estimate_tokens
@@ -30,6 +31,9 @@ from .options import StageOptions
 from .remember import Read, Remember, RememberInput
 from .window import Said
 
+# Stop before a window when less time than this is left (a Lambda worker's
+# budget): the queue runs the batch again and the ledger skips what is done.
+RESERVE_S = 120.0
 WINDOW_TOKENS = 3000  # texts per extraction call, by their estimated tokens
 WINDOW_TEXTS = 100  # and by count (as remember's ``messages``)
 # (GB_BATCH_WINDOW_TOKENS and GB_BATCH_WINDOW_TEXTS set them)
@@ -59,6 +63,13 @@ class BatchInput:
     ledger: str | None = None
     window_tokens: int = WINDOW_TOKENS
     window_texts: int = WINDOW_TEXTS
+
+
+class Unfinished(GbError):
+    """The batch stopped before its time ran out; what is committed stays."""
+
+    status = 503
+    status_code = 503  # a failure that may pass (errors.is_transient): run it again
 
 
 class Ledger(Protocol):
@@ -206,6 +217,12 @@ class RememberBatch:
         call_id = inp.call_id or meter.call.call_id
         report(progress.public(meter))
         for group in windows(items, todo, inp.window_tokens, inp.window_texts):
+            left = deadline.remaining()
+            if left is not None and left < RESERVE_S:
+                raise Unfinished(
+                    f"the batch stopped with {len(items) - progress.done} texts to go before "
+                    "its time ran out; it runs again from there"
+                )
             first = items[group[0]]
             said = [
                 Said(items[i].text, items[i].speaker, items[i].reference_time, items[i].session_id)
@@ -236,9 +253,10 @@ class RememberBatch:
             except GbError as exc:
                 if isinstance(exc, Busy | DeadlineExceeded) or is_transient(exc):
                     raise  # what is committed stays; the queue runs the batch again
-                left = [i for i in group if i not in done]
-                progress.failed += len(left)
-                progress.errors.append(f"{len(left)} texts from {first.reference_time}: "
-                                       f"{exc.message}")
+                lost = [i for i in group if i not in done]
+                progress.failed += len(lost)
+                progress.errors.append(
+                    f"{len(lost)} texts from {first.reference_time}: {exc.message}"
+                )
                 report(progress.public(meter))
         return progress.public(meter)
