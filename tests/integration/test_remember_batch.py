@@ -56,6 +56,13 @@ def test_a_bad_batch_is_400_and_nothing_is_written(
     assert_nothing_written(gb)
 
 
+def test_a_batch_over_the_body_limit_is_413_and_nothing_is_written(gb: Harness) -> None:
+    r = post(gb, {"items": [{"text": "x" * 700}] * 100})
+    assert r.status == 413, r.body
+    assert gb.llm.calls() == 0
+    assert_nothing_written(gb)
+
+
 def test_an_empty_idempotency_key_is_400(gb: Harness) -> None:
     r = post(gb, {"items": [{"text": "x"}]}, headers={"Idempotency-Key": " "})
     assert r.status == 400, r.body
