@@ -183,9 +183,15 @@ def main() -> int:
     args = parser.parse_args()
     raws = json.loads(CORPUS_LONG.read_text())["conversations"][: args.conversations]
     rows = []
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    # One clean interpreter per way (its own stack and logging), one after the other.
+    ctx = multiprocessing.get_context("spawn")
     for way in args.ways.split(","):
         say(f"{way}: remembering {sum(len(c['messages']) for c in raws)} messages ...")
-        res = run_way(way, raws, args.group)
+        with ProcessPoolExecutor(1, mp_context=ctx) as pool:
+            res = pool.submit(run_way, way, raws, args.group).result()
         for p in res["problems"]:
             say(f"  harness problem: {p}")
         rows.append([
