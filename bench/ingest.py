@@ -21,9 +21,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import re
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 from .eval.gold import Conv, GoldLLM, section, user_text
@@ -183,9 +185,6 @@ def main() -> int:
     args = parser.parse_args()
     raws = json.loads(CORPUS_LONG.read_text())["conversations"][: args.conversations]
     rows = []
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
     # One clean interpreter per way (its own stack and logging), one after the other.
     ctx = multiprocessing.get_context("spawn")
     for way in args.ways.split(","):
