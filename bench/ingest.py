@@ -42,7 +42,8 @@ WAYS = ("one", "messages", "bulk")
 
 class WindowGold(GoldLLM):
     """The gold model, also for a window: each ``[message N]`` line's gold
-    (read with the prompt's known entities), its edges tagged ``message: N``.
+    (read with the prompt's known entities), its edges tagged ``message: N``;
+    an entity is listed once per window, by the name it was first given.
     ``invalidate`` judges by every gold supersession of the conversation (a
     pair counts only when its new fact and its old edge are both shown)."""
 
@@ -52,18 +53,25 @@ class WindowGold(GoldLLM):
         if not any(lines):
             return super().extract(body)
         known = section(prompt, "known_entities")
-        entities: dict[str, dict[str, Any]] = {}
+        # One entry per entity in the window's reply, as a model's list has:
+        # a later mention by another name ("Liz") takes the first one's.
+        window: dict[str, dict[str, Any]] = {}
         edges: list[dict[str, Any]] = []
         for m in lines:
-            if m is None:
+            found = self.by_text.get(m.group(2)) if m else None
+            if m is None or found is None:
                 continue
             one = {"messages": [{"content": f"<text>\n{m.group(2)}\n</text>\n"
                                             f"<known_entities>\n{known}\n</known_entities>"}]}
             got = super().extract(one)
-            for e in got["entities"]:
-                entities.setdefault(e["name"], e)
-            edges += [{**e, "message": int(m.group(1))} for e in got["edges"]]
-        return {"entities": list(entities.values()), "edges": edges}
+            gold = found[1]["extraction"]
+            for g, out in zip(gold["entities"], got["entities"], strict=True):
+                window.setdefault(g["key"], out)
+            edges += [{"source": window[g["source"]]["name"], "target": window[g["target"]]["name"],
+                       "relation": g["relation"], "description": g["description"],
+                       "valid_at": g["valid_at"], "invalid_at": g["invalid_at"],
+                       "message": int(m.group(1))} for g in gold["edges"]]
+        return {"entities": list(window.values()), "edges": edges}
 
 
 def remember_one(base: str, conv: Conv, group: int) -> None:
@@ -159,6 +167,7 @@ def run_way(way: str, raws: list[dict[str, Any]], group: int) -> dict[str, Any]:
                 out["llm_calls"] += calls
                 out["tokens"] += toks
             recalls: list[float] = []
+            out["by_question"] = {}
             for conv in convs.values():
                 for q in conv.raw["questions"]:
                     gold.last_context = None
@@ -171,6 +180,7 @@ def run_way(way: str, raws: list[dict[str, Any]], group: int) -> dict[str, Any]:
                     r = score_graph(conv, q, parse_context(gold.last_context))["recall"]
                     if r is not None:
                         recalls.append(r)
+                        out["by_question"][q["id"]] = (r, q["question"])
             out["recall"] = mean(recalls) or 0.0
             out["questions"] = len(recalls)
     out["problems"] = gold.problems[:3]
@@ -185,12 +195,13 @@ def main() -> int:
     args = parser.parse_args()
     raws = json.loads(CORPUS_LONG.read_text())["conversations"][: args.conversations]
     rows = []
+    results: dict[str, dict[str, Any]] = {}
     # One clean interpreter per way (its own stack and logging), one after the other.
     ctx = multiprocessing.get_context("spawn")
     for way in args.ways.split(","):
         say(f"{way}: remembering {sum(len(c['messages']) for c in raws)} messages ...")
         with ProcessPoolExecutor(1, mp_context=ctx) as pool:
-            res = pool.submit(run_way, way, raws, args.group).result()
+            res = results[way] = pool.submit(run_way, way, raws, args.group).result()
         for p in res["problems"]:
             say(f"  harness problem: {p}")
         rows.append([
@@ -201,6 +212,13 @@ def main() -> int:
     print()
     print(table(["way", "messages", "LLM calls", "per 10 msgs", "tokens", "wall s", "recall"],
                 rows))
+    first = next(iter(results.values()))  # the first way is the base
+    base = first.get("by_question", {})
+    for way, res in results.items():
+        worse = [(q, r, base[q]) for q, r in res["by_question"].items()
+                 if q in base and r[0] < base[q][0]]
+        for q, (r, text), (b, _) in worse[:8]:
+            print(f"  {way} below {first['way']}: {q} {r:.2f} < {b:.2f}  {text}")
     return 0
 
 
