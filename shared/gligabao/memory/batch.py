@@ -251,8 +251,14 @@ class RememberBatch:
                     progress.pieces += 1
                     report(progress.public(meter))
             except GbError as exc:
-                if isinstance(exc, Busy | DeadlineExceeded) or is_transient(exc):
-                    raise  # what is committed stays; the queue runs the batch again
+                # What is committed stays; the queue runs the batch again.
+                if isinstance(exc, Busy):  # a lease of a concurrent call: it passes
+                    raise Unfinished(
+                        f"the batch stopped with {len(items) - progress.done} texts to go: "
+                        f"{exc.message}"
+                    ) from exc
+                if isinstance(exc, DeadlineExceeded) or is_transient(exc):
+                    raise
                 lost = [i for i in group if i not in done]
                 progress.failed += len(lost)
                 progress.errors.append(
