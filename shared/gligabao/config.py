@@ -193,6 +193,12 @@ class Settings(BaseSettings):
     # -- remember and query ---------------------------------------------------
     chunk_threshold_tokens: int = var(2000, "a text longer than this is chunked")
     chunk_target_tokens: int = var(800, "the size of a chunk", "GB_CHUNK_TOKENS")
+    batch_window_tokens: int = var(
+        3000, "`remember/batch`: the estimated tokens of the texts of one extraction call"
+    )
+    batch_window_texts: int = var(
+        100, "`remember/batch`: the texts of one extraction call (at most 100)"
+    )
     chunk_overlap_tokens: int = var(80, "the overlap of two chunks")
     context_tokens: int = var(
         2000, "the token budget of a query's context (a request's `max_context_tokens`, 100 to "

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from .api.app import CallServices
     from .graph.port import GraphStore
     from .idempotency.port import Idempotency
+    from .memory.batch import RememberBatch
     from .memory.query import Query
     from .memory.remember import GeoResolver, Remember
     from .memory.split import Split
@@ -200,6 +201,14 @@ def remember_service() -> Remember:
     return Remember(graph_store(), vector_index(), settings(), geo_resolver())
 
 
+@lru_cache(maxsize=1)
+def batch_service() -> RememberBatch:
+    from .memory.batch import RememberBatch
+    from .records.ledger import RecordLedger
+
+    return RememberBatch(remember_service(), RecordLedger(record_store()))
+
+
 def split_service() -> Split:
     from .memory.split import Split
 
@@ -281,6 +290,7 @@ def reset() -> None:
         embedder,
         reranker,
         geo_resolver,
+        batch_service,
         remember_service,
         query_service,
         idempotency,

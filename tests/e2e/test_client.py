@@ -15,6 +15,7 @@ from fakes.anthropic_server import FakeAnthropic
 from fakes.openai_server import FakeOpenAI
 from gligabao.api.schemas import (
     AcceptedOut,
+    BatchProgressOut,
     CallOut,
     DatasetsOut,
     InferencesOut,
@@ -89,7 +90,20 @@ def test_every_method_against_a_running_server(served: Served, llm: FakeAnthropi
         assert time.monotonic() < deadline, polled
         time.sleep(0.2)
     assert polled.status == "ok"
-    assert polled.result is not None and polled.result.entities[0].name == "Bob"
+    assert isinstance(polled.result, RememberOut) and polled.result.entities[0].name == "Bob"
+
+    # A batch: always queued; the call's result is its progress, then its totals.
+    llm.script("extract", EXTRACT_BOB)
+    items = [{"text": "Bob joined.", "reference_time": "2025-01-02T00:00:00Z"},
+             {"role": "user", "content": "Hi Bob.", "created_at": "2025-01-01T00:00:00Z"}]
+    accepted = gb.remember_batch(items, dataset="other", idempotency_key="batch-1")
+    assert isinstance(accepted, AcceptedOut)
+    while (polled := gb.call(accepted.call_id)).status in ("accepted", "running"):
+        assert time.monotonic() < deadline, polled
+        time.sleep(0.2)
+    assert polled.status == "ok", polled
+    assert isinstance(polled.result, BatchProgressOut)
+    assert (polled.result.texts, polled.result.done, polled.result.llm_calls) == (2, 2, 1)
 
     gb.delete_dataset("other")
     assert [d.name for d in gb.datasets().datasets] == ["main"]

@@ -212,6 +212,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/gb/remember/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Remember many texts, in the order of their time (queued)
+         * @description Always asynchronous: 202 and the call to poll, whose `result` shows the progress (texts done, skipped, failed, LLM calls, tokens, cost). Several texts per extraction call; committed in pieces. A rerun with the same key (Idempotency-Key or `idempotency_key`) and the same texts skips those committed.
+         */
+        post: operations["rememberBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/gb/search": {
         parameters: {
             query?: never;
@@ -317,6 +337,111 @@ export interface components {
             /** Next Cursor */
             next_cursor: string | null;
         };
+        /**
+         * BatchProgressOut
+         * @description A batch remember's progress (while it runs) and totals (once done).
+         */
+        BatchProgressOut: {
+            /** Cost Usd */
+            cost_usd: number;
+            /**
+             * Done
+             * @description texts committed (with those skipped)
+             */
+            done: number;
+            /**
+             * Errors
+             * @description the first failures
+             */
+            errors?: string[];
+            /**
+             * Failed
+             * @description texts of pieces that failed for good (a rerun retries them)
+             */
+            failed: number;
+            /** Input Tokens */
+            input_tokens: number;
+            /** Llm Calls */
+            llm_calls: number;
+            /** Output Tokens */
+            output_tokens: number;
+            /**
+             * Pieces
+             * @description commits so far
+             */
+            pieces: number;
+            /**
+             * Skipped
+             * @description committed by an earlier run with the same key
+             */
+            skipped: number;
+            /**
+             * Texts
+             * @description texts in the batch
+             */
+            texts: number;
+        };
+        /** BatchRequest */
+        BatchRequest: {
+            /**
+             * Dataset
+             * @default main
+             */
+            dataset?: string;
+            /**
+             * Idempotency Key
+             * @default null
+             */
+            idempotency_key?: string | null;
+            /** Items */
+            items: (components["schemas"]["TextItem"] | components["schemas"]["MessageItem"])[];
+            /**
+             * Models
+             * @default null
+             */
+            models?: {
+                extract?: string;
+                invalidate?: string;
+                summarize?: string;
+            };
+            /**
+             * Reasoning
+             * @default null
+             */
+            reasoning?: ("none" | "low" | "medium" | "high") | {
+                /**
+                 * @description case-insensitive
+                 * @enum {string}
+                 */
+                extract?: "none" | "low" | "medium" | "high";
+                /**
+                 * @description case-insensitive
+                 * @enum {string}
+                 */
+                invalidate?: "none" | "low" | "medium" | "high";
+                /**
+                 * @description case-insensitive
+                 * @enum {string}
+                 */
+                summarize?: "none" | "low" | "medium" | "high";
+            };
+            /**
+             * Reference Time
+             * @default null
+             */
+            reference_time?: string | null;
+            /**
+             * Session Id
+             * @description at most 128 bytes, no control characters
+             * @default null
+             */
+            session_id?: string;
+            /**
+             * User Id
+             * @description 1 to 128 bytes, no control characters
+             */
+            user_id: string;
+        };
         /** BrowsedEntityOut */
         BrowsedEntityOut: {
             /** Created At */
@@ -355,10 +480,10 @@ export interface components {
             duration_ms: number;
             /**
              * Result
-             * @description a queued remember's response, once its status is ok; an erase's counts
+             * @description a queued remember's response, once its status is ok; a batch's progress while it runs, then its totals; an erase's counts
              * @default null
              */
-            result?: components["schemas"]["RememberOut"] | components["schemas"]["ErasedResultOut"] | null;
+            result?: components["schemas"]["RememberOut"] | components["schemas"]["BatchProgressOut"] | components["schemas"]["ErasedResultOut"] | null;
             /**
              * Session Id
              * @default null
@@ -694,6 +819,43 @@ export interface components {
              * @enum {string}
              */
             role: "user" | "assistant" | "system" | "tool";
+        };
+        /**
+         * MessageItem
+         * @description A chat message of a batch, as one of remember's ``messages``.
+         */
+        MessageItem: {
+            /** Content */
+            content: string;
+            /**
+             * Created At
+             * Format: date-time
+             * @description when it was said (else the request's reference_time, else now)
+             * @default null
+             */
+            created_at?: string;
+            /**
+             * Extract
+             * @default true
+             */
+            extract?: boolean;
+            /**
+             * Name
+             * @description who wrote it (its speaker; else the role is)
+             * @default null
+             */
+            name?: string;
+            /**
+             * Role
+             * @enum {string}
+             */
+            role: "user" | "assistant" | "system" | "tool";
+            /**
+             * Session Id
+             * @description at most 128 bytes, no control characters
+             * @default null
+             */
+            session_id?: string;
         };
         /** MovedOut */
         MovedOut: {
@@ -1125,6 +1287,35 @@ export interface components {
             name: string;
         } & {
             [key: string]: unknown;
+        };
+        /**
+         * TextItem
+         * @description A text of a batch, as remember's ``text``.
+         */
+        TextItem: {
+            /**
+             * Extract
+             * @default true
+             */
+            extract?: boolean;
+            /**
+             * Reference Time
+             * @default null
+             */
+            reference_time?: string | null;
+            /**
+             * Session Id
+             * @description at most 128 bytes, no control characters
+             * @default null
+             */
+            session_id?: string;
+            /**
+             * Speaker
+             * @default null
+             */
+            speaker?: string;
+            /** Text */
+            text: string;
         };
     };
     responses: never;
@@ -1966,6 +2157,88 @@ export interface operations {
             };
             /** @description same Idempotency-Key still running */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description body over 64 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description an upstream failed */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description LLM not configured */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    rememberBatch: {
+        parameters: {
+            query?: never;
+            header?: {
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BatchRequest"];
+            };
+        };
+        responses: {
+            /** @description queued */
+            202: {
+                headers: {
+                    /** @description /v1/gb/calls/{call_id}: the call to poll */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcceptedOut"];
+                };
+            };
+            /** @description invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description another user's data */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -12,6 +12,7 @@ export type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 
 export const ROUTES: { readonly [Op in OperationId]: readonly [Method, string] } = {
   remember: ["POST", "/v1/gb/remember"],
+  rememberBatch: ["POST", "/v1/gb/remember/batch"],
   query: ["POST", "/v1/gb/query"],
   search: ["POST", "/v1/gb/search"],
   listDatasets: ["GET", "/v1/gb/datasets"],

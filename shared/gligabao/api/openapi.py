@@ -12,6 +12,7 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
+from .batch import BatchRequest
 from .requests import QueryRequest, RememberRequest, SearchRequest, SplitRequest
 from .schemas import (
     AcceptedOut,
@@ -32,10 +33,11 @@ from .schemas import (
     SplitOut,
 )
 
-REQUESTS = (RememberRequest, QueryRequest, SearchRequest, SplitRequest)
+REQUESTS = (RememberRequest, BatchRequest, QueryRequest, SearchRequest, SplitRequest)
 DOC = Path(__file__).resolve().parent.parent / "openapi.json"
 _MODELS: list[type[BaseModel]] = [
     RememberRequest,
+    BatchRequest,
     QueryRequest,
     SearchRequest,
     SplitRequest,
@@ -142,6 +144,25 @@ def build() -> dict[str, Any]:
                         "200": {"description": "what was stored", **_json(RememberOut)},
                         "202": ACCEPTED,
                         **_errors(400, 401, 403, 409, 413, 502, 503),
+                    },
+                }
+            },
+            "/v1/gb/remember/batch": {
+                "post": {
+                    "operationId": "rememberBatch",
+                    "summary": "Remember many texts, in the order of their time (queued)",
+                    "description": (
+                        "Always asynchronous: 202 and the call to poll, whose `result` shows "
+                        "the progress (texts done, skipped, failed, LLM calls, tokens, cost). "
+                        "Several texts per extraction call; committed in pieces. A rerun "
+                        "with the same key (Idempotency-Key or `idempotency_key`) and the "
+                        "same texts skips those committed."
+                    ),
+                    "parameters": [_param("Idempotency-Key", where="header")],
+                    "requestBody": {"required": True, **_json(BatchRequest)},
+                    "responses": {
+                        "202": {**ACCEPTED, "description": "queued"},
+                        **_errors(400, 401, 403, 413, 502, 503),
                     },
                 }
             },

@@ -183,6 +183,21 @@ class ErasedResultOut(_Out):
     removed: ErasedCountsOut
 
 
+class BatchProgressOut(_Out):
+    """A batch remember's progress (while it runs) and totals (once done)."""
+
+    texts: int = Field(description="texts in the batch")
+    done: int = Field(description="texts committed (with those skipped)")
+    skipped: int = Field(description="committed by an earlier run with the same key")
+    failed: int = Field(description="texts of pieces that failed for good (a rerun retries them)")
+    pieces: int = Field(description="commits so far")
+    llm_calls: int
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float
+    errors: list[str] = Field(default_factory=list, description="the first failures")
+
+
 class CallOut(_Out):
     call_id: str
     type: str
@@ -192,9 +207,10 @@ class CallOut(_Out):
     started_at: str
     duration_ms: float
     steps: list[StepOut] = Field(default_factory=list)
-    result: RememberOut | ErasedResultOut | None = Field(
+    result: RememberOut | BatchProgressOut | ErasedResultOut | None = Field(
         default=None,
-        description="a queued remember's response, once its status is ok; an erase's counts",
+        description="a queued remember's response, once its status is ok; a batch's "
+        "progress while it runs, then its totals; an erase's counts",
     )
 
 

@@ -118,6 +118,33 @@ class Client(Transport):
         status, payload = self._send("POST", "/v1/gb/remember", body, headers)
         return AcceptedOut.model_validate(payload) if status == 202 else _as(RememberOut, payload)
 
+    def remember_batch(
+        self,
+        items: list[dict[str, Any]],
+        *,
+        user_id: str | None = None,
+        dataset: str | None = None,
+        session_id: str | None = None,
+        reference_time: str | None = None,
+        idempotency_key: str | None = None,
+        **fields: Any,
+    ) -> AcceptedOut:
+        """Queue many texts (each ``{"text", "speaker"?, "reference_time"?}`` or
+        a message ``{"role", "content", "name"?, "created_at"?}``, either with
+        ``session_id``? and ``extract``?). Poll ``call`` for the progress. The
+        same ``idempotency_key`` and items again skip what was committed."""
+        body = self._body(
+            user_id,
+            dataset,
+            items=items,
+            session_id=session_id,
+            reference_time=reference_time,
+            **fields,
+        )
+        headers = {"Idempotency-Key": idempotency_key or uuid.uuid4().hex}
+        _, payload = self._send("POST", "/v1/gb/remember/batch", body, headers)
+        return AcceptedOut.model_validate(payload)
+
     def query(
         self,
         query: str,

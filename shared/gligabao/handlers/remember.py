@@ -1,7 +1,8 @@
 """POST /v1/gb/remember: synchronous by default; with ``Prefer: respond-async``
 (RFC 7240) the validated request is queued and answered 202 with its call id,
-and the remember worker does the work (handlers/remember_worker.py). And
-POST /v1/gb/entities/{id}/split (operators)."""
+and the remember worker does the work (handlers/remember_worker.py). POST
+/v1/gb/remember/batch, always queued (handlers/batch.py). And POST
+/v1/gb/entities/{id}/split (operators)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from aws_lambda_powertools.event_handler import Response
 from .. import clock, wiring
 from ..api.app import current_call_id, json_body, json_response, lambda_entry, make_app, run_call
 from ..api.auth import authorize
+from ..api.batch import BatchRequest
 from ..api.requests import (
     REMEMBER_STAGES,
     RememberRequest,
@@ -27,6 +29,7 @@ from ..memory.options import StageOptions
 from ..memory.remember import RememberInput
 from ..memory.split import SplitInput
 from ..memory.window import Said
+from .batch import queue_batch
 from .jobs import ACCEPTED, accepted_response, enqueue, wants_async
 
 app = make_app()
@@ -123,6 +126,19 @@ def queue_remember(
 ) -> dict[str, object]:
     job = {"reference_time": reference_time, "request": body}
     return enqueue("remember", req.user_id, req.dataset, req.session_id, call_id, job)
+
+
+@app.post("/v1/gb/remember/batch")
+def remember_batch() -> Response[str]:
+    body = json_body(app)
+    req = validate(BatchRequest, body)
+    authorize(app.current_event, req.user_id)
+    header_key = app.current_event.headers.get("idempotency-key")
+    if header_key is not None and not header_key.strip():
+        raise BadRequest("Idempotency-Key must not be empty")
+    return accepted_response(
+        queue_batch(req, body, current_call_id(), header_key or req.idempotency_key)
+    )
 
 
 # The operators' undo of a wrong merge: it writes the graph as remember does,

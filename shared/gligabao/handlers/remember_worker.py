@@ -36,11 +36,14 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
 from .. import deadline, wiring
 from ..api.app import RETRYING, call_id_set, run_call
+from ..api.batch import BatchRequest
 from ..api.requests import QueryRequest, RememberRequest, validate
 from ..errors import GbError, is_transient
 from ..queue.port import RetryLater
 from ..queue.sqs import SqsJobQueue
 from ..records.monitor import lambda_stack, logger
+from .batch import KIND as BATCH
+from .batch import run_batch
 from .query import run_query
 from .remember import remember_input
 
@@ -59,9 +62,11 @@ def process_job(job: dict[str, Any], *, final_attempt: bool = True) -> bool:
     RetryLater on a transient failure unless this is the final attempt."""
     call_id = str(job["call_id"])
     kind = str(job.get("kind", "remember"))
-    req: QueryRequest | RememberRequest = (
+    req: QueryRequest | RememberRequest | BatchRequest = (
         validate(QueryRequest, job["request"])
         if kind == "query"
+        else validate(BatchRequest, job["request"])
+        if kind == BATCH
         else validate(RememberRequest, job["request"])
     )
     existing = wiring.record_store().get_call(req.user_id, call_id)
@@ -78,6 +83,8 @@ def process_job(job: dict[str, Any], *, final_attempt: bool = True) -> bool:
         try:
             if isinstance(req, QueryRequest):
                 run_query(req, background=True, retry_if=retry_if)
+            elif isinstance(req, BatchRequest):
+                run_batch(req, call_id, job, retry_if)
             else:
                 inp = remember_input(req, call_id, str(job["reference_time"]))
                 run_call(

@@ -346,6 +346,16 @@ def main(argv: list[str] | None = None) -> int:
     p_im.add_argument(
         "--no-vectors", action="store_true", help="skip embedding the rows (reindex later)"
     )
+    p_in = sub.add_parser(
+        "ingest", help="remember a JSON-lines file of texts or chat messages, in bulk"
+    )
+    p_in.add_argument("file", help="one text or message object a line")
+    p_in.add_argument("--url", help="through this server (default: the local SQLite file)")
+    p_in.add_argument("--user", help="the user_id of lines that give none")
+    p_in.add_argument("--dataset", default="main", help="of lines that give none")
+    p_in.add_argument("--key", help="the batch key (default: from the file's bytes)")
+    p_in.add_argument("--token", help="a bearer token for --url (the jwt stack)")
+    p_in.add_argument("--data", help=data_help)
     p_dev = sub.add_parser(
         "dev-services",
         help="DynamoDB (moto) and OpenSearch for `sam local start-api`, on the docker bridge",
@@ -381,6 +391,19 @@ def main(argv: list[str] | None = None) -> int:
         return import_(args.user, args.dataset, args.src, args.data, not args.no_vectors)
     if args.command == "calibrate":
         return calibrate()
+    if args.command == "ingest":
+        from .ingest import ingest
+
+        if not args.url:
+            _use_data(args.data)
+        return ingest(
+            args.file,
+            url=args.url,
+            user=args.user,
+            dataset=args.dataset,
+            key=args.key,
+            token=args.token,
+        )
     return reindex(args.user, args.dataset, args.data)
 
 

@@ -26,6 +26,7 @@ def _routes() -> list[tuple[str, Handler]]:
 
     return [
         ("/v1/gb/remember", remember.lambda_handler),
+        ("/v1/gb/remember/batch", remember.lambda_handler),
         ("/v1/gb/entities/*/split", remember.lambda_handler),
         ("/v1/gb/query", query.lambda_handler),
         ("/v1/gb/search", query.lambda_handler),

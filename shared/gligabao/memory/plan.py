@@ -74,7 +74,7 @@ def message_artifacts(
             m.text,
             now,
             m.reference_time,
-            session_id,
+            m.session_id or session_id,
             call_id=call_id,
             speaker=m.speaker,
         )

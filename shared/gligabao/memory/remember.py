@@ -16,13 +16,13 @@ call, one embeddings request.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from .. import clock
 from ..config import Settings
 from ..graph.port import GraphStore
-from ..models import DatasetKey
+from ..models import DatasetKey, Entity
 from ..records.meter import Meter
 from ..text import chunk_text, estimate_tokens, fact_text
 from ..vectors.port import VectorIndex
@@ -66,6 +66,20 @@ class RememberInput:
     extract: bool = True
 
 
+@dataclass
+class Read:
+    """What ``Remember.read`` found in the texts, for ``Remember.apply``."""
+
+    said: list[window.Said]
+    windowed: bool
+    chunks: list[str]
+    text_vectors: list[list[float]]
+    known: list[Entity] = field(default_factory=list)
+    summaries: list[str] = field(default_factory=list)
+    extracted: list[extract.Extracted] = field(default_factory=list)
+    stated: list[extract.Fact] = field(default_factory=list)
+
+
 class Remember:
     def __init__(
         self,
@@ -81,12 +95,17 @@ class Remember:
         self.writer = Writer(graph, vectors)
 
     def run(self, inp: RememberInput, meter: Meter) -> dict[str, Any]:
+        if inp.call_id is None:  # the artifacts name the call that wrote them
+            inp = replace(inp, call_id=meter.call.call_id)
+        return self.apply(inp, meter, self.read(inp, meter))
+
+    def read(self, inp: RememberInput, meter: Meter) -> Read:
+        """Everything before the writes that reads the text: chunks, vectors,
+        the known entities, the context, summaries and the extraction (the
+        LLM calls but ``invalidate``). Writes nothing."""
         key = DatasetKey(inp.user_id, inp.dataset)
         call = meter.call
-        if inp.call_id is None:  # the artifacts name the call that wrote them
-            inp = replace(inp, call_id=call.call_id)
         opts = inp.options
-        now = clock.now_str()
         exists = self.graph.get_dataset(key) is not None
 
         said = inp.messages or [window.Said(inp.text, inp.speaker, inp.reference_time)]
@@ -113,28 +132,12 @@ class Remember:
         with call.step("embed_text") as c:
             text_vectors = meter.embed(pieces, "document").vectors
             c["inputs"] = len(pieces)
-
+        read = Read(said, windowed, chunks, text_vectors)
         if not inp.extract:  # passages only: no LLM call, no graph rows
-            texts = Texts(
-                joined,
-                chunks,
-                [],
-                text_vectors,
-                [],
-                {},
-                inp.reference_time,
-                inp.session_id,
-                inp.call_id,
-                said if windowed else None,
-                inp.speaker,
-            )
-            with call.step("write") as c:
-                result = self.writer.write(key, now, texts, {}, facts.FactsPlan())
-                c["passages"] = len(pieces)
-            return result
+            return read
 
         with call.step("known_entities") as c:
-            known = (
+            read.known = (
                 resolve.known_entities(
                     self.graph,
                     self.vectors,
@@ -146,33 +149,65 @@ class Remember:
                 if exists
                 else []
             )
-            c["entities"] = len(known)
-        known_by_id = {e.id: e for e in known}
+            c["entities"] = len(read.known)
 
         # Context for extraction: the speaker, the session's previous texts,
         # the relation names in use around the known entities.
         with call.step("context") as c:
             ctx = extract.context(
-                self.graph, key, inp.speaker, inp.session_id if exists else None, known
+                self.graph, key, inp.speaker, inp.session_id if exists else None, read.known
             )
             c["previous"] = len(ctx.previous)
             c["relations"] = len(ctx.relations)
 
         # Summaries, one call per chunk.
         with call.step("summarize") as c:
-            summaries = extract.summarize(meter, opts, chunks)
+            read.summaries = extract.summarize(meter, opts, chunks)
             c["chunks"] = len(chunks)
 
         # 3. Extraction: one call per text, or per chunk, or per window.
         with call.step("extract") as c:
             if windowed:
-                extracted, stated = window.extract_window(meter, opts, said, known, ctx)
-            else:
-                extracted, stated = extract.extract(
-                    meter, opts, pieces, bool(chunks), inp.reference_time, known, ctx
+                read.extracted, read.stated = window.extract_window(
+                    meter, opts, said, read.known, ctx
                 )
-            c["entities"] = len(extracted)
-            c["edges"] = len(stated)
+            else:
+                read.extracted, read.stated = extract.extract(
+                    meter, opts, pieces, bool(chunks), inp.reference_time, read.known, ctx
+                )
+            c["entities"] = len(read.extracted)
+            c["edges"] = len(read.stated)
+        return read
+
+    def apply(self, inp: RememberInput, meter: Meter, read: Read) -> dict[str, Any]:
+        """From what ``read`` found to the graph: entity resolution, facts,
+        invalidation (one LLM call at most), then the writes."""
+        key = DatasetKey(inp.user_id, inp.dataset)
+        call = meter.call
+        now = clock.now_str()
+        said, windowed, chunks = read.said, read.windowed, read.chunks
+        joined = "\n".join(m.text for m in said)
+        if not inp.extract:  # passages only: no LLM call, no graph rows
+            texts = Texts(
+                joined,
+                chunks,
+                [],
+                read.text_vectors,
+                [],
+                {},
+                inp.reference_time,
+                inp.session_id,
+                inp.call_id,
+                said if windowed else None,
+                inp.speaker,
+            )
+            with call.step("write") as c:
+                result = self.writer.write(key, now, texts, {}, facts.FactsPlan())
+                c["passages"] = len(read.text_vectors)
+            return result
+        known, extracted, stated, summaries = read.known, read.extracted, read.stated, read.summaries
+        known_by_id = {e.id: e for e in known}
+        opts = inp.options
 
         # 4. Entity resolution: by the model's ID, by the names table, by the
         # name rules over the candidates that keywords and name vectors find
@@ -236,7 +271,7 @@ class Remember:
             joined,
             chunks,
             summaries,
-            text_vectors,
+            read.text_vectors,
             summary_vecs,
             name_vecs,
             inp.reference_time,

@@ -24,6 +24,7 @@ class Said:
     text: str
     speaker: str | None
     reference_time: str
+    session_id: str | None = None  # a bulk window's own; else the request's
 
 
 def extract_window(

@@ -1,0 +1,111 @@
+"""POST /v1/gb/remember/batch, asynchronous by nature: the validated request
+is queued (``jobs.enqueue``) and answered 202 with its call ID; the worker
+runs ``run_batch`` under that ID, and the call record's ``result`` shows the
+progress while it runs (texts done, skipped, failed, pieces, LLM calls,
+tokens, cost) and the totals at the end. The batch's key (``Idempotency-Key``
+or ``idempotency_key``; else the call ID) names its ledger: a rerun with the
+same key and texts skips the texts already committed."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from typing import Any
+
+from .. import clock, wiring
+from ..api.app import run_call
+from ..api.batch import BatchRequest
+from ..api.requests import MAX_MESSAGES, REMEMBER_STAGES, parse_models, parse_reasoning
+from ..config import settings
+from ..errors import GbError, NotConfigured
+from ..memory.batch import BatchInput, Item, ledger_id
+from ..memory.options import StageOptions
+from ..records.meter import Meter
+from .jobs import enqueue
+
+KIND = "remember_batch"
+NO_EXTRACT_HINT = '; items with "extract": false are stored as passages, which needs no LLM'
+
+
+def batch_input(req: BatchRequest, call_id: str, key: str | None, now: str) -> BatchInput:
+    cfg = settings()
+    options = StageOptions(
+        cfg.llm_model,
+        parse_reasoning(req.reasoning, REMEMBER_STAGES, "extract"),
+        parse_models(req.models, REMEMBER_STAGES),
+    )
+    reference = req.reference_time or now
+    items = [
+        Item(
+            it.said,
+            it.said_at or reference,
+            it.said_by,
+            it.session_id or req.session_id,
+            it.extract,
+        )
+        for it in req.items
+    ]
+    # The ledger of the texts as given: one without a time gets "now", which
+    # a rerun's request would not share.
+    given: list[object] = [req.session_id, req.reference_time]
+    given += [it.model_dump() for it in req.items]
+    return BatchInput(
+        req.user_id,
+        req.dataset,
+        items,
+        options,
+        key or call_id,
+        call_id,
+        ledger_id(req.user_id, req.dataset, key or call_id, given),
+        cfg.batch_window_tokens,
+        min(cfg.batch_window_texts, MAX_MESSAGES),
+    )
+
+
+def check_llm(req: BatchRequest) -> None:
+    if any(it.extract for it in req.items) and not settings().llm_configured:
+        raise NotConfigured(settings().llm_missing + NO_EXTRACT_HINT)
+
+
+def queue_batch(
+    req: BatchRequest, body: dict[str, Any], call_id: str, key: str | None
+) -> dict[str, object]:
+    """Check what can fail at once (the body, the LLM's key), then queue."""
+    batch_input(req, call_id, key, clock.now_str())  # the options' 400s, before the 202
+    check_llm(req)
+    job = {"reference_time": req.reference_time or clock.now_str(), "key": key, "request": body}
+    return enqueue(KIND, req.user_id, req.dataset, req.session_id, call_id, job)
+
+
+def run_batch(
+    req: BatchRequest,
+    call_id: str,
+    job: dict[str, Any],
+    retry_if: Callable[[GbError], bool] | None = None,
+    on_progress: Callable[[dict[str, object]], None] = lambda progress: None,
+) -> dict[str, Any]:
+    """Run a queued batch (the worker; ``gligabao ingest`` on the local file,
+    which also watches ``on_progress``)."""
+    inp = batch_input(req, call_id, job.get("key"), str(job["reference_time"]))
+    records = wiring.record_store()
+
+    def work(meter: Meter) -> dict[str, Any]:
+        def report(progress: dict[str, object]) -> None:
+            meter.call.result = progress  # shown by GET /v1/gb/calls/{id} while running
+            # progress is news, not the work: never fail on it
+            with contextlib.suppress(Exception):
+                records.save_call(meter.call)
+            on_progress(progress)
+
+        return dict(wiring.batch_service().run(inp, meter, report))
+
+    return run_call(
+        wiring.call_services(),
+        KIND,
+        req.user_id,
+        req.dataset,
+        req.session_id,
+        work,
+        background=True,
+        retry_if=retry_if,
+    )
