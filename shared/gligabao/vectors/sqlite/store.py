@@ -9,8 +9,8 @@ fresh clone. Brute force is exact, and numpy over a cached matrix answers a
 100k x 384 search in a few milliseconds (bench/sqlite_store.py prints it).
 
 Hybrid requests (``text`` set) also rank the passages' words with SQLite's
-own FTS5 BM25 (``passage_words``, Porter stems) and fuse the two rankings by
-reciprocal rank.
+own FTS5 BM25 (one table per dataset, ``sqlite.db.words_table``, Porter
+stems) and fuse the two rankings by reciprocal rank.
 
 The file holds the truth; each process keeps one matrix per (dataset, kind)
 in memory and reads only the rows written since (``seq`` grows with every
@@ -30,7 +30,7 @@ import numpy as np
 
 from ...geo_math import haversine_km
 from ...models import DatasetKey
-from ...sqlite.db import Database, sqlite_errors
+from ...sqlite.db import Database, create_words, sqlite_errors, words_table
 from ...text import query_terms
 from ..port import GeoHit, Hit, Kind, SearchRequest, VectorItem, fuse
 
@@ -53,6 +53,15 @@ class _Cached:
     pos: dict[int, int] = field(default_factory=dict)
     rows: list[np.ndarray] = field(default_factory=list)
     matrix: np.ndarray | None = None
+
+
+def _words(conn: sqlite3.Connection, key: DatasetKey) -> str | None:
+    """The dataset's words table, None before its first passage."""
+    table = words_table(key.pk)
+    found = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE name = ? AND type = 'table'", (table,)
+    ).fetchone()
+    return table if found else None
 
 
 class SqliteVectorIndex:
@@ -82,14 +91,11 @@ class SqliteVectorIndex:
             )
             texts = [(item.id, item.text) for item in items if item.text is not None]
             if kind == "chunks" and texts:
-                conn.executemany(
-                    "DELETE FROM passage_words WHERE pk = ? AND id = ?",
-                    [(key.pk, i) for i, _ in texts],
-                )
-                conn.executemany(
-                    "INSERT INTO passage_words (pk, id, text) VALUES (?, ?, ?)",
-                    [(key.pk, i, t) for i, t in texts],
-                )
+                table = words_table(key.pk)
+                create_words(conn, table)
+                # by rowid (the passage's ID): a replaced passage is found
+                # without a scan
+                conn.executemany(f"INSERT OR REPLACE INTO {table} (rowid, text) VALUES (?, ?)", texts)
 
     def _fresh(self, conn: sqlite3.Connection, key: DatasetKey, kind: str) -> _Cached:
         """The cached matrix of (dataset, kind), brought up to date."""
@@ -135,11 +141,14 @@ class SqliteVectorIndex:
         terms = query_terms(text)
         if not terms or k <= 0:
             return []
+        table = _words(conn, key)
+        if table is None:
+            return []  # no passage written yet
         match = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
         rows = conn.execute(
-            "SELECT id FROM passage_words WHERE passage_words MATCH ? AND pk = ? "
-            "ORDER BY bm25(passage_words), id LIMIT ?",
-            (match, key.pk, k),
+            f"SELECT rowid FROM {table} WHERE {table} MATCH ? "
+            f"ORDER BY bm25({table}), rowid LIMIT ?",
+            (match, k),
         ).fetchall()
         return [int(r[0]) for r in rows]
 
@@ -184,7 +193,7 @@ class SqliteVectorIndex:
         self.requests += 1
         with self.db.write() as conn:
             conn.execute("DELETE FROM vectors WHERE pk = ?", (key.pk,))
-            conn.execute("DELETE FROM passage_words WHERE pk = ?", (key.pk,))
+            conn.execute(f"DROP TABLE IF EXISTS {words_table(key.pk)}")
             conn.execute(
                 "INSERT INTO vector_epochs (pk, epoch) VALUES (?, 1) "
                 "ON CONFLICT (pk) DO UPDATE SET epoch = epoch + 1",
@@ -202,11 +211,8 @@ class SqliteVectorIndex:
                 "DELETE FROM vectors WHERE pk = ? AND kind = ? AND id = ?",
                 [(key.pk, kind, i) for i in wanted],
             ).rowcount
-            if kind == "chunks":
-                conn.executemany(
-                    "DELETE FROM passage_words WHERE pk = ? AND id = ?",
-                    [(key.pk, i) for i in wanted],
-                )
+            if kind == "chunks" and (table := _words(conn, key)) is not None:
+                conn.executemany(f"DELETE FROM {table} WHERE rowid = ?", [(i,) for i in wanted])
             # The cached matrices only learn of additions (by seq): a new
             # epoch makes every reader rebuild without the removed rows.
             conn.execute(
