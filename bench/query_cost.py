@@ -22,7 +22,10 @@ as ours); ``ours`` = wall - embed - llm: the HTTP server, the event, routing,
 validation, the reads and scoring, the record's save, the JSON. ``in call``
 is the record's own duration less the same two; ``outside`` = wall -
 duration. The keyword reads overlap the embedding: what they take within it
-is not counted as ours.
+is not counted as ours. ``server CPU``: the server process's CPU time per
+question (user + system, /proc), which includes its side of the two
+provider requests (the SDKs' request building and JSON parsing) but none of
+the waits: on a loaded machine the steadier figure.
 
 ``--remember N``: N short remembers (one sentence each) into a fresh dataset,
 the fake LLM answering extraction at once: their wall time, and the steps that
@@ -46,6 +49,7 @@ from gligabao.models import DatasetKey
 
 from .harness.fakes import ANSWER, FakeAnthropic, start_fakes
 from .harness.http import Connection
+from .harness.servers import Child
 from .harness.synthetic_graph import generate
 from .harness.tables import table
 from .harness.timing import median, ms_since, pct
@@ -101,10 +105,11 @@ def embed_ms(call: dict[str, Any]) -> float:
     return sum(float(i["latency_ms"]) for i in call["inferences"] if i["stage"] == "embed")
 
 
-def ask(base: str, qs: list[Question], llm: FakeAnthropic) -> dict[str, Any]:
+def ask(child: Child, base: str, qs: list[Question], llm: FakeAnthropic) -> dict[str, Any]:
     conn = Connection(base)
     conn.request("POST", "/v1/gb/query", {"user_id": "bench", "query": "warm up"})
     walls, ids, hits = [], [], []
+    cpu0 = child.cpu_ms()
     for q in qs:
         t0 = time.perf_counter()
         status, body, headers = conn.request("POST", "/v1/gb/query", {"user_id": "bench", "query": q.text})
@@ -112,7 +117,9 @@ def ask(base: str, qs: list[Question], llm: FakeAnthropic) -> dict[str, Any]:
         assert status == 200, body
         ids.append(headers["X-Gb-Call-Id"])
         hits.append(q.line in str(llm.requests_for("query")[-1]["messages"]))
-    out: dict[str, Any] = {"wall": walls, "hits": hits, "ours": [], "in_call": [], "outside": []}
+    cpu = (child.cpu_ms() - cpu0) / len(qs)
+    out: dict[str, Any] = {"wall": walls, "hits": hits, "ours": [], "in_call": [], "outside": [],
+                           "cpu": cpu}
     per_step: dict[str, list[float]] = {}
     for wall, call_id in zip(walls, ids, strict=True):
         call = call_of(conn, call_id, "bench")
@@ -128,27 +135,30 @@ def ask(base: str, qs: list[Question], llm: FakeAnthropic) -> dict[str, Any]:
     return out
 
 
-def remember_run(base: str, llm: FakeAnthropic, n: int) -> dict[str, Any]:
+def remember_run(child: Child, base: str, llm: FakeAnthropic, n: int) -> dict[str, Any]:
     conn = Connection(base)
     walls: list[float] = []
+    cpu = 0.0
     per_step: dict[str, list[float]] = {}
     rng = random.Random(7)
     llm.default("extract", extract_reply)
     for i in range(n + 1):  # the first one warms up
         text = make_text(rng)
+        cpu0 = child.cpu_ms()
         t0 = time.perf_counter()
         status, body, headers = conn.request("POST", "/v1/gb/remember", {"user_id": "rem", "text": text})
         wall = ms_since(t0)
         assert status == 200, body
         if i == 0:
             continue
+        cpu += child.cpu_ms() - cpu0
         walls.append(wall)
         call = call_of(conn, headers["X-Gb-Call-Id"], "rem")
         for s in call["steps"]:
             per_step.setdefault(s["name"], []).append(float(s["ms"]))
         per_step.setdefault("(outside the call)", []).append(wall - float(call["duration_ms"]))
     conn.close()
-    return {"wall": walls, "steps": {k: median(v) for k, v in per_step.items()}}
+    return {"wall": walls, "cpu": cpu / n, "steps": {k: median(v) for k, v in per_step.items()}}
 
 
 def load() -> str:
@@ -181,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
                 qs = questions(g, args.questions, rng, emb, args.dim)
                 child, base = serve(path, llm, emb, args.dim)
                 try:
-                    r = ask(base, qs, llm)
+                    r = ask(child, base, qs, llm)
                 finally:
                     child.stop()
                 rows.append([
@@ -189,21 +199,21 @@ def main(argv: list[str] | None = None) -> int:
                     *(f"{pct(r[k], p):.2f}" for k, p in (("wall", 50), ("wall", 95), ("ours", 50),
                                                           ("ours", 95), ("in_call", 50),
                                                           ("outside", 50))),
-                    f"{sum(r['hits'])}/{len(r['hits'])}",
+                    f"{r['cpu']:.1f}", f"{sum(r['hits'])}/{len(r['hits'])}",
                 ])
                 steps.append(f"{size}: " + ", ".join(f"{k} {v:.2f}" for k, v in r["steps"].items()))
             if rows:
                 print(table(["facts", "other users", "file MB", "wall p50", "p95", "ours p50", "p95",
-                             "in call", "outside", "hits"], rows))
+                             "in call", "outside", "server CPU", "hits"], rows))
                 print("steps, median ms:\n  " + "\n  ".join(steps))
             if args.remember:
                 child, base = serve(Path(tmp) / "gb-remember.db", llm, emb, args.dim)
                 try:
-                    r = remember_run(base, llm, args.remember)
+                    r = remember_run(child, base, llm, args.remember)
                 finally:
                     child.stop()
                 print(f"remember x{args.remember}: wall p50 {pct(r['wall'], 50):.2f} ms, "
-                      f"p95 {pct(r['wall'], 95):.2f} ms")
+                      f"p95 {pct(r['wall'], 95):.2f} ms, server CPU {r['cpu']:.1f} ms each")
                 ranked = sorted(r["steps"].items(), key=lambda kv: -kv[1])
                 print("  steps, median ms: " + ", ".join(f"{k} {v:.2f}" for k, v in ranked))
     finally:
