@@ -1,6 +1,10 @@
 """Deployment package size and cold import time of the Lambda handlers.
 
-    .venv/bin/python -m bench.package_size [--fresh] [--runs N]
+    .venv/bin/python -m bench.package_size [--fresh] [--runs N] [--against DIR]
+
+``--against DIR`` (another tree's shared/ folder, e.g. from
+``git archive main shared | tar -x -C /tmp/main``): only the imports, each
+handler of both trees in turn, run by run, and the ratio of their CPU times.
 
 1. The size of the core layer (the Lambda dependency set of
    layers/core/requirements.txt plus shared/gligabao), unzipped and zipped,
@@ -99,12 +103,14 @@ print(json.dumps({"ms": (t1 - t0) * 1000, "cpu_ms": (c1 - c0) * 1000, "modules":
 """
 
 
-def import_once(module: str) -> tuple[float, float, set[str]]:
+def import_once(module: str, shared: Path | None = None) -> tuple[float, float, set[str]]:
     """(wall ms, CPU ms, the modules loaded) of one import in a fresh
-    interpreter. The CPU time leaves out the waits for a core: on a shared,
-    loaded machine it is the steadier figure (the wall one is what Lambda's
-    init phase bills)."""
+    interpreter (from ``shared``, another tree's package folder, when given).
+    The CPU time leaves out the waits for a core: on a shared, loaded machine
+    it is the steadier figure (the wall one is what Lambda's init phase bills)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GB_", "PYTHONPROFILE"))}
+    if shared is not None:
+        env["PYTHONPATH"] = str(shared)
     out = subprocess.run(
         [sys.executable, "-c", _PROBE, module],
         capture_output=True,
@@ -144,12 +150,40 @@ def importtime_top(module: str, n: int = 6) -> list[tuple[str, int]]:
     return sorted(rows.items(), key=lambda r: -r[1])[:n]
 
 
+def compare(other: Path, runs: int) -> None:
+    """Each handler of this checkout and of ``other`` (a tree's shared/ folder,
+    e.g. ``git archive main shared | tar -x -C /tmp/main``), interleaved run
+    by run so that both see the same load: medians and the CPU ratio."""
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(other), str(ROOT / "shared")],
+                   check=True, capture_output=True)  # fmt: skip
+    print(f"this checkout against {other}, median of {runs}, interleaved "
+          f"(load {os.getloadavg()[0]:.1f}): wall / CPU ms")  # fmt: skip
+    for name in HANDLERS:
+        module = f"gligabao.handlers.{name}"
+        if not (other / "gligabao" / "handlers" / f"{name}.py").exists():
+            continue
+        ours, theirs = [], []
+        for _ in range(runs):
+            theirs.append(import_once(module, other))
+            ours.append(import_once(module, ROOT / "shared"))
+        (tw, tc), (ow, oc) = [
+            (statistics.median(r[0] for r in rs), statistics.median(r[1] for r in rs))
+            for rs in (theirs, ours)
+        ]
+        print(f"  {name:<16} other {tw:7.0f} / {tc:5.0f}   this {ow:7.0f} / {oc:5.0f}   "
+              f"CPU this/other {oc / tc:.2f}")  # fmt: skip
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--fresh", action="store_true", help="build the layer into a temp dir")
     parser.add_argument("--runs", type=int, default=5, help="fresh interpreters per handler")
     parser.add_argument("--no-layer", action="store_true", help="only the import figures")
+    parser.add_argument("--against", type=Path, help="another tree's shared/: interleaved imports")
     args = parser.parse_args()
+    if args.against:
+        compare(args.against.resolve(), args.runs)
+        return 0
 
     if not args.no_layer:
         if SAM_LAYER.exists() and not args.fresh:
