@@ -200,7 +200,7 @@ def parse_models(value: Any, stages: tuple[str, ...]) -> dict[str, str]:
 
 
 class _Common(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
+    model_config = ConfigDict(extra="forbid", strict=True, defer_build=True)
 
     user_id: UserId
     dataset: DatasetName = "main"
@@ -216,7 +216,7 @@ MAX_MESSAGES = 100
 class Message(BaseModel):
     """One chat message of ``remember``'s ``messages``."""
 
-    model_config = ConfigDict(extra="forbid", strict=True)
+    model_config = ConfigDict(extra="forbid", strict=True, defer_build=True)
 
     role: Annotated[str, WithJsonSchema({"type": "string", "enum": list(MESSAGE_ROLES)})]
     content: str = Field(min_length=1)
@@ -430,7 +430,7 @@ class SplitRequest(BaseModel):
     """POST /v1/gb/entities/{id}/split: the facts and texts of an entity
     that go to a new one (``name``: the new entity's, default the old's)."""
 
-    model_config = ConfigDict(extra="forbid", strict=True)
+    model_config = ConfigDict(extra="forbid", strict=True, defer_build=True)
 
     user_id: UserId
     dataset: DatasetName = "main"
@@ -462,7 +462,7 @@ class SearchRequest(QueryRequest):
 class DatasetsRequest(BaseModel):
     """The arguments of listing datasets (query parameters over HTTP)."""
 
-    model_config = ConfigDict(extra="forbid", strict=True)
+    model_config = ConfigDict(extra="forbid", strict=True, defer_build=True)
 
     user_id: UserId
 
@@ -470,7 +470,7 @@ class DatasetsRequest(BaseModel):
 class ForgetRequest(BaseModel):
     """The arguments of forgetting one text (the MCP ``forget`` tool)."""
 
-    model_config = ConfigDict(extra="forbid", strict=True)
+    model_config = ConfigDict(extra="forbid", strict=True, defer_build=True)
 
     user_id: UserId
     dataset: DatasetName = "main"

@@ -46,6 +46,11 @@ def page_key(entity: Entity) -> str:
 
 
 class GraphStore(Protocol):
+    # Whether a query's independent reads gain from running at once on
+    # workers (memory/parallel.py): on DynamoDB each is a network round trip;
+    # on SQLite in this process a read takes less than waking a worker.
+    overlap_reads: bool
+
     # --- datasets -------------------------------------------------------------
     def get_dataset(self, key: DatasetKey) -> Dataset | None:
         """One GetItem."""

@@ -26,12 +26,20 @@ DEFAULT_NAMESPACE = "gligabao"
 NAMESPACE_ENV = "POWERTOOLS_METRICS_NAMESPACE"
 
 logger = Logger(service="gligabao")
-# X-Ray segments (the template turns tracing on); Powertools disables the
-# tracer outside Lambda and patches boto3/botocore, so every AWS call of a
-# request is a subsegment.
-tracer = Tracer(service="gligabao")
 
 Handler = TypeVar("Handler", bound=Callable[[Any, Any], Any])
+
+
+@functools.cache
+def tracer() -> Tracer:
+    """X-Ray segments (the template turns tracing on); Powertools disables the
+    tracer outside Lambda and patches boto3/botocore, so every AWS call of a
+    request is a subsegment. Built by the first invocation, not at import:
+    constructing a Tracer imports the X-Ray SDK (180-530 ms of a handler's
+    import on this machine, ~40 ms after botocore under Lambda, where it
+    skips the sampling client), and a handler's import must not pay for it
+    (tests/unit/test_cold_start.py)."""
+    return Tracer(service="gligabao")
 
 
 def _namespace() -> str:
@@ -47,14 +55,20 @@ def lambda_stack(handler: Handler) -> Handler:
     log line), Tracer (a segment for the invocation, its cold start and
     errors) and Metrics (the ColdStart metric), as Powertools documents them.
     Called in-process without a Lambda context (the local server, tests), the
-    handler runs bare: there is nothing to trace or log it with."""
-    decorated = tracer.capture_lambda_handler(
-        metrics().log_metrics(logger.inject_lambda_context(handler), capture_cold_start_metric=True)
-    )
+    handler runs bare: there is nothing to trace or log it with. The stack is
+    built by the first invocation with a context (see ``tracer``)."""
+
+    @functools.cache
+    def decorated() -> Callable[[Any, Any], Any]:
+        return tracer().capture_lambda_handler(  # type: ignore[no-any-return]
+            metrics().log_metrics(
+                logger.inject_lambda_context(handler), capture_cold_start_metric=True
+            )
+        )
 
     @functools.wraps(handler)
     def entry(event: Any, context: Any) -> Any:
-        return handler(event, context) if context is None else decorated(event, context)
+        return handler(event, context) if context is None else decorated()(event, context)
 
     return entry  # type: ignore[return-value]
 

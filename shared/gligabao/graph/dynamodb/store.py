@@ -68,6 +68,8 @@ class DynamoGraphStore(DynamoDatasets, DynamoBrowse, DynamoErase):
     (``dynamodb.admin.configure_tables``); ``max_workers`` bounds the per-call
     parallel queries (keyword terms, edges around entities, name claims)."""
 
+    overlap_reads = True  # each read is a round trip: send them at once
+
     def __init__(
         self,
         max_workers: int = WORKERS,

@@ -56,6 +56,8 @@ PARTITIONED = ("entities", "terms", "names", "facts", "edges", "artifacts", "lin
 class SqliteGraphStore(SqliteBrowse, SqliteErase):
     """GraphStore on one SQLite file, shared with the vectors and records."""
 
+    overlap_reads = False  # a read here is cheaper than a thread handoff
+
     def __init__(self, db: Database, lease_wait_s: float = 5.0) -> None:
         self.db = db
         self.requests = 0  # statements of the query path, for the benchmarks

@@ -50,7 +50,8 @@ class SqliteRecordStore:
     @sqlite_errors("record store save_call")
     def save_call(self, call: CallRecord) -> None:
         expires = self._expires()
-        with self.db.write() as conn:
+        # not durable: a power cut may lose the last records, never the graph
+        with self.db.write(durable=False) as conn:
             conn.execute(
                 "INSERT OR REPLACE INTO calls (user_id, call_id, type, status, dataset, "
                 "session_id, started_at, duration_ms, steps, result, expires_at, inference_sks) "
