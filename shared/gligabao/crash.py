@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import os
 
-CRASH_ENV = "GB_TEST_CRASH_AT"
+from .config import settings
 
 
 def crash_point(name: str) -> None:
-    if os.environ.get(CRASH_ENV) == name:
+    if settings().test_crash_at == name:  # GB_TEST_CRASH_AT, read once per process
         os._exit(137)

@@ -29,7 +29,7 @@ from ..errors import BadRequest
 LEVELS = ("none", "low", "medium", "high")
 REMEMBER_STAGES = ("extract", "invalidate", "summarize")
 QUERY_STAGES = ("query", "detect_geo")
-ALL_STAGES = REMEMBER_STAGES + QUERY_STAGES + ("embed",)
+ALL_STAGES = REMEMBER_STAGES + QUERY_STAGES + ("embed", "rerank")
 _DATASET = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 _MODEL = re.compile(r"^[A-Za-z0-9._:/@-]{1,128}$")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")

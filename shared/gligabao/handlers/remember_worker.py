@@ -24,7 +24,6 @@ retried and then dead-lettered."""
 from __future__ import annotations
 
 import json
-import os
 import random
 from typing import Any
 
@@ -46,7 +45,6 @@ from .query import run_query
 from .remember import remember_input
 
 NOT_DONE = ("accepted", "running")
-MAX_RECEIVES_ENV = "GB_REMEMBER_MAX_RECEIVES"
 # Visibility backoff of a job to retry: 30 s, 60 s, 120 s ... at most 15 min.
 BACKOFF_S = 30
 MAX_BACKOFF_S = 900
@@ -101,7 +99,7 @@ def process_job(job: dict[str, Any], *, final_attempt: bool = True) -> bool:
 
 
 def _max_receives() -> int:
-    return int(os.environ.get(MAX_RECEIVES_ENV) or 3)
+    return wiring.settings().remember_max_receives
 
 
 def _record_handler(record: SQSRecord) -> None:

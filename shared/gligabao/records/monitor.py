@@ -3,20 +3,22 @@ metric format metrics, through Powertools.
 
 The namespace is ``POWERTOOLS_METRICS_NAMESPACE`` (Powertools' own setting),
 ``gligabao`` by default. Powertools keeps one metric set per process, shared
-by every ``Metrics`` instance: the lock keeps the calls of a threaded server
-(``gligabao serve``) from flushing each other's metrics.
+by every ``Metrics`` instance: that one serves ``log_metrics`` on the Lambda
+handler (the ColdStart metric). A call's own metrics go on an
+``EphemeralMetrics``, which Powertools documents for metric sets that must not
+be shared, so the calls of a threaded server (``gligabao serve``) never flush
+each other's metrics.
 """
 
 from __future__ import annotations
 
 import functools
 import os
-import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 from aws_lambda_powertools import Logger, Metrics, Tracer
-from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.metrics import EphemeralMetrics, MetricUnit
 
 from .model import CallRecord
 
@@ -28,13 +30,16 @@ logger = Logger(service="gligabao")
 # tracer outside Lambda and patches boto3/botocore, so every AWS call of a
 # request is a subsegment.
 tracer = Tracer(service="gligabao")
-_metrics_lock = threading.Lock()
 
 Handler = TypeVar("Handler", bound=Callable[[Any, Any], Any])
 
 
+def _namespace() -> str:
+    return os.environ.get(NAMESPACE_ENV) or DEFAULT_NAMESPACE
+
+
 def metrics() -> Metrics:
-    return Metrics(namespace=os.environ.get(NAMESPACE_ENV) or DEFAULT_NAMESPACE, service="gligabao")
+    return Metrics(namespace=_namespace(), service="gligabao")
 
 
 def lambda_stack(handler: Handler) -> Handler:
@@ -80,22 +85,18 @@ def _emit(call: CallRecord, endpoint: str, http_status: int) -> None:
             "tokens": tokens,
         },
     )
-    with _metrics_lock:
-        m = metrics()
-        m.add_dimension(name="endpoint", value=endpoint)
-        m.add_metric(name="Calls", unit=MetricUnit.Count, value=1)
-        m.add_metric(name="Errors", unit=MetricUnit.Count, value=0 if http_status < 500 else 1)
-        m.add_metric(name="Latency", unit=MetricUnit.Milliseconds, value=call.duration_ms)
-        m.add_metric(name="LLMCalls", unit=MetricUnit.Count, value=totals["llm_calls"])
-        m.add_metric(
-            name="LLMErrors",
-            unit=MetricUnit.Count,
-            value=sum(1 for i in call.inferences if i.status != "ok"),
-        )
-        m.add_metric(name="Tokens", unit=MetricUnit.Count, value=tokens)
-        m.add_metric(name="CostUSD", unit=MetricUnit.NoUnit, value=totals["cost_usd"])
-        m.flush_metrics()
-        # With metrics disabled (POWERTOOLS_METRICS_DISABLED, POWERTOOLS_DEV)
-        # the flush prints nothing and keeps the values: drop them, or they
-        # pile up and later print mixed under another call's endpoint.
-        m.clear_metrics()
+    # One metric set per call, flushed (and dropped) at its end.
+    m = EphemeralMetrics(namespace=_namespace(), service="gligabao")
+    m.add_dimension(name="endpoint", value=endpoint)
+    m.add_metric(name="Calls", unit=MetricUnit.Count, value=1)
+    m.add_metric(name="Errors", unit=MetricUnit.Count, value=0 if http_status < 500 else 1)
+    m.add_metric(name="Latency", unit=MetricUnit.Milliseconds, value=call.duration_ms)
+    m.add_metric(name="LLMCalls", unit=MetricUnit.Count, value=totals["llm_calls"])
+    m.add_metric(
+        name="LLMErrors",
+        unit=MetricUnit.Count,
+        value=sum(1 for i in call.inferences if i.status != "ok"),
+    )
+    m.add_metric(name="Tokens", unit=MetricUnit.Count, value=tokens)
+    m.add_metric(name="CostUSD", unit=MetricUnit.NoUnit, value=totals["cost_usd"])
+    m.flush_metrics()

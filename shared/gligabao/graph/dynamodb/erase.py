@@ -16,6 +16,16 @@ from ...oneway import ERASED, ERASING, erased_dataset
 COUNTERS = ("next_entity", "next_edge", "next_artifact")
 
 
+def erased_counters(user_id: str, dataset: str) -> tuple[int, int, int]:
+    """The ID counters an erase kept for this user's dataset name (zeros
+    when none): where a new dataset of that name starts."""
+    try:
+        row = DatasetRow.get(ERASED, erased_dataset(user_id, dataset), consistent_read=True)
+    except DatasetRow.DoesNotExist:
+        return 0, 0, 0
+    return int(row.next_entity or 0), int(row.next_edge or 0), int(row.next_artifact or 0)
+
+
 class DynamoErase:
     """Mixed into DynamoGraphStore."""
 
@@ -62,12 +72,3 @@ class DynamoErase:
         batch_write(deletes=[*rows, DatasetRow(ERASING, user_id)])
         return len(rows)
 
-    @staticmethod
-    def erased_counters(user_id: str, dataset: str) -> tuple[int, int, int]:
-        """The ID counters an erase kept for this user's dataset name (zeros
-        when none): where a new dataset of that name starts."""
-        try:
-            row = DatasetRow.get(ERASED, erased_dataset(user_id, dataset), consistent_read=True)
-        except DatasetRow.DoesNotExist:
-            return 0, 0, 0
-        return int(row.next_entity or 0), int(row.next_edge or 0), int(row.next_artifact or 0)
