@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from test_graph_store import A, A2, B, store
+from test_graph_store import A2, A, B, store
 
 __all__ = ["store"]
 
