@@ -72,7 +72,7 @@ class Judge:
     def grade(self, question: str, gold: str, answer: str) -> dict[str, Any]:
         from gligabao.ai.jsonreply import parse_json_object
         from gligabao.ai.port import LLMRequest
-        from gligabao.config import price_of
+        from gligabao.ai.prices import price_of
 
         reply = self.llm.complete(LLMRequest(
             "judge", JUDGE_SYSTEM, judge_user(question, gold, answer), self.model,

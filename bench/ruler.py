@@ -61,12 +61,13 @@ def say(line: str) -> None:
 class Server:
     """`gligabao serve --data FILE` as a child process on a loopback port.
     Its environment is the harness's (no GB_, ANTHROPIC_ or OPENAI_ variable
-    of this shell) plus ``env``; ``inherit`` keeps this shell's provider
+    of this shell but the reranker's, GB_RERANK_*, so that whoever has one
+    measures with it) plus ``env``; ``inherit`` keeps this shell's provider
     settings (the live mode)."""
 
     def __init__(self, data: Path, env: dict[str, str], *, inherit: bool = False) -> None:
-        own = {k: v for k, v in os.environ.items()
-               if k.startswith(("GB_", "ANTHROPIC_", "OPENAI_"))} if inherit else {}
+        kept = ("GB_", "ANTHROPIC_", "OPENAI_") if inherit else ("GB_RERANK_",)
+        own = {k: v for k, v in os.environ.items() if k.startswith(kept)}
         self._logs = tempfile.TemporaryDirectory(prefix="gb-ruler-")
         self.log = Path(self._logs.name) / "serve.log"
         port = free_port()
@@ -161,7 +162,7 @@ class Embeddings:
         if missing:
             if self._engine is None:
                 from gligabao.ai.embedders import LocalEmbedder
-                from gligabao.config import LOCAL_EMBEDDING_MODEL
+                from gligabao.ai.models import LOCAL_EMBEDDING_MODEL
 
                 self._engine = LocalEmbedder(LOCAL_EMBEDDING_MODEL)
             say(f"  embedding {len(missing)} texts for the baselines")

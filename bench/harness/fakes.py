@@ -37,13 +37,17 @@ ANSWER = {"answer": "From memory.", "entities": [], "edges": [], "passages": []}
 
 
 def start_fakes(
-    replies: dict[str, Any] | None = None, dim: int = EMBED_DIM
+    replies: dict[str, Any] | None = None, dim: int = EMBED_DIM, *, keep_alive: bool = False
 ) -> tuple[FakeAnthropic, FakeOpenAI]:
     """The fake Anthropic (``replies``: a reply or a function of the request
     body, per stage; `query` answers ``ANSWER`` unless given) and the fake
-    OpenAI embeddings, started on loopback. Stop both when done."""
-    llm = FakeAnthropic().start()
-    emb = FakeOpenAI(dim=dim).start()
+    OpenAI embeddings, started on loopback. Stop both when done.
+    ``keep_alive``: persistent connections, as a provider's API keeps them
+    (the latency benchmarks: a request pays no connect)."""
+    llm, emb = FakeAnthropic(), FakeOpenAI(dim=dim)
+    llm.keep_alive = emb.keep_alive = keep_alive
+    llm.start()
+    emb.start()
     for stage, reply in {"query": ANSWER, **(replies or {})}.items():
         llm.default(stage, reply)
     return llm, emb

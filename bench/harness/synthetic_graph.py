@@ -3,7 +3,7 @@ it: entities ~ edges/3 with names from generated word lists (people,
 organizations, places), edges between them with a skew (a few hubs have
 hundreds of facts), 10% of the facts ended and 10% superseded, and one long
 text in five chunks per 500 edges. bench/query_scale.py writes it to DynamoDB,
-bench/sqlite_serve.py to the SQLite file, bench/graphiti_compare.py to Kuzu."""
+bench/sqlite_serve.py to the SQLite file, bench/peers_sides.py to Kuzu and Qdrant."""
 
 from __future__ import annotations
 

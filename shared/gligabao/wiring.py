@@ -11,6 +11,7 @@ from .config import settings
 
 if TYPE_CHECKING:
     from .ai.port import LLM, Embedder
+    from .ai.rerank.port import Reranker
     from .api.app import CallServices
     from .graph.port import GraphStore
     from .idempotency.port import Idempotency
@@ -157,6 +158,33 @@ def embedder() -> Embedder:
 
 
 @lru_cache(maxsize=1)
+def reranker() -> Reranker | None:
+    """The reranker of the queries' candidates; None when off (the default)."""
+    cfg = settings()
+    if cfg.rerank_provider == "bedrock":
+        from .ai.rerank.bedrock import BedrockReranker
+
+        return BedrockReranker(
+            cfg.rerank_model,
+            cfg.rerank_region or cfg.region,
+            endpoint_url=cfg.rerank_base_url,
+            timeout_s=cfg.rerank_timeout_s,
+            max_retries=cfg.llm_max_retries,
+        )
+    if cfg.rerank_provider == "http":
+        from .ai.rerank.http_api import HttpReranker
+
+        return HttpReranker(
+            cfg.rerank_base_url,
+            cfg.rerank_model,
+            cfg.rerank_api_key,
+            timeout_s=cfg.rerank_timeout_s,
+            max_retries=cfg.llm_max_retries,
+        )
+    return None
+
+
+@lru_cache(maxsize=1)
 def geo_resolver() -> GeoResolver | None:
     cfg = settings()
     if not cfg.geo:
@@ -204,7 +232,7 @@ def call_services() -> CallServices:
     """What ``api.app.run_call`` records a call with."""
     from .api.app import CallServices
 
-    return CallServices(llm(), embedder(), record_store())
+    return CallServices(llm(), embedder(), record_store(), reranker())
 
 
 @lru_cache(maxsize=1)
@@ -260,6 +288,7 @@ def reset() -> None:
         vector_index,
         llm,
         embedder,
+        reranker,
         geo_resolver,
         batch_service,
         remember_service,

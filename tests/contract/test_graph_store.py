@@ -13,6 +13,7 @@ request counts) are in tests/unit/test_dynamo_graph.py.
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 import threading
 import time
@@ -131,8 +132,9 @@ def scan_all(store: Any) -> dict[str, list[dict[str, Any]]]:
                 r[0]
                 for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
                 # FTS5's own shadow tables always hold its bookkeeping rows;
-                # the passage_words table itself shows the indexed rows.
-                if not r[0].startswith(("sqlite_", "passage_words_"))
+                # a dataset's words table itself shows the indexed rows.
+                if not r[0].startswith("sqlite_")
+                and not re.search(r"^words_\w+_(data|idx|content|docsize|config)$", r[0])
             ]
             for name in names:
                 cur = conn.execute(f"SELECT * FROM {name}")

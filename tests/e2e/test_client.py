@@ -117,6 +117,16 @@ def test_every_method_against_a_running_server(served: Served, llm: FakeAnthropi
         gb.delete_dataset("other")
     assert err.value.status == 404
 
+    # erase the user: 202 with the call, whose record says it finished
+    erased = gb.erase_user()
+    assert erased.status == "ok" and erased.removed.datasets == 1, erased
+    done = gb.call(erased.call_id)
+    assert done.type == "erase" and done.status == "ok"
+    assert gb.datasets().datasets == []
+    with pytest.raises(ApiError) as err:
+        gb.erase_user("a\u0001b")
+    assert err.value.status == 400
+
 
 def test_a_remember_retried_through_a_409_returns_the_first_attempts_result(
     served: Served, llm: FakeAnthropic, caplog: pytest.LogCaptureFixture

@@ -57,3 +57,27 @@ def test_forgotten_text_is_not_in_the_file_after_a_clean_stop(
     assert _traces(blob, "Quixotlan", "whispered", "Globex", GONE) == []
     # the scan reads the real file: the kept text is there
     assert _traces(blob, "Wobbleton") == ["Wobbleton"]
+
+
+def test_an_erased_user_is_not_in_the_file_after_a_clean_stop(
+    fake_anthropic: FakeAnthropic, fake_openai: FakeOpenAI
+) -> None:
+    env = {**fake_anthropic.env(), **fake_openai.env(), "GB_EMBEDDING_DIMENSION": "64"}
+    s = Served(env)
+    try:
+        fake_anthropic.script("extract", GLOBEX)
+        r = s.client.post("/v1/gb/remember", {"user_id": "quixotlan-user", "text": GONE})
+        assert r.status == 200, r.body
+        fake_anthropic.script("extract", ALICE_AT_ACME)
+        r = s.client.post("/v1/gb/remember", {"user_id": "kept-user", "text": KEPT})
+        assert r.status == 200, r.body
+        assert _traces(_file_bytes(s.data), "Quixotlan", "quixotlan-user") == [
+            "Quixotlan", "quixotlan-user"]
+        r = s.client.delete("/v1/gb/users/quixotlan-user")
+        assert r.status == 202, r.body
+    finally:
+        code, _ = s.stop(signal.SIGTERM)
+    assert code == 0
+    blob = _file_bytes(s.data)
+    assert _traces(blob, "Quixotlan", "whispered", "Globex", GONE, "quixotlan-user") == []
+    assert _traces(blob, "Wobbleton", "kept-user") == ["Wobbleton", "kept-user"]

@@ -134,6 +134,11 @@ class FakeServer:
 
     #: Name used in the server thread's name and in error messages.
     name = "fake"
+    #: HTTP/1.1 with persistent connections (the benchmarks: a real API keeps
+    #: the connection open, so a request does not pay a connect and a new
+    #: server thread). Off for the tests: a stopped fake must never keep
+    #: answering on a pooled connection.
+    keep_alive = False
 
     def __init__(self) -> None:
         self._lock = threading.RLock()
@@ -256,7 +261,10 @@ def _make_handler(server: FakeServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         # HTTP/1.0: one request per connection, so a stopped fake never keeps
         # answering on a pooled keep-alive connection.
-        protocol_version = "HTTP/1.0"
+        protocol_version = "HTTP/1.1" if server.keep_alive else "HTTP/1.0"
+        # Headers and body go out in two writes: without TCP_NODELAY a kept-
+        # alive connection waits for the client's delayed ACK (40 ms).
+        disable_nagle_algorithm = server.keep_alive
         server_version = "gligabao-fake/1.0"
 
         def log_message(self, format: str, *args: Any) -> None:  # silence stderr

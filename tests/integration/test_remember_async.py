@@ -203,6 +203,26 @@ def test_worker_reports_a_broken_message_as_a_batch_item_failure(gb: Harness) ->
         "reference_time": REF,
         "request": {"user_id": "u1", "text": TEXT},
     }
+    _accepted("c-good", "u1")  # as the request saved it before queueing
     out = lambda_handler(_sqs_event("not json", json.dumps(job)), None)
     assert out == {"batchItemFailures": [{"itemIdentifier": "m-0"}]}
     assert wait_done(gb, "c-good", timeout=0.1)["status"] == "ok"
+
+
+def _accepted(call_id: str, user: str) -> None:
+    from gligabao import wiring
+    from gligabao.records.model import new_call
+
+    call = new_call(call_id, "remember", user, "main", None)
+    call.status = "accepted"
+    wiring.record_store().save_call(call)
+
+
+def test_a_job_whose_call_record_is_gone_is_dropped(gb: Harness) -> None:
+    """Its user was erased since it was queued: nothing runs, nothing is written."""
+    from gligabao.handlers.remember_worker import lambda_handler
+
+    job = {"call_id": "c-erased", "reference_time": REF, "request": {"user_id": "u1", "text": TEXT}}
+    before = gb.row_counts()
+    assert lambda_handler(_sqs_event(json.dumps(job)), None) == {"batchItemFailures": []}
+    assert gb.row_counts() == before and gb.llm.calls("extract") == 0

@@ -187,11 +187,15 @@ def test_interleaved_sessions_share_a_window_and_keep_their_sessions(gb: Harness
 
 
 def test_short_of_time_a_batch_stops_before_a_window_and_runs_again(gb: Harness) -> None:
-    from gligabao import deadline
+    from gligabao import deadline, wiring
     from gligabao.handlers.remember_worker import process_job
     from gligabao.queue.port import RetryLater
+    from gligabao.records.model import new_call
 
     use_world(gb)
+    accepted = new_call("c-time", "remember_batch", "u1", "main", None)
+    accepted.status = "accepted"  # as the route saves it before queueing the job
+    wiring.record_store().save_call(accepted)
     job = {"kind": "remember_batch", "call_id": "c-time", "key": "k",
            "reference_time": "2025-02-01T00:00:00Z",
            "request": {"user_id": "u1", "items": conversation(5)}}

@@ -145,11 +145,10 @@ def test_location_service_failure_is_upstream() -> None:
 
 
 def test_default_resolver(monkeypatch: pytest.MonkeyPatch) -> None:
-    cfg = Settings(geo=True, region="eu-west-3")
     monkeypatch.delenv("GB_GEO_PLACE_INDEX", raising=False)
-    assert isinstance(default_resolver(cfg), GeonamesResolver)
+    assert isinstance(default_resolver(Settings(geo=True, region="eu-west-3")), GeonamesResolver)
     monkeypatch.setenv("GB_GEO_PLACE_INDEX", "places")
-    r = default_resolver(cfg)
+    r = default_resolver(Settings(geo=True, region="eu-west-3"))
     assert isinstance(r, LocationServiceResolver)
     assert (r.index_name, r.region) == ("places", "eu-west-3")
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from gligabao.config import DEFAULT_PRICES, load_settings, price_of
+from gligabao.ai.prices import DEFAULT_PRICES, price_of
+from gligabao.config import load_settings
 
 HAIKU = "anthropic.claude-haiku-4-5-20251001-v1:0"
 ARN = f"arn:aws:bedrock:eu-west-1:123456789012:inference-profile/eu.{HAIKU}"

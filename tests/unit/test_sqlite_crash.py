@@ -118,11 +118,12 @@ def test_a_file_of_another_schema_version_is_refused_with_a_way_out(tmp_path: Pa
 
 
 def test_a_version_2_file_is_upgraded_in_place_keeping_its_texts(tmp_path: Path) -> None:
-    """Version 3 added artifacts.speaker: a version-2 file gains the column
-    (its texts have no speaker) instead of being refused."""
+    """Version 3 added artifacts.speaker, version 4 one words table per
+    dataset: a version-2 file gains the column (its texts have no speaker)
+    and its passages' words move, instead of the file being refused."""
     import sqlite3
 
-    from gligabao.sqlite.db import SCHEMA, SCHEMA_VERSION
+    from gligabao.sqlite.db import SCHEMA, SCHEMA_VERSION, words_table
 
     path = tmp_path / "v2.db"
     with sqlite3.connect(path) as conn:
@@ -131,6 +132,11 @@ def test_a_version_2_file_is_upgraded_in_place_keeping_its_texts(tmp_path: Path)
                 "call_id TEXT, summary TEXT, speaker TEXT,", "call_id TEXT, summary TEXT,"
             )
         )
+        conn.execute(  # what versions 2 and 3 kept: every dataset's words in one table
+            "CREATE VIRTUAL TABLE passage_words USING fts5(pk UNINDEXED, id UNINDEXED, text, "
+            "tokenize = 'porter unicode61')"
+        )
+        conn.execute("INSERT INTO passage_words VALUES ('u#main', 1, 'old text')")
         conn.execute(
             "INSERT INTO artifacts (pk, id, text, created_at, reference_time) "
             "VALUES ('u#main', 1, 'old text', 't', 't')"
@@ -138,6 +144,8 @@ def test_a_version_2_file_is_upgraded_in_place_keeping_its_texts(tmp_path: Path)
         conn.execute("PRAGMA user_version = 2")
     Database(path).close()
     with sqlite3.connect(path) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
         row = conn.execute("SELECT text, speaker FROM artifacts WHERE id = 1").fetchone()
+        words = conn.execute(f"SELECT rowid, text FROM {words_table('u#main')}").fetchall()
     assert row == ("old text", None)
+    assert words == [(1, "old text")]

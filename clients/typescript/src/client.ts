@@ -25,6 +25,7 @@ export type DatasetsOut = Schemas["DatasetsOut"];
 export type InferencesOut = Schemas["InferencesOut"];
 export type CallOut = Schemas["CallOut"];
 export type AcceptedOut = Schemas["AcceptedOut"];
+export type ErasedOut = Schemas["ErasedOut"];
 
 /** A queued call (`respondAsync: true`, answered 202): hand it to
  * `Client.waitFor` for its result, typed `T`. */
@@ -135,6 +136,13 @@ export class Client {
   /** Delete a dataset and everything in it. */
   async deleteDataset(name: string, options: User = {}): Promise<void> {
     await this.request("deleteDataset", { path: { name }, query: { user_id: this.user(options.user_id) } });
+  }
+
+  /** Erase a user: every dataset, vector, call and inference record and
+   * idempotency record of theirs (202; `call(call_id)` reads the erase's
+   * record). A user with nothing stored is erased all the same. */
+  async eraseUser(userId?: string): Promise<ErasedOut> {
+    return (await this.send("eraseUser", { path: { user_id: this.user(userId) } })).body as ErasedOut;
   }
 
   /** Entities, newest updated first (or those whose name matches `q`); `next_cursor` pages on. */

@@ -252,6 +252,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/gb/users/{user_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Erase a user: every dataset, vector, record of them, everywhere
+         * @description 202 with the call ID (the work may outlast a request; a rerun finishes an erase a crash interrupted, under the same call ID). GET /v1/gb/calls/{call_id}?user_id= reads its record. A user with nothing stored is erased all the same (zero counts).
+         */
+        delete: operations["eraseUser"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -460,10 +480,10 @@ export interface components {
             duration_ms: number;
             /**
              * Result
-             * @description a queued remember's response, once its status is ok; a batch's progress while it runs, then its totals
+             * @description a queued remember's response, once its status is ok; a batch's progress while it runs, then its totals; an erase's counts
              * @default null
              */
-            result?: components["schemas"]["RememberOut"] | components["schemas"]["BatchProgressOut"] | null;
+            result?: components["schemas"]["RememberOut"] | components["schemas"]["BatchProgressOut"] | components["schemas"]["ErasedResultOut"] | null;
             /**
              * Session Id
              * @default null
@@ -600,6 +620,46 @@ export interface components {
             name: string;
             /** Type */
             type: string;
+        };
+        /** ErasedCountsOut */
+        ErasedCountsOut: {
+            /** Artifacts */
+            artifacts: number;
+            /** Calls */
+            calls: number;
+            /** Datasets */
+            datasets: number;
+            /** Edges */
+            edges: number;
+            /** Entities */
+            entities: number;
+            /** Idempotency */
+            idempotency: number;
+            /** Inferences */
+            inferences: number;
+        };
+        /** ErasedOut */
+        ErasedOut: {
+            /** Call Id */
+            call_id: string;
+            /** Finished At */
+            finished_at: string;
+            removed: components["schemas"]["ErasedCountsOut"];
+            /**
+             * Status
+             * @description `ok` once every store is erased
+             */
+            status: string;
+        };
+        /**
+         * ErasedResultOut
+         * @description What an erase of a user did: when it finished, how many of each went
+         *     (no text, no names).
+         */
+        ErasedResultOut: {
+            /** Finished At */
+            finished_at: string;
+            removed: components["schemas"]["ErasedCountsOut"];
         };
         /** ErrorOut */
         ErrorOut: {
@@ -2293,6 +2353,67 @@ export interface operations {
             };
             /** @description LLM not configured */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    eraseUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description percent-encoded */
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description erased */
+            202: {
+                headers: {
+                    /** @description /v1/gb/calls/{call_id}: the call to poll */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErasedOut"];
+                };
+            };
+            /** @description invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description another user's data */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description an upstream failed */
+            502: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -135,6 +135,20 @@ describe("browse and forget", () => {
   });
 });
 
+describe("erase a user", () => {
+  test("every dataset goes; the erase's call record says it finished; a control character is a 400", async () => {
+    const eraser = new Client({ url: h.served, auth: new Bearer(h.devKey), userId: "erase/me 1" });
+    await h.script("extract", ALICE_AT_ACME);
+    await eraser.remember("Alice works at Acme.", { dataset: "gone" });
+    const erased = await eraser.eraseUser();
+    assert.equal(erased.status, "ok");
+    assert.equal(erased.removed.datasets, 1);
+    assert.equal((await eraser.call(erased.call_id)).status, "ok");
+    assert.deepEqual((await eraser.datasets()).datasets, []);
+    await assert.rejects(eraser.eraseUser("a\u0001b"), (e: ApiError) => e.status === 400);
+  });
+});
+
 describe("refusals write nothing", () => {
   test("404: an unknown call, a dataset already deleted, a query on no dataset", async () => {
     const before = await memory();

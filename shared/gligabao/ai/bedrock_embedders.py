@@ -67,7 +67,7 @@ class BedrockEmbedder:
                 config=Config(
                     connect_timeout=self._timeout_s,
                     read_timeout=self._timeout_s,
-                    retries={"max_attempts": self._max_retries + 1, "mode": "standard"},
+                    retries={"total_max_attempts": self._max_retries + 1, "mode": "standard"},
                     max_pool_connections=TITAN_CONCURRENCY,
                 ),
             )

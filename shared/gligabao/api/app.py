@@ -18,6 +18,7 @@ from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 
 from .. import deadline
 from ..ai.port import LLM, Embedder
+from ..ai.rerank.port import Reranker
 from ..errors import BadRequest, Busy, DeadlineExceeded, GbError, PayloadTooLarge, UpstreamError
 from ..records.meter import Meter
 from ..records.model import CallRecord, Step, new_call
@@ -178,6 +179,7 @@ class CallServices:
     llm: LLM
     embedder: Embedder
     records: RecordStore
+    reranker: Reranker | None = None  # None: reranking is off
 
 
 def run_call(
@@ -203,7 +205,10 @@ def run_call(
     started, size = _received.get()
     if started:
         call.steps.append(Step("parse", (time.perf_counter() - started) * 1000, {"bytes": size}))
-    meter = Meter(call, services.llm, services.embedder, settings().prices)
+    cfg = settings()
+    meter = Meter(
+        call, services.llm, services.embedder, cfg.prices, services.reranker, cfg.rerank_prices
+    )
     http_status = 200
     if background:
         call.status = "running"

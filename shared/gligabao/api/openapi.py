@@ -23,6 +23,7 @@ from .schemas import (
     EdgeDetailOut,
     EntitiesOut,
     EntityDetailOut,
+    ErasedOut,
     ErrorOut,
     ForgottenOut,
     InferencesOut,
@@ -54,6 +55,7 @@ _MODELS: list[type[BaseModel]] = [
     EntitiesOut,
     EntityDetailOut,
     ForgottenOut,
+    ErasedOut,
     ErrorOut,
 ]
 
@@ -226,6 +228,35 @@ def build() -> dict[str, Any]:
                     "summary": "Delete a dataset and everything in it",
                     "parameters": [_param("name", True, "path"), USER],
                     "responses": {"204": {"description": "deleted"}, **_errors(400, 401, 403, 404)},
+                }
+            },
+            "/v1/gb/users/{user_id}": {
+                "delete": {
+                    "operationId": "eraseUser",
+                    "summary": "Erase a user: every dataset, vector, record of them, everywhere",
+                    "description": (
+                        "202 with the call ID (the work may outlast a request; a rerun "
+                        "finishes an erase a crash interrupted, under the same call ID). "
+                        "GET /v1/gb/calls/{call_id}?user_id= reads its record. A user with "
+                        "nothing stored is erased all the same (zero counts)."
+                    ),
+                    "parameters": [
+                        _param(
+                            "user_id",
+                            True,
+                            "path",
+                            {"type": "string", "minLength": 1, "maxLength": 128},
+                            "percent-encoded",
+                        )
+                    ],
+                    "responses": {
+                        "202": {
+                            "description": "erased",
+                            "headers": ACCEPTED["headers"],
+                            **_json(ErasedOut),
+                        },
+                        **_errors(400, 401, 403, 502),
+                    },
                 }
             },
             **_browse_paths(),

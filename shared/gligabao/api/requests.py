@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from typing import Annotated, Any, TypeVar
+from urllib.parse import unquote
 
 from pydantic import (
     BaseModel,
@@ -28,7 +29,7 @@ from ..errors import BadRequest
 LEVELS = ("none", "low", "medium", "high")
 REMEMBER_STAGES = ("extract", "invalidate", "summarize")
 QUERY_STAGES = ("query", "detect_geo")
-ALL_STAGES = REMEMBER_STAGES + QUERY_STAGES + ("embed",)
+ALL_STAGES = REMEMBER_STAGES + QUERY_STAGES + ("embed", "rerank")
 _DATASET = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 _MODEL = re.compile(r"^[A-Za-z0-9._:/@-]{1,128}$")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
@@ -199,7 +200,7 @@ def parse_models(value: Any, stages: tuple[str, ...]) -> dict[str, str]:
 
 
 class _Common(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
+    model_config = ConfigDict(extra="forbid", strict=True, defer_build=True)
 
     user_id: UserId
     dataset: DatasetName = "main"
@@ -215,7 +216,7 @@ MAX_MESSAGES = 100
 class Message(BaseModel):
     """One chat message of ``remember``'s ``messages``."""
 
-    model_config = ConfigDict(extra="forbid", strict=True)
+    model_config = ConfigDict(extra="forbid", strict=True, defer_build=True)
 
     role: Annotated[str, WithJsonSchema({"type": "string", "enum": list(MESSAGE_ROLES)})]
     content: str = Field(min_length=1)
@@ -406,6 +407,18 @@ def param_user(params: dict[str, str]) -> str:
         raise BadRequest(str(exc)) from exc
 
 
+def param_path_user(value: str) -> str:
+    """A user_id in a path (percent-encoded: it may hold "/" or spaces)."""
+    try:
+        decoded = unquote(value, errors="strict")
+    except UnicodeDecodeError as exc:
+        raise BadRequest("user_id must be UTF-8") from exc
+    try:
+        return check_user_id(decoded)
+    except ValueError as exc:
+        raise BadRequest(str(exc)) from exc
+
+
 def param_dataset(value: str) -> str:
     try:
         return check_dataset(value)
@@ -417,7 +430,7 @@ class SplitRequest(BaseModel):
     """POST /v1/gb/entities/{id}/split: the facts and texts of an entity
     that go to a new one (``name``: the new entity's, default the old's)."""
 
-    model_config = ConfigDict(extra="forbid", strict=True)
+    model_config = ConfigDict(extra="forbid", strict=True, defer_build=True)
 
     user_id: UserId
     dataset: DatasetName = "main"
@@ -449,7 +462,7 @@ class SearchRequest(QueryRequest):
 class DatasetsRequest(BaseModel):
     """The arguments of listing datasets (query parameters over HTTP)."""
 
-    model_config = ConfigDict(extra="forbid", strict=True)
+    model_config = ConfigDict(extra="forbid", strict=True, defer_build=True)
 
     user_id: UserId
 
@@ -457,7 +470,7 @@ class DatasetsRequest(BaseModel):
 class ForgetRequest(BaseModel):
     """The arguments of forgetting one text (the MCP ``forget`` tool)."""
 
-    model_config = ConfigDict(extra="forbid", strict=True)
+    model_config = ConfigDict(extra="forbid", strict=True, defer_build=True)
 
     user_id: UserId
     dataset: DatasetName = "main"

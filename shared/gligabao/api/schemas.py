@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 
 class _Out(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 class ErrorOut(_Out):
@@ -165,6 +165,24 @@ class StepOut(BaseModel):
     ms: float
 
 
+class ErasedCountsOut(_Out):
+    datasets: int
+    entities: int
+    edges: int
+    artifacts: int
+    calls: int
+    inferences: int
+    idempotency: int
+
+
+class ErasedResultOut(_Out):
+    """What an erase of a user did: when it finished, how many of each went
+    (no text, no names)."""
+
+    finished_at: str
+    removed: ErasedCountsOut
+
+
 class BatchProgressOut(_Out):
     """A batch remember's progress (while it runs) and totals (once done)."""
 
@@ -189,10 +207,10 @@ class CallOut(_Out):
     started_at: str
     duration_ms: float
     steps: list[StepOut] = Field(default_factory=list)
-    result: RememberOut | BatchProgressOut | None = Field(
+    result: RememberOut | BatchProgressOut | ErasedResultOut | None = Field(
         default=None,
         description="a queued remember's response, once its status is ok; a batch's "
-        "progress while it runs, then its totals",
+        "progress while it runs, then its totals; an erase's counts",
     )
 
 
@@ -298,3 +316,8 @@ class ForgottenOut(_Out):
     artifact_id: int
     removed: RemovedOut
     restored: RestoredOut = Field(description="facts the text had ended or superseded, set back")
+
+
+class ErasedOut(ErasedResultOut):
+    call_id: str
+    status: str = Field(description="`ok` once every store is erased")

@@ -6,7 +6,6 @@ from __future__ import annotations
 import functools
 import json
 import logging
-import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, ParamSpec, TypeVar
@@ -14,6 +13,7 @@ from typing import Any, ParamSpec, TypeVar
 from botocore.exceptions import BotoCoreError, ClientError
 from pynamodb.exceptions import PynamoDBException
 from pynamodb.models import Model
+from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
 
 from ..errors import GbError, UpstreamError, mapped_to_upstream
 from ..models import DatasetKey
@@ -132,18 +132,27 @@ def batch_write(puts: Sequence[Model] = (), deletes: Sequence[Model] = ()) -> No
         pending: dict[str, list[dict[str, Any]]] = {}
         for table, _, req in page:
             pending.setdefault(table, []).append(req)
-        attempt = 0
-        while pending:
-            data = conn.dispatch("BatchWriteItem", {"RequestItems": pending})
-            pending = {t: r for t, r in ((data or {}).get("UnprocessedItems") or {}).items() if r}
-            if pending:
-                attempt += 1
-                if attempt > BATCH_RETRIES:
-                    left = sum(len(r) for r in pending.values())
-                    raise UpstreamError(
-                        f"batch write: {left} items still unprocessed after {BATCH_RETRIES} retries"
-                    )
-                time.sleep(min(1.0, 0.02 * 2**attempt))
+        for attempt in Retrying(
+            retry=retry_if_exception_type(_Unprocessed),
+            stop=stop_after_attempt(BATCH_RETRIES + 1),
+            wait=wait_exponential(multiplier=0.04, max=1.0),  # 0.04 s, 0.08 s ... 1 s
+            retry_error_callback=lambda state: None,
+        ):
+            with attempt:
+                data = conn.dispatch("BatchWriteItem", {"RequestItems": pending})
+                unprocessed = (data or {}).get("UnprocessedItems") or {}
+                pending = {t: r for t, r in unprocessed.items() if r}
+                if pending:
+                    raise _Unprocessed
+        if pending:
+            left = sum(len(r) for r in pending.values())
+            raise UpstreamError(
+                f"batch write: {left} items still unprocessed after {BATCH_RETRIES} retries"
+            )
+
+
+class _Unprocessed(Exception):
+    """DynamoDB left some items of the page unwritten: send them again."""
 
 
 def _key_id(key: dict[str, Any]) -> str:

@@ -27,7 +27,7 @@ from pynamodb.attributes import (
     UnicodeSetAttribute,
 )
 from pynamodb.constants import LIST, PAY_PER_REQUEST_BILLING_MODE
-from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
+from pynamodb.indexes import AllProjection, GlobalSecondaryIndex, KeysOnlyProjection
 from pynamodb.models import Model
 
 from .client import SharedClientModel
@@ -92,6 +92,9 @@ class DatasetRow(SharedClientModel):
     entities = NumberAttribute(default=0)
     edges = NumberAttribute(default=0)
     artifacts = NumberAttribute(default=0)
+    # The mark of an erase begun (user_id ``oneway.ERASING``, name: the
+    # user's ID): the erase's call.
+    call_id = UnicodeAttribute(null=True)
 
 
 class EntityByUpdated(GlobalSecondaryIndex["EntityRow"]):
@@ -338,14 +341,29 @@ class InferenceRow(SharedClientModel):
     expires_at = TTLAttribute(null=True)
 
 
+class IdempotencyByOwner(GlobalSecondaryIndex["IdempotencyRow"]):
+    """Sparse: the records of one user (an erase removes them)."""
+
+    class Meta:
+        index_name = "by_owner"
+        projection = KeysOnlyProjection()
+
+    owner = UnicodeAttribute(hash_key=True)
+
+
 class IdempotencyRow(SharedClientModel):
     """Powertools' idempotency records (remember with an Idempotency-Key).
-    Powertools reads and writes it itself; this model only declares it."""
+    Powertools reads and writes it itself; this model only declares it.
+    ``owner``: a one-way hash of the user (``oneway.idempotency_owner``),
+    set on each record as it is taken (idempotency/dynamodb.py)."""
 
     short_name = "idempotency"
     Meta = _meta(short_name)
     id = UnicodeAttribute(hash_key=True)
     expiration = TTLAttribute(null=True)
+    owner = UnicodeAttribute(null=True)
+
+    by_owner = IdempotencyByOwner()
 
 
 GRAPH_MODELS: list[type[SharedClientModel]] = [

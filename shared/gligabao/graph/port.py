@@ -46,13 +46,19 @@ def page_key(entity: Entity) -> str:
 
 
 class GraphStore(Protocol):
+    # Whether a query's independent reads gain from running at once on
+    # workers (memory/parallel.py): on DynamoDB each is a network round trip;
+    # on SQLite in this process a read takes less than waking a worker.
+    overlap_reads: bool
+
     # --- datasets -------------------------------------------------------------
     def get_dataset(self, key: DatasetKey) -> Dataset | None:
         """One GetItem."""
 
     def ensure_dataset(self, key: DatasetKey) -> Dataset:
         """Create the dataset if it does not exist (conditional put: two
-        concurrent first calls create it once). Returns it."""
+        concurrent first calls create it once). Returns it. A new one's ID
+        counters start from those an erase kept (``end_erase``)."""
 
     def list_datasets(self, user_id: str) -> list[Dataset]:
         """The user's datasets with their counts, by name."""
@@ -188,6 +194,26 @@ class GraphStore(Protocol):
         edges set back, the counts lowered; visible at once (a crash leaves
         before or after). ``NotFound`` when the text is already gone; a
         restored edge that changed since the plan was read stays as it is."""
+
+    # --- erasing a user --------------------------------------------------------
+    def dataset_names(self, user_id: str) -> list[str]:
+        """The name of every dataset row of the user, deleted ones too (an
+        erase purges what a crashed delete left), by name. One query."""
+
+    def begin_erase(self, user_id: str, call_id: str) -> str:
+        """Mark the user's erase as begun, so that a rerun or the next start
+        finishes it; the call ID of the erase begun earlier and not finished,
+        else ``call_id``. The mark holds the user ID until ``end_erase``."""
+
+    def pending_erasures(self) -> list[tuple[str, str]]:
+        """(user ID, call ID) of every erase begun and not ended. One query."""
+
+    def end_erase(self, user_id: str) -> int:
+        """The last step of an erase, after every dataset was deleted: the
+        user's dataset rows removed, their ID counters kept under
+        ``oneway.erased_dataset`` (a dataset of the same name, later, goes
+        on from them: IDs are never reused), then the mark removed. How many
+        dataset rows there were. A rerun after a crash finishes it."""
 
     def abort(self, key: DatasetKey, txn: str) -> None:
         """Give up a call that will not commit: release its claims and

@@ -1,4 +1,5 @@
-"""GET /v1/gb/datasets and DELETE /v1/gb/datasets/{name}."""
+"""GET /v1/gb/datasets, DELETE /v1/gb/datasets/{name} and the erase of a
+user, DELETE /v1/gb/users/{user_id}."""
 
 from __future__ import annotations
 
@@ -8,10 +9,11 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEventV2
 
 from .. import wiring
-from ..api.app import json_response, lambda_entry, make_app
+from ..api.app import current_call_id, json_response, lambda_entry, make_app
 from ..api.auth import authorize
-from ..api.requests import check_query_params, param_dataset, param_user
+from ..api.requests import check_query_params, param_dataset, param_path_user, param_user
 from ..memory.datasets import Datasets
+from ..memory.erase import Erase
 
 app = make_app()
 
@@ -41,6 +43,31 @@ def delete_dataset(name: str) -> Response[str]:
     authorize(app.current_event, user_id)
     _datasets().delete(user_id, param_dataset(name))
     return Response(status_code=204, body="")
+
+
+def eraser() -> Erase:
+    return Erase(
+        wiring.graph_store(), wiring.vector_index(), wiring.record_store(), wiring.idempotency()
+    )
+
+
+@app.delete("/v1/gb/users/<user_id>")
+def erase_user(user_id: str) -> Response[str]:
+    """202 with the call ID: the erase may outlast a request on a large
+    memory (a timeout or a crash leaves it marked, and the next DELETE of
+    the user finishes it under the same call ID). It runs here, to the end
+    when it can; the call record (GET /v1/gb/calls/{id}?user_id=) says when
+    it finished and what went. An unknown user is erased all the same
+    (zero counts): a retried erase must not fail, and the answer must not
+    tell whether someone was ever stored."""
+    params = app.current_event.query_string_parameters or {}
+    check_query_params(params, set())
+    uid = param_path_user(user_id)
+    authorize(app.current_event, uid, operator_ok=True)
+    result = eraser().run(uid, current_call_id())
+    resp = json_response(202, result)
+    resp.headers["Location"] = f"/v1/gb/calls/{result['call_id']}"
+    return resp
 
 
 lambda_handler = lambda_entry(app)

@@ -7,8 +7,9 @@ only sessions and server-sent streams use, are 405."""
 
 from __future__ import annotations
 
+import functools
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools.event_handler import Response, content_types
 
@@ -23,9 +24,12 @@ from ..api.requests import (
     SearchRequest,
 )
 from ..api.schemas import DatasetsOut, ForgottenOut, QueryOut, RememberOut, SearchOut
-from ..mcp.server import Caller, McpServer, ToolSpec, error_envelope, status_error
+from ..mcp.tools import Caller, ToolSpec
 from ..models import DatasetKey
 from . import browse, datasets, query, remember
+
+if TYPE_CHECKING:
+    from ..mcp.server import McpServer
 
 app = make_app()
 PROTOCOL_HEADER = "mcp-protocol-version"
@@ -101,17 +105,28 @@ TOOLS = [
         read_only=False,
     ),
 ]
-SERVER = McpServer(
-    "gligabao",
-    __version__,
-    TOOLS,
-    instructions="A bi-temporal knowledge-graph memory. Each dataset (default 'main') "
-    "is a separate memory of the user.",
-)
+
+
+@functools.cache
+def server() -> McpServer:
+    """Built by the first MCP request, not at import: the MCP SDK's models
+    (``mcp_types``, some 300 pydantic models: 200-400 ms to import on this
+    machine) load with it (tests/unit/test_cold_start.py)."""
+    from ..mcp.server import McpServer
+
+    return McpServer(
+        "gligabao",
+        __version__,
+        TOOLS,
+        instructions="A bi-temporal knowledge-graph memory. Each dataset (default 'main') "
+        "is a separate memory of the user.",
+    )
 
 
 def _rpc_error_body(status: int, message: str) -> dict[str, Any]:
     """The body limit and the last-resort 500, as JSON-RPC errors."""
+    from ..mcp.server import error_envelope, status_error
+
     return error_envelope(None, status_error(status, message))
 
 
@@ -122,7 +137,7 @@ def mcp() -> Response[str]:
         body: str | None = event.decoded_body or ""
     except ValueError:  # bytes that are not UTF-8 (or broken base64)
         body = None
-    reply = SERVER.handle(
+    reply = server().handle(
         body,
         event.headers.get(PROTOCOL_HEADER),
         lambda: authenticate(event),

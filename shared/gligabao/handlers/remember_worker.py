@@ -16,14 +16,14 @@ is final. Other failures of the use case (bad input, a 4xx) end the call at
 once: retrying the same input would fail the same way.
 
 SQS delivers at least once: a job whose call record is already final is
-skipped, so a redelivered message does not remember twice. An unexpected
+skipped, so a redelivered message does not remember twice. A job whose call
+record is gone is dropped: its user was erased (DELETE /v1/gb/users/{id}). An unexpected
 failure (``internal error: ...``, a crash) raises, and the message is
 retried and then dead-lettered."""
 
 from __future__ import annotations
 
 import json
-import os
 import random
 from typing import Any
 
@@ -48,7 +48,6 @@ from .query import run_query
 from .remember import remember_input
 
 NOT_DONE = ("accepted", "running")
-MAX_RECEIVES_ENV = "GB_REMEMBER_MAX_RECEIVES"
 # Visibility backoff of a job to retry: 30 s, 60 s, 120 s ... at most 15 min.
 BACKOFF_S = 30
 MAX_BACKOFF_S = 900
@@ -71,7 +70,12 @@ def process_job(job: dict[str, Any], *, final_attempt: bool = True) -> bool:
         else validate(RememberRequest, job["request"])
     )
     existing = wiring.record_store().get_call(req.user_id, call_id)
-    if existing is not None and _final(existing.status):
+    if existing is None:
+        # The request saved it (accepted) before queueing the job: gone
+        # means the user was erased since, and the job goes with them.
+        logger.info("queued job of an erased user dropped", extra={"call_id": call_id})
+        return False
+    if _final(existing.status):
         logger.info("queued job already done", extra={"call_id": call_id, "kind": kind})
         return False
     retry_if = None if final_attempt else is_transient
@@ -102,7 +106,7 @@ def process_job(job: dict[str, Any], *, final_attempt: bool = True) -> bool:
 
 
 def _max_receives() -> int:
-    return int(os.environ.get(MAX_RECEIVES_ENV) or 3)
+    return wiring.settings().remember_max_receives
 
 
 def _record_handler(record: SQSRecord) -> None:

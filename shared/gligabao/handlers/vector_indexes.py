@@ -12,11 +12,12 @@ must always get an answer, or the stack waits an hour)."""
 
 from __future__ import annotations
 
-import json
-import time
-import urllib.request
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Any
+
+from crhelper import CfnResource
+from tenacity import RetryCallState, Retrying, retry_if_exception_type, wait_fixed
 
 from ..errors import GbError
 from ..records.monitor import logger
@@ -38,50 +39,56 @@ def _index(props: dict[str, Any]) -> OpenSearchVectorIndex:
 
 
 def _bootstrap(props: dict[str, Any], remaining_ms: Callable[[], int]) -> list[str]:
-    while True:
+    def log(state: RetryCallState) -> None:
+        assert state.outcome is not None
+        exc = state.outcome.exception()
+        logger.warning("bootstrap failed, retrying", extra={"error": getattr(exc, "message", "")})
+
+    return Retrying(
+        retry=retry_if_exception_type(GbError),
+        # until one more wait would eat into the time kept to answer
+        stop=lambda state: remaining_ms() < RESERVE_MS + BACKOFF_S * 1000,
+        wait=wait_fixed(BACKOFF_S),
+        before_sleep=log,
+        reraise=True,
+    )(lambda: _index(props).bootstrap())
+
+
+@lru_cache(maxsize=1)
+def _helper() -> CfnResource:
+    """crhelper answers CloudFormation's pre-signed URL (SUCCESS, or FAILED
+    with the error as the reason; FAILED too just before the function's time
+    runs out). Made at the first event, not at import: it builds its boto3
+    clients from the environment then."""
+    helper = CfnResource(log_level="INFO", boto_level="ERROR", sleep_on_delete=0)
+
+    @helper.create
+    @helper.update
+    def create(event: dict[str, Any], context: Any) -> str | None:
+        def remaining_ms() -> int:
+            return int(context.get_remaining_time_in_millis()) if context is not None else 60_000
+
         try:
-            return _index(props).bootstrap()
+            created = _bootstrap(event.get("ResourceProperties", {}), remaining_ms)
         except GbError as exc:
-            if remaining_ms() < RESERVE_MS + BACKOFF_S * 1000:
-                raise
-            logger.warning("bootstrap failed, retrying", extra={"error": exc.message})
-            time.sleep(BACKOFF_S)
+            logger.exception("vector indexes failed")
+            raise RuntimeError(exc.message) from exc  # the reason CloudFormation shows
+        logger.info(
+            "vector indexes",
+            extra={"request_type": event.get("RequestType"), "indexes_created": created},
+        )
+        helper.Data["Created"] = ",".join(created)
+        # Update keeps the resource's ID; Create names it once.
+        return event.get("PhysicalResourceId") or (
+            f"{event['LogicalResourceId']}-{event['RequestId']}"
+        )
 
+    @helper.delete
+    def delete(event: dict[str, Any], context: Any) -> None:
+        logger.info("vector indexes", extra={"request_type": "Delete", "indexes_created": []})
 
-def _respond(event: dict[str, Any], status: str, reason: str, data: dict[str, Any]) -> None:
-    body = json.dumps(
-        {
-            "Status": status,
-            "Reason": reason[:3000],
-            "PhysicalResourceId": event.get("PhysicalResourceId")
-            or f"{event['LogicalResourceId']}-{event['RequestId']}",
-            "StackId": event["StackId"],
-            "RequestId": event["RequestId"],
-            "LogicalResourceId": event["LogicalResourceId"],
-            "Data": data,
-        }
-    ).encode()
-    # The pre-signed S3 URL wants no Content-Type.
-    req = urllib.request.Request(event["ResponseURL"], data=body, method="PUT")
-    req.add_header("Content-Type", "")
-    with urllib.request.urlopen(req, timeout=30) as resp:
-        resp.read()
+    return helper
 
 
 def lambda_handler(event: dict[str, Any], context: Any) -> None:
-    props = event.get("ResourceProperties", {})
-    kind = event.get("RequestType")
-
-    def remaining_ms() -> int:
-        return int(context.get_remaining_time_in_millis()) if context is not None else 60_000
-
-    try:
-        created: list[str] = []
-        if kind in ("Create", "Update"):
-            created = _bootstrap(props, remaining_ms)
-        logger.info("vector indexes", extra={"request_type": kind, "indexes_created": created})
-        _respond(event, "SUCCESS", "ok", {"Created": ",".join(created)})
-    except Exception as exc:
-        logger.exception("vector indexes failed")
-        reason = exc.message if isinstance(exc, GbError) else f"{type(exc).__name__}: {exc}"
-        _respond(event, "FAILED", reason, {})
+    _helper()(event, context)

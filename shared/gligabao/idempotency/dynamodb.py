@@ -15,8 +15,9 @@ import uuid
 import zlib
 from typing import Any
 
+from ..dynamodb.batch import upstream
 from ..errors import UpstreamError
-from .runner import PowertoolsIdempotency
+from .runner import OwnedKeys, PowertoolsIdempotency
 
 STORED = "__gb_stored__"  # the envelope key (no remember response has it)
 INLINE_MAX = 64 * 1024  # bytes of JSON stored as they are
@@ -81,13 +82,82 @@ class PartedResponses:
         return unpack(stored, self.client, self.table)
 
 
+def owned_layer(client: Any, table: str) -> Any:
+    """Powertools' DynamoDB layer whose keys say whose they are, and whose
+    records carry their ``owner`` (the ``by_owner`` index: an erase finds
+    them with a Query)."""
+    from aws_lambda_powertools.utilities.idempotency import DynamoDBPersistenceLayer
+
+    class Owned(OwnedKeys, DynamoDBPersistenceLayer):
+        def _put_record(self, data_record: Any) -> None:
+            super()._put_record(data_record)
+            # Set as the record is taken, before any response is in it (a
+            # crash between the two leaves an empty record, which expires).
+            owner = owner_of(data_record.idempotency_key)
+            if owner:
+                client.update_item(
+                    TableName=table,
+                    Key={"id": {"S": data_record.idempotency_key}},
+                    UpdateExpression="SET #owner = :owner",
+                    ExpressionAttributeNames={"#owner": "owner"},
+                    ExpressionAttributeValues={":owner": {"S": owner}},
+                )
+
+        def forget_owner(self, owner: str) -> int:
+            return forget_owner(client, table, owner)
+
+    return Owned(table_name=table, boto3_client=client)
+
+
+def owner_of(key: str) -> str | None:
+    """The owner part of a key ``<function>#<owner>#<hash>``."""
+    parts = key.split("#")
+    return parts[-2] if len(parts) >= 3 else None
+
+
+@upstream("idempotency forget_user")
+def forget_owner(client: Any, table: str, owner: str) -> int:
+    """Delete the user's records, and the parts of a response stored by
+    reference."""
+    found = 0
+    kwargs: dict[str, Any] = {
+        "TableName": table,
+        "IndexName": "by_owner",
+        "KeyConditionExpression": "#owner = :owner",
+        "ExpressionAttributeNames": {"#owner": "owner"},
+        "ExpressionAttributeValues": {":owner": {"S": owner}},
+    }
+    while True:
+        page = client.query(**kwargs)
+        for item in page.get("Items", []):
+            key = {"id": item["id"]}
+            record = client.get_item(TableName=table, Key=key, ConsistentRead=True).get("Item")
+            for part in _parts(record or {}):
+                client.delete_item(TableName=table, Key={"id": {"S": part}})
+            client.delete_item(TableName=table, Key=key)
+            found += 1
+        if "LastEvaluatedKey" not in page:
+            return found
+        kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+
+def _parts(item: dict[str, Any]) -> list[str]:
+    """The part items of a record's response stored by reference."""
+    try:
+        envelope = json.loads(item["data"]["S"]).get(STORED)
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return []
+    if not isinstance(envelope, dict) or "ref" not in envelope:
+        return []
+    return [f"gb-part#{envelope['ref']}#{i}" for i in range(int(envelope["parts"]))]
+
+
 def dynamodb_idempotency(
     table: str, endpoint: str | None, region: str, ttl_s: int
 ) -> PowertoolsIdempotency:
     """Idempotency records in ``table`` (the stack's idempotency table)."""
     import boto3
-    from aws_lambda_powertools.utilities.idempotency import DynamoDBPersistenceLayer
 
     client = boto3.client("dynamodb", endpoint_url=endpoint or None, region_name=region)
-    store = DynamoDBPersistenceLayer(table_name=table, boto3_client=client)
+    store = owned_layer(client, table)
     return PowertoolsIdempotency(store, ttl_s, PartedResponses(client, table, ttl_s))

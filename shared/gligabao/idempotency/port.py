@@ -16,3 +16,7 @@ class Idempotency(Protocol):
     ) -> dict[str, Any]:
         """``work()``'s response, or the stored response of the first call
         with this user and key. Conflict while that call is still running."""
+
+    def forget_user(self, user_id: str) -> int:
+        """Remove every idempotency record of the user (an erase: a record
+        holds the response, names and all); how many there were."""

@@ -16,6 +16,7 @@ from aws_lambda_powertools.utilities.idempotency.exceptions import (
 from aws_lambda_powertools.utilities.idempotency.persistence.base import BasePersistenceLayer
 
 from ..errors import Conflict, UpstreamError
+from ..oneway import idempotency_owner
 from .port import Work
 
 
@@ -27,6 +28,24 @@ class Responses(Protocol):
     def unpack(self, stored: dict[str, Any]) -> dict[str, Any]: ...
 
 
+class OwnedKeys:
+    """Mixed into a persistence layer (before it): a record's key says whose
+    it is, ``<function>#<owner>#<hash>`` (``oneway.idempotency_owner``), so
+    that an erase finds the user's records; ``forget_owner`` removes them."""
+
+    function_name: str
+
+    def _get_hashed_idempotency_key(self, data: dict[str, Any]) -> str | None:
+        key: str | None = super()._get_hashed_idempotency_key(data)  # type: ignore[misc]
+        if key is None or not isinstance(data, dict) or "user_id" not in data:
+            return key
+        owner = idempotency_owner(str(data["user_id"]))
+        return f"{self.function_name}#{owner}#{key[len(self.function_name) + 1 :]}"
+
+    def forget_owner(self, owner: str) -> int:
+        raise NotImplementedError
+
+
 class PowertoolsIdempotency:
     """The Idempotency port on a Powertools persistence layer."""
 
@@ -34,6 +53,7 @@ class PowertoolsIdempotency:
         self, store: BasePersistenceLayer, ttl_s: int, responses: Responses | None = None
     ) -> None:
         self.config = IdempotencyConfig(expires_after_seconds=ttl_s, use_local_cache=False)
+        self.store = store
         self.responses = responses
 
         @idempotent_function(
@@ -72,5 +92,13 @@ class PowertoolsIdempotency:
                 return self._run({"user_id": user_id, "key": key}, work)
         except IdempotencyAlreadyInProgressError as exc:
             raise Conflict("a remember with this Idempotency-Key is still in progress") from exc
+        except IdempotencyPersistenceLayerError as exc:
+            raise UpstreamError("the idempotency store failed") from exc
+
+    def forget_user(self, user_id: str) -> int:
+        if not isinstance(self.store, OwnedKeys):
+            raise TypeError("the persistence layer does not know whose its records are")
+        try:
+            return self.store.forget_owner(idempotency_owner(user_id))
         except IdempotencyPersistenceLayerError as exc:
             raise UpstreamError("the idempotency store failed") from exc

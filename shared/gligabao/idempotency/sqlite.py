@@ -19,8 +19,8 @@ from aws_lambda_powertools.utilities.idempotency.persistence.base import (
     DataRecord,
 )
 
-from ..sqlite.db import Database
-from .runner import PowertoolsIdempotency
+from ..sqlite.db import Database, sqlite_errors
+from .runner import OwnedKeys, PowertoolsIdempotency
 
 COLS = "id, status, expiration, in_progress_expiration, data, validation"
 
@@ -36,10 +36,17 @@ def _record(row: tuple[Any, ...]) -> DataRecord:
     )
 
 
-class SqlitePersistenceLayer(BasePersistenceLayer):
+class SqlitePersistenceLayer(OwnedKeys, BasePersistenceLayer):
     def __init__(self, db: Database) -> None:
         super().__init__()
         self.db = db
+
+    @sqlite_errors("idempotency forget_user")
+    def forget_owner(self, owner: str) -> int:
+        with self.db.write() as conn:
+            # (the owner is hex: nothing in it is a LIKE wildcard)
+            cur = conn.execute("DELETE FROM idempotency WHERE id LIKE ?", (f"%#{owner}#%",))
+        return int(cur.rowcount)
 
     def _get_record(self, idempotency_key: str) -> DataRecord:
         with self.db.connect() as conn:

@@ -15,7 +15,7 @@ relevant and unrelated facts. It prints every cosine and proposes:
 * a query threshold halfway between the best unrelated and the worst relevant
   question-fact score, when they separate (else: keep the rank cut).
 
-The thresholds in gligabao.config (CALIBRATED) were chosen from these figures.
+The thresholds in gligabao.ai.calibration (CALIBRATED) were chosen from these figures.
 """
 
 from __future__ import annotations

@@ -53,7 +53,7 @@ def describe_models(cfg: Settings) -> list[str]:
     """Which provider and model answer each stage, and the thresholds in use."""
     bedrock_at = cfg.bedrock_endpoint_url or f"bedrock-runtime.{cfg.region}.amazonaws.com"
     llm_at = {
-        "anthropic": os.environ.get("ANTHROPIC_BASE_URL") or "api.anthropic.com",
+        "anthropic": cfg.anthropic_base_url or "api.anthropic.com",
         "bedrock": bedrock_at,
         "openai": cfg.llm_base_url or "api.openai.com",
     }[cfg.llm_provider]
@@ -61,7 +61,7 @@ def describe_models(cfg: Settings) -> list[str]:
     emb_where = {
         "local": "in this process",
         "bedrock": f"at {bedrock_at}",
-        "openai": f"at {os.environ.get('OPENAI_BASE_URL') or 'api.openai.com'}",
+        "openai": f"at {cfg.openai_base_url or 'api.openai.com'}",
     }[cfg.embedder]
     stages = ", ".join(STAGES if cfg.geo else [s for s in STAGES if s != "detect_geo"])
     llm = (
@@ -81,14 +81,32 @@ def describe_models(cfg: Settings) -> list[str]:
         f"{emb_where} embeds stored texts, names and questions",
         f"  thresholds: name candidates {resolve}, query matches cut {query}: "
         f"{cfg.thresholds_source}",
+        f"  rerank:     {describe_reranker(cfg)}",
     ]
+
+
+def describe_reranker(cfg: Settings) -> str:
+    if cfg.rerank_provider == "none":
+        return "off (GB_RERANK_PROVIDER)"
+    region = cfg.rerank_region or cfg.region
+    at = cfg.rerank_base_url or (
+        f"bedrock-agent-runtime.{region}.amazonaws.com"
+        if cfg.rerank_provider == "bedrock"
+        else ""
+    )
+    return (
+        f"{cfg.rerank_provider} {cfg.rerank_model or '(the server default)'} at {at} "
+        f"orders the best {cfg.rerank_candidates} facts and passages of each query"
+    )
 
 
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 
 
 def serve(host: str, port: int, quiet: bool, data: str | None = None) -> int:
-    if host not in LOOPBACK and not os.environ.get("GB_DEV_API_KEY"):
+    from ..config import load_settings
+
+    if host not in LOOPBACK and not load_settings().dev_api_key:
         print(
             f"refusing to listen on {host} without GB_DEV_API_KEY: the local server has no other "
             "authentication, so it serves loopback only unless a key is set",
@@ -116,14 +134,18 @@ def serve(host: str, port: int, quiet: bool, data: str | None = None) -> int:
         from .embedded import create_tables
 
         create_tables()
-    if os.environ.get("GB_OPENSEARCH_URL"):
+    if wiring.settings().opensearch_url:
         from ..vectors.opensearch.store import OpenSearchVectorIndex
 
         index = wiring.vector_index()
         if isinstance(index, OpenSearchVectorIndex):
             index.bootstrap()
+    from ..handlers.datasets import eraser
     from .server import make_server
 
+    # An erase a crash left unfinished is finished before anything is served.
+    for call_id in eraser().resume_all():
+        print(f"finished the erase left unfinished by call {call_id}", flush=True)
     server = make_server(host, port, quiet=quiet)
     bound = server.server_address[1]
     print(f"gligabao listening on http://{host}:{bound}", flush=True)

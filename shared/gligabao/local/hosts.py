@@ -11,9 +11,6 @@ be rebound; other names are answered only when ``GB_ALLOWED_HOSTS`` lists them
 from __future__ import annotations
 
 import ipaddress
-import os
-
-ALLOWED_HOSTS_ENV = "GB_ALLOWED_HOSTS"
 
 
 def split_host(header: str) -> tuple[str, str | None]:
@@ -42,7 +39,9 @@ def is_loopback(name: str) -> bool:
 
 
 def allowed_hosts() -> list[str]:
-    raw = os.environ.get(ALLOWED_HOSTS_ENV, "")
+    from ..config import settings
+
+    raw = settings().allowed_hosts
     return [h.strip().lower() for h in raw.split(",") if h.strip()]
 
 

@@ -10,17 +10,15 @@ container lives on between requests with ``--warm-containers``. Deployed (no
 
 from __future__ import annotations
 
-import os
-
 
 def compose_remember() -> bool:
     """Give the remember function an in-process queue under `sam local` when no
     queue is configured. Returns whether it did."""
-    if os.environ.get("AWS_SAM_LOCAL") != "true":
-        return False
-    if os.environ.get("GB_REMEMBER_QUEUE_URL", "").strip():
-        return False
     from .. import wiring
+
+    cfg = wiring.settings()
+    if not cfg.sam_local or cfg.remember_queue_url:
+        return False
     from ..handlers.remember_worker import process_job
     from ..queue.local import LocalJobQueue
 

@@ -32,6 +32,7 @@ def _routes() -> list[tuple[str, Handler]]:
         ("/v1/gb/search", query.lambda_handler),
         ("/mcp", mcp.lambda_handler),
         ("/v1/gb/datasets", datasets.lambda_handler),
+        ("/v1/gb/users/", datasets.lambda_handler),
         ("/v1/gb/inferences", records.lambda_handler),
         ("/v1/gb/calls/", records.lambda_handler),
         ("/v1/gb/entities", browse.lambda_handler),
@@ -115,6 +116,10 @@ def make_event(
 class _RequestHandler(BaseHTTPRequestHandler):
     server_version = "gligabao"
     protocol_version = "HTTP/1.1"
+    # The headers and the body go out in two writes: on a kept-alive
+    # connection Nagle's algorithm would hold the body until the client's
+    # delayed ACK, ~40 ms on every answer (TCP_NODELAY; docs/performance.md).
+    disable_nagle_algorithm = True
     routes: ClassVar[list[tuple[str, Handler]]] = []
     extra: ClassVar[dict[str, Callable[[], tuple[int, str, bytes]]]] = {}
     quiet = False

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import mcp_types as types
@@ -44,39 +43,15 @@ from pydantic import BaseModel, ValidationError
 
 from ..api.requests import validate
 from ..errors import Busy, GbError
+from .tools import Caller, Reply, ToolSpec
+
+__all__ = ["Caller", "McpServer", "Reply", "ToolSpec", "error_envelope", "status_error"]
 
 # The handshake revisions from 2025-06-18 on; a client that offers another is
 # answered with the newest, as the specification asks.
 PROTOCOL_VERSIONS = ("2025-06-18", "2025-11-25")
 LATEST = PROTOCOL_VERSIONS[-1]
 SERVER_ERROR = -32000  # JSON-RPC's implementation-defined range: any other HTTP status
-
-
-@dataclass(frozen=True)
-class Caller:
-    """Who calls: ``principal`` is the token's user_id (it fills ``user_id``
-    and the tools' schemas leave it out), None for a trusted caller that names
-    the user in each call."""
-
-    principal: str | None
-    event: Any  # the API Gateway event, for the same authorization as HTTP
-    lambda_context: Any = None
-
-
-@dataclass(frozen=True)
-class ToolSpec:
-    name: str
-    description: str
-    request: type[BaseModel]
-    result: type[BaseModel]
-    run: Callable[[Caller, Any, dict[str, Any]], dict[str, Any]]
-    read_only: bool = True
-
-
-@dataclass(frozen=True)
-class Reply:
-    status: int
-    body: dict[str, Any] | None  # None: 202 Accepted, nothing to answer (a notification)
 
 
 class _RpcError(Exception):

@@ -24,9 +24,25 @@ _POOL = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="gb-reads")
 
 
 def start(fn: Callable[..., T], *args: Any) -> Future[T]:
-    """Run ``fn(*args)`` on a worker, in the caller's context (its deadline)."""
+    """Run ``fn(*args)`` on a worker, in the caller's context (its deadline);
+    a read of a store whose reads do not gain from overlapping
+    (``overlap_reads`` False: SQLite in this process) runs here instead, its
+    value or error in the future (measured: the handoffs cost more than the
+    reads, docs/performance.md)."""
+    if not getattr(getattr(fn, "__self__", None), "overlap_reads", True):
+        return now(fn, *args)
     ctx = contextvars.copy_context()
     return _POOL.submit(ctx.run, fn, *args)
+
+
+def now(fn: Callable[..., T], *args: Any) -> Future[T]:
+    """Run ``fn(*args)`` here, as a future that holds its value or its error."""
+    f: Future[T] = Future()
+    try:
+        f.set_result(fn(*args))
+    except Exception as exc:
+        f.set_exception(exc)
+    return f
 
 
 def done(value: T) -> Future[T]:

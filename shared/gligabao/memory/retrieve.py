@@ -26,6 +26,7 @@ from ..text import estimate_tokens
 from ..vectors.port import VectorIndex
 from .context import Context, Passage, Scored, fill
 from .gather import Gathered, Gatherer, QueryInput, kept
+from .rerank import rerank
 from .scoring import (
     HOP1,
     W_PROVENANCE,
@@ -122,6 +123,7 @@ class Retriever:
             c["candidates"] = len(candidates)
             c["sources"] = len(sources)
 
+        candidates = rerank(meter, self.settings, inp.query, candidates, entities)
         with call.step("fill") as c:
             budget = inp.max_context_tokens or self.settings.context_tokens
             ctx = fill(candidates, entities, inp.query, clock.now_str(), budget, nearby, inp.as_of)

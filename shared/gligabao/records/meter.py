@@ -1,6 +1,6 @@
-"""Every LLM and embeddings request of a call goes through the Meter, which
-times it, prices it and appends its inference row to the call's record,
-also when the request fails."""
+"""Every LLM, embeddings and rerank request of a call goes through the Meter,
+which times it, prices it and appends its inference row to the call's
+record, also when the request fails."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ import uuid
 from .. import clock, deadline
 from ..ai import port as ai_port
 from ..ai.port import LLM, Embedder, Embeddings, EmbedKind, LLMReply, LLMRequest
-from ..config import price_of
+from ..ai.prices import price_of, rerank_price_of
+from ..ai.rerank.port import Reranker, RerankReply, RerankRequest
 from ..errors import GbError, UpstreamError
 from .model import CallRecord, Inference
 
@@ -24,12 +25,20 @@ def inference_id() -> str:
 
 class Meter:
     def __init__(
-        self, call: CallRecord, llm: LLM, embedder: Embedder, prices: dict[str, tuple[float, float]]
+        self,
+        call: CallRecord,
+        llm: LLM,
+        embedder: Embedder,
+        prices: dict[str, tuple[float, float]],
+        reranker: Reranker | None = None,
+        rerank_prices: dict[str, float] | None = None,
     ) -> None:
         self.call = call
         self._llm = llm
         self._embedder = embedder
         self._prices = prices
+        self._reranker = reranker  # None: reranking is off (GB_RERANK_PROVIDER=none)
+        self._rerank_prices = rerank_prices or {}
 
     def _cost(self, model: str, input_tokens: int, output_tokens: int) -> float:
         price_in, price_out = price_of(self._prices, model)
@@ -46,8 +55,11 @@ class Meter:
         input_tokens: int = 0,
         output_tokens: int = 0,
         thinking_tokens: int | None = None,
+        cost_usd: float | None = None,
     ) -> None:
         c = self.call
+        if cost_usd is None:
+            cost_usd = self._cost(model, input_tokens, output_tokens)
         c.inferences.append(
             Inference(
                 id=inference_id(),
@@ -63,7 +75,7 @@ class Meter:
                 input_tokens=input_tokens,
                 output_tokens=output_tokens,
                 thinking_tokens=thinking_tokens,
-                cost_usd=self._cost(model, input_tokens, output_tokens),
+                cost_usd=cost_usd,
                 latency_ms=int((time.perf_counter() - t0) * 1000),
                 status=status,
                 created_at=clock.now_str(),
@@ -142,6 +154,44 @@ class Meter:
             self._embedder.provider, "embed", result.model, "none", t0, "ok", result.input_tokens, 0
         )
         return result
+
+    @property
+    def reranks(self) -> bool:
+        """Whether this call has a reranker (the server's setting)."""
+        return self._reranker is not None
+
+    def rerank(self, request: RerankRequest) -> RerankReply:
+        """One rerank request, one inference row (stage ``rerank``), priced by
+        search units rather than tokens."""
+        reranker = self._reranker
+        if reranker is None:
+            raise RuntimeError("rerank called on a meter without a reranker")
+        t0 = time.perf_counter()
+
+        def record(status: str, reply: RerankReply | None = None) -> None:
+            model = reply.model if reply is not None and reply.model else reranker.model
+            price = rerank_price_of(self._rerank_prices, model)
+            self._record(
+                reranker.provider,
+                "rerank",
+                model,
+                "none",
+                t0,
+                status,
+                reply.input_tokens if reply is not None else 0,
+                cost_usd=round(reply.search_units * price / 1000, 8) if reply is not None else 0.0,
+            )
+
+        try:
+            reply = deadline.within("the rerank call", lambda: reranker.rerank(request))
+        except GbError as exc:
+            record(exc.message)
+            raise
+        except Exception as exc:
+            record(_internal(exc))
+            raise
+        record("ok", reply)
+        return reply
 
 
 def _internal(exc: Exception) -> str:

@@ -10,6 +10,9 @@ from typing import Any
 
 from .. import clock
 
+# Inference stages answered by another model than the LLM.
+NOT_LLM_STAGES = frozenset({"embed", "rerank"})
+
 
 @dataclass
 class Inference:
@@ -81,12 +84,13 @@ class CallRecord:
 
     @property
     def llm_calls(self) -> int:
-        return sum(1 for i in self.inferences if i.stage != "embed")
+        return sum(1 for i in self.inferences if i.stage not in NOT_LLM_STAGES)
 
     def totals(self) -> dict[str, float]:
         return {
             "llm_calls": self.llm_calls,
             "embed_calls": sum(1 for i in self.inferences if i.stage == "embed"),
+            "rerank_calls": sum(1 for i in self.inferences if i.stage == "rerank"),
             "input_tokens": sum(i.input_tokens for i in self.inferences),
             "output_tokens": sum(i.output_tokens for i in self.inferences),
             "cost_usd": round(sum(i.cost_usd for i in self.inferences), 8),

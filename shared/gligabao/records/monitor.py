@@ -3,20 +3,22 @@ metric format metrics, through Powertools.
 
 The namespace is ``POWERTOOLS_METRICS_NAMESPACE`` (Powertools' own setting),
 ``gligabao`` by default. Powertools keeps one metric set per process, shared
-by every ``Metrics`` instance: the lock keeps the calls of a threaded server
-(``gligabao serve``) from flushing each other's metrics.
+by every ``Metrics`` instance: that one serves ``log_metrics`` on the Lambda
+handler (the ColdStart metric). A call's own metrics go on an
+``EphemeralMetrics``, which Powertools documents for metric sets that must not
+be shared, so the calls of a threaded server (``gligabao serve``) never flush
+each other's metrics.
 """
 
 from __future__ import annotations
 
 import functools
 import os
-import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 from aws_lambda_powertools import Logger, Metrics, Tracer
-from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.metrics import EphemeralMetrics, MetricUnit
 
 from .model import CallRecord
 
@@ -24,17 +26,28 @@ DEFAULT_NAMESPACE = "gligabao"
 NAMESPACE_ENV = "POWERTOOLS_METRICS_NAMESPACE"
 
 logger = Logger(service="gligabao")
-# X-Ray segments (the template turns tracing on); Powertools disables the
-# tracer outside Lambda and patches boto3/botocore, so every AWS call of a
-# request is a subsegment.
-tracer = Tracer(service="gligabao")
-_metrics_lock = threading.Lock()
 
 Handler = TypeVar("Handler", bound=Callable[[Any, Any], Any])
 
 
+@functools.cache
+def tracer() -> Tracer:
+    """X-Ray segments (the template turns tracing on); Powertools disables the
+    tracer outside Lambda and patches boto3/botocore, so every AWS call of a
+    request is a subsegment. Built by the first invocation, not at import:
+    constructing a Tracer imports the X-Ray SDK (180-530 ms of a handler's
+    import on this machine, ~40 ms after botocore under Lambda, where it
+    skips the sampling client), and a handler's import must not pay for it
+    (tests/unit/test_cold_start.py)."""
+    return Tracer(service="gligabao")
+
+
+def _namespace() -> str:
+    return os.environ.get(NAMESPACE_ENV) or DEFAULT_NAMESPACE
+
+
 def metrics() -> Metrics:
-    return Metrics(namespace=os.environ.get(NAMESPACE_ENV) or DEFAULT_NAMESPACE, service="gligabao")
+    return Metrics(namespace=_namespace(), service="gligabao")
 
 
 def lambda_stack(handler: Handler) -> Handler:
@@ -42,14 +55,20 @@ def lambda_stack(handler: Handler) -> Handler:
     log line), Tracer (a segment for the invocation, its cold start and
     errors) and Metrics (the ColdStart metric), as Powertools documents them.
     Called in-process without a Lambda context (the local server, tests), the
-    handler runs bare: there is nothing to trace or log it with."""
-    decorated = tracer.capture_lambda_handler(
-        metrics().log_metrics(logger.inject_lambda_context(handler), capture_cold_start_metric=True)
-    )
+    handler runs bare: there is nothing to trace or log it with. The stack is
+    built by the first invocation with a context (see ``tracer``)."""
+
+    @functools.cache
+    def decorated() -> Callable[[Any, Any], Any]:
+        return tracer().capture_lambda_handler(  # type: ignore[no-any-return]
+            metrics().log_metrics(
+                logger.inject_lambda_context(handler), capture_cold_start_metric=True
+            )
+        )
 
     @functools.wraps(handler)
     def entry(event: Any, context: Any) -> Any:
-        return handler(event, context) if context is None else decorated(event, context)
+        return handler(event, context) if context is None else decorated()(event, context)
 
     return entry  # type: ignore[return-value]
 
@@ -80,22 +99,18 @@ def _emit(call: CallRecord, endpoint: str, http_status: int) -> None:
             "tokens": tokens,
         },
     )
-    with _metrics_lock:
-        m = metrics()
-        m.add_dimension(name="endpoint", value=endpoint)
-        m.add_metric(name="Calls", unit=MetricUnit.Count, value=1)
-        m.add_metric(name="Errors", unit=MetricUnit.Count, value=0 if http_status < 500 else 1)
-        m.add_metric(name="Latency", unit=MetricUnit.Milliseconds, value=call.duration_ms)
-        m.add_metric(name="LLMCalls", unit=MetricUnit.Count, value=totals["llm_calls"])
-        m.add_metric(
-            name="LLMErrors",
-            unit=MetricUnit.Count,
-            value=sum(1 for i in call.inferences if i.status != "ok"),
-        )
-        m.add_metric(name="Tokens", unit=MetricUnit.Count, value=tokens)
-        m.add_metric(name="CostUSD", unit=MetricUnit.NoUnit, value=totals["cost_usd"])
-        m.flush_metrics()
-        # With metrics disabled (POWERTOOLS_METRICS_DISABLED, POWERTOOLS_DEV)
-        # the flush prints nothing and keeps the values: drop them, or they
-        # pile up and later print mixed under another call's endpoint.
-        m.clear_metrics()
+    # One metric set per call, flushed (and dropped) at its end.
+    m = EphemeralMetrics(namespace=_namespace(), service="gligabao")
+    m.add_dimension(name="endpoint", value=endpoint)
+    m.add_metric(name="Calls", unit=MetricUnit.Count, value=1)
+    m.add_metric(name="Errors", unit=MetricUnit.Count, value=0 if http_status < 500 else 1)
+    m.add_metric(name="Latency", unit=MetricUnit.Milliseconds, value=call.duration_ms)
+    m.add_metric(name="LLMCalls", unit=MetricUnit.Count, value=totals["llm_calls"])
+    m.add_metric(
+        name="LLMErrors",
+        unit=MetricUnit.Count,
+        value=sum(1 for i in call.inferences if i.status != "ok"),
+    )
+    m.add_metric(name="Tokens", unit=MetricUnit.Count, value=tokens)
+    m.add_metric(name="CostUSD", unit=MetricUnit.NoUnit, value=totals["cost_usd"])
+    m.flush_metrics()

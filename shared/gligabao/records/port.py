@@ -28,3 +28,7 @@ class RecordStore(Protocol):
 
     def delete_dataset(self, user_id: str, dataset: str) -> None:
         """Forget the records of a deleted dataset."""
+
+    def delete_user(self, user_id: str) -> tuple[int, int]:
+        """Forget every call record and inference row of the user (an
+        erase); how many of each there were."""

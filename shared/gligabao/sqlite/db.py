@@ -4,13 +4,15 @@ The graph, its vectors, the call records and the idempotency keys of
 `gligabao serve` live in one file (default ``./.gligabao/gligabao.db``), so
 that a copy of the file is a copy of the memory. WAL mode lets readers run
 while a writer commits; ``synchronous=FULL`` makes a commit that returned
-durable across a power cut, not only across a killed process. Writers take
+durable across a power cut, not only across a killed process (the call
+records are written with NORMAL: see ``Database.write``). Writers take
 the lock up front (``BEGIN IMMEDIATE``): a read-then-write transaction never
 fails half-way on a lock upgrade.
 """
 
 from __future__ import annotations
 
+import hashlib
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
@@ -40,10 +42,9 @@ def sqlite_errors(what: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
 # PRAGMA user_version of a file this code writes; bumped with every change of
 # SCHEMA that an older file would not have (CREATE ... IF NOT EXISTS adds new
 # tables and indexes, never new columns).
-# 2: datasets.deleted_at (IDs never reused across a delete); 3: artifacts.speaker.
-SCHEMA_VERSION = 3
-# Upgrades in place: from a version to the next, statements that add what it lacks.
-UPGRADES = {2: ("ALTER TABLE artifacts ADD COLUMN speaker TEXT",)}
+# 2: datasets.deleted_at (IDs never reused across a delete); 3: artifacts.speaker;
+# 4: the passages' words in one FTS5 table per dataset (words_table).
+SCHEMA_VERSION = 4
 BUSY_TIMEOUT_MS = 30_000  # a writer waits this long for another one
 
 SCHEMA = """
@@ -122,11 +123,7 @@ CREATE INDEX IF NOT EXISTS vectors_by_seq ON vectors (pk, kind, seq);
 CREATE TABLE IF NOT EXISTS vector_epochs (
     pk TEXT PRIMARY KEY, epoch INTEGER NOT NULL
 );
--- The words of the passages (chunks index), for the lexical half of hybrid
--- search: FTS5's BM25, Porter stems.
-CREATE VIRTUAL TABLE IF NOT EXISTS passage_words USING fts5(
-    pk UNINDEXED, id UNINDEXED, text, tokenize = 'porter unicode61'
-);
+-- The words of the passages: one FTS5 table per dataset (words_table).
 CREATE TABLE IF NOT EXISTS calls (
     user_id TEXT NOT NULL, call_id TEXT NOT NULL, type TEXT NOT NULL, status TEXT NOT NULL,
     dataset TEXT NOT NULL, session_id TEXT, started_at TEXT NOT NULL,
@@ -143,11 +140,76 @@ CREATE TABLE IF NOT EXISTS inferences (
     provider TEXT NOT NULL DEFAULT '', expires_at REAL,
     PRIMARY KEY (user_id, sk)
 );
+-- An erase of a user begun and not finished (the next start finishes it).
+CREATE TABLE IF NOT EXISTS erasures (
+    user_id TEXT PRIMARY KEY, call_id TEXT NOT NULL, started_at TEXT NOT NULL
+);
+-- The expired rows each save purges, found without reading the live ones.
+CREATE INDEX IF NOT EXISTS calls_expiring ON calls (expires_at) WHERE expires_at IS NOT NULL;
+CREATE INDEX IF NOT EXISTS inferences_expiring ON inferences (expires_at)
+    WHERE expires_at IS NOT NULL;
 CREATE TABLE IF NOT EXISTS idempotency (
     id TEXT PRIMARY KEY, status TEXT NOT NULL, expiration INTEGER NOT NULL,
     in_progress_expiration INTEGER, data TEXT, validation TEXT
 );
 """
+
+
+WORDS_PREFIX = "words_"
+
+
+def words_table(pk: str) -> str:
+    """The FTS5 table of one dataset's passage words (the lexical half of the
+    hybrid search: BM25, Porter stems; the rowid is the passage's ID). One per
+    dataset, so that a search reads and ranks that dataset's passages only:
+    in one shared table a MATCH collects every user's matching rows before
+    the dataset's are picked out, and BM25's statistics count them all."""
+    return WORDS_PREFIX + hashlib.sha256(pk.encode()).hexdigest()[:24]
+
+
+def create_words(conn: sqlite3.Connection, table: str) -> None:
+    conn.execute(
+        f"CREATE VIRTUAL TABLE IF NOT EXISTS {table} USING fts5("
+        "text, tokenize = 'porter unicode61')"
+    )
+
+
+def words_tables(conn: sqlite3.Connection) -> list[str]:
+    """Every dataset's words table (not FTS5's shadow tables)."""
+    rows = conn.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE ? "
+        "AND sql LIKE 'CREATE VIRTUAL TABLE%'",
+        (WORDS_PREFIX + "%",),
+    ).fetchall()
+    return [r[0] for r in rows]
+
+
+def _add_speaker(conn: sqlite3.Connection) -> None:
+    conn.execute("ALTER TABLE artifacts ADD COLUMN speaker TEXT")
+
+
+def _split_passage_words(conn: sqlite3.Connection) -> None:
+    """Version 3 kept every dataset's passage words in one table: move them."""
+    if not conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE name = 'passage_words' AND type = 'table'"
+    ).fetchone():
+        return
+    made: set[str] = set()
+    for pk, row_id, text in conn.execute("SELECT pk, id, text FROM passage_words").fetchall():
+        table = words_table(pk)
+        if table not in made:
+            create_words(conn, table)
+            made.add(table)
+        conn.execute(f"INSERT OR REPLACE INTO {table} (rowid, text) VALUES (?, ?)", (row_id, text))
+    conn.execute("DROP TABLE passage_words")
+
+
+# Upgrades in place, inside the opening transaction: from a version to the
+# next, what adds what it lacks (tests/unit/test_sqlite_crash.py).
+UPGRADES: dict[int, Callable[[sqlite3.Connection], None]] = {
+    2: _add_speaker,
+    3: _split_passage_words,
+}
 
 
 class SchemaMismatch(RuntimeError):
@@ -172,8 +234,7 @@ class Database:
                 found = conn.execute("PRAGMA user_version").fetchone()[0]
                 empty = conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()[0] == 0
                 while not empty and found in UPGRADES:  # (inside the lock's transaction)
-                    for statement in UPGRADES[found]:
-                        conn.execute(statement)
+                    UPGRADES[found](conn)
                     found += 1
                     conn.execute(f"PRAGMA user_version = {found}")
                 if found != SCHEMA_VERSION and not (found == 0 and empty):
@@ -224,17 +285,30 @@ class Database:
                 self._idle.append(conn)
 
     @contextmanager
-    def write(self) -> Iterator[sqlite3.Connection]:
+    def write(self, *, durable: bool = True) -> Iterator[sqlite3.Connection]:
         """One write transaction: committed when the block ends, rolled back
-        (nothing of it visible, ever) when it raises."""
+        (nothing of it visible, ever) when it raises.
+
+        ``durable=False`` (the call records): committed with
+        ``synchronous=NORMAL``, no fsync of its own. In WAL mode that is still
+        atomic and survives a killed process; what a power cut or an OS crash
+        may lose is the last such commits (the next durable commit or
+        checkpoint syncs them). It saves the fsync that the query's one write
+        would otherwise add to every answer (docs/performance.md)."""
         with self.connect() as conn:
-            conn.execute("BEGIN IMMEDIATE")
+            if not durable:
+                conn.execute("PRAGMA synchronous=NORMAL")
             try:
-                yield conn
-            except BaseException:
-                conn.rollback()
-                raise
-            conn.commit()
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    yield conn
+                except BaseException:
+                    conn.rollback()
+                    raise
+                conn.commit()
+            finally:
+                if not durable:
+                    conn.execute("PRAGMA synchronous=FULL")
 
     @contextmanager
     def read(self) -> Iterator[sqlite3.Connection]:
@@ -256,7 +330,8 @@ class Database:
             conns, self._all, self._idle = self._all, [], []
         if conns and self.path != ":memory:":
             try:
-                conns[0].execute("INSERT INTO passage_words(passage_words) VALUES ('optimize')")
+                for table in words_tables(conns[0]):
+                    conns[0].execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
                 conns[0].execute("PRAGMA wal_checkpoint(TRUNCATE)")
             except sqlite3.Error:
                 pass  # busy (another process reads): the last close checkpoints

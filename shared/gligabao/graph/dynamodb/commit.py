@@ -21,8 +21,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import random
 import time
 import uuid
 import zlib
@@ -33,7 +31,10 @@ from typing import Any, TypeVar
 from pynamodb.exceptions import PynamoDBException, TransactWriteError
 from pynamodb.models import Model
 from pynamodb.transactions import TransactWrite
+from tenacity import Retrying, retry_if_exception_type, stop_after_attempt
 
+from ...backoff import half_jitter
+from ...crash import crash_point
 from ...dynamodb.batch import batch_write, is_condition_failure, unique
 from ...dynamodb.tables import (
     ArtifactRow,
@@ -73,14 +74,11 @@ R = TypeVar("R")
 
 TRANSACT_MAX = 100  # DynamoDB's limit of items in one TransactWriteItems
 COMMIT_ATTEMPTS = 8  # the transaction, again after a concurrent update of a row
-CRASH_ENV = "GB_TEST_CRASH_AT"
 LOCK_PREFIX = "U#"  # update locks share the terms table too (see TermRow)
 
 
-def crash_point(name: str) -> None:
-    """Tests only: die here, as a killed Lambda would (no cleanup, no flush)."""
-    if os.environ.get(CRASH_ENV) == name:
-        os._exit(137)
+class _RowsChanged(Exception):
+    """A stored row changed under the transaction, which was cancelled."""
 
 
 def pack(data: Any) -> bytes:
@@ -188,95 +186,108 @@ class Commits:
         transaction cancels it, and it is built again."""
         pk, txn = key.pk, write.txn
         counts = (len(write.new_entities), len(write.new_edges), len(write.artifacts))
-        for attempt in range(COMMIT_ATTEMPTS):
-            self.leases.check_lease(txn)
-            ent_rows = self._read(EntityRow, lambda r: r, pk, [u.id for u in write.entity_updates])
-            edge_rows = self._read(EdgeRow, lambda r: r, pk, [u.id for u in write.edge_updates])
-            ents = {i: entity_from_row(r) for i, r in ent_rows.items()}
-            edges = {i: edge_from_row(r) for i, r in edge_rows.items()}
-            out = Committed()
-            history: list[dict[str, Any]] = []
-            changed_ents: list[tuple[Entity, Entity]] = []
-            changed_edges: list[tuple[Edge, Edge]] = []
-            for eu in write.entity_updates:
-                cur = ents.get(eu.id)
-                if cur is None:
-                    raise UpstreamError("graph store write failed: an entity to update is gone")
-                new = eu.apply(cur, write.now)
-                out.entities[eu.id] = new
-                if new != cur:
-                    changed_ents.append((cur, new))
-            for du in write.edge_updates:
-                cur_edge = edges.get(du.id)
-                if cur_edge is None:
-                    raise UpstreamError("graph store write failed: an edge to update is gone")
-                new_edge = du.apply(cur_edge)
-                out.edges[du.id] = new_edge
-                if new_edge != cur_edge:
-                    changed_edges.append((cur_edge, new_edge))
-                    change = du.change(cur_edge, new_edge, write.now)
-                    if change is not None:
-                        history.append(asdict(change))
-            unlinks = unique([entity_link_sk(e, a) for e, a in write.entity_unlinks])
-            if 2 + len(changed_ents) + len(changed_edges) + len(unlinks) > TRANSACT_MAX:
-                raise UpstreamError("graph store write failed: too many stored rows to update")
-            finish = {
-                "terms": [new.id for _, new in changed_ents],
-                "gone": sorted(
-                    {sk for old, _ in changed_ents for sk in term_rows(pk, old)}
-                    - {sk for _, new in changed_ents for sk in term_rows(pk, new)}
-                ),
-                "history": history,
-                "release": [
-                    [fact_claim_sk(f"{o.source_id}#{o.relation}#{o.target_id}"), o.id]
-                    for o, n in changed_edges
-                    if is_open(o) and not is_open(n)
-                ],
-                "passages": passages,
-            }
-            conn = EntityRow._get_connection().connection
-            try:
-                with TransactWrite(connection=conn) as tx:
-                    tx.update(
-                        TermRow(pk, intent_sk(txn)),
-                        actions=[TermRow.state.set(COMMITTED), TermRow.finish.set(pack(finish))],
-                        condition=TermRow.state == PENDING,
-                    )
-                    tx.update(
-                        DatasetRow(key.user_id, key.dataset),
-                        actions=[
-                            DatasetRow.entities.add(counts[0]),
-                            DatasetRow.edges.add(counts[1]),
-                            DatasetRow.artifacts.add(counts[2]),
-                        ],
-                        condition=DatasetRow.user_id.exists()
-                        & DatasetRow.deleted_at.does_not_exist(),
-                    )
-                    for old, new in changed_ents:
-                        row = keep_vectors(entity_row(pk, new), ent_rows[new.id])
-                        tx.save(row, condition=entity_unchanged(old))
-                    for old_e, new_e in changed_edges:
-                        # written "now": the read path covers the index's lag
-                        # with recent rows, so the fact's new state shows at once
-                        row = keep_vectors(edge_row(pk, new_e), edge_rows[new_e.id], time.time())
-                        tx.save(row, condition=edge_unchanged(old_e))
-                    # Provenance links removed (a split's moved mentions): with the flip.
-                    for sk in unlinks:
-                        tx.delete(LinkRow(pk, sk))
-                return out, finish
-            except TransactWriteError as exc:
-                reasons = [
-                    getattr(r, "code", None) == "ConditionalCheckFailed"
-                    for r in (exc.cancellation_reasons or [])
-                ]
-                if not any(reasons):
-                    raise
-                if reasons[0]:
-                    raise Busy("the write's leases were taken over; try again", 1) from exc
-                if len(reasons) > 1 and reasons[1]:
-                    raise NotFound(f"dataset {key.dataset!r} was deleted") from exc
-                cap = min(1.0, 0.05 * 2**attempt)
-                time.sleep(random.uniform(cap / 2, cap))
+        # A row changed between the read and the transaction: read and build
+        # again, after a short random wait (0.05 s, 0.1 s ... at most 1 s).
+        for attempt in Retrying(
+            retry=retry_if_exception_type(_RowsChanged),
+            stop=stop_after_attempt(COMMIT_ATTEMPTS),
+            wait=half_jitter(0.05, 1.0),
+            retry_error_callback=lambda state: None,
+        ):
+            with attempt:
+                self.leases.check_lease(txn)
+                ent_ids = [u.id for u in write.entity_updates]
+                ent_rows = self._read(EntityRow, lambda r: r, pk, ent_ids)
+                edge_rows = self._read(EdgeRow, lambda r: r, pk, [u.id for u in write.edge_updates])
+                ents = {i: entity_from_row(r) for i, r in ent_rows.items()}
+                edges = {i: edge_from_row(r) for i, r in edge_rows.items()}
+                out = Committed()
+                history: list[dict[str, Any]] = []
+                changed_ents: list[tuple[Entity, Entity]] = []
+                changed_edges: list[tuple[Edge, Edge]] = []
+                for eu in write.entity_updates:
+                    cur = ents.get(eu.id)
+                    if cur is None:
+                        raise UpstreamError("graph store write failed: an entity to update is gone")
+                    new = eu.apply(cur, write.now)
+                    out.entities[eu.id] = new
+                    if new != cur:
+                        changed_ents.append((cur, new))
+                for du in write.edge_updates:
+                    cur_edge = edges.get(du.id)
+                    if cur_edge is None:
+                        raise UpstreamError("graph store write failed: an edge to update is gone")
+                    new_edge = du.apply(cur_edge)
+                    out.edges[du.id] = new_edge
+                    if new_edge != cur_edge:
+                        changed_edges.append((cur_edge, new_edge))
+                        change = du.change(cur_edge, new_edge, write.now)
+                        if change is not None:
+                            history.append(asdict(change))
+                unlinks = unique([entity_link_sk(e, a) for e, a in write.entity_unlinks])
+                if 2 + len(changed_ents) + len(changed_edges) + len(unlinks) > TRANSACT_MAX:
+                    raise UpstreamError("graph store write failed: too many stored rows to update")
+                finish = {
+                    "terms": [new.id for _, new in changed_ents],
+                    "gone": sorted(
+                        {sk for old, _ in changed_ents for sk in term_rows(pk, old)}
+                        - {sk for _, new in changed_ents for sk in term_rows(pk, new)}
+                    ),
+                    "history": history,
+                    "release": [
+                        [fact_claim_sk(f"{o.source_id}#{o.relation}#{o.target_id}"), o.id]
+                        for o, n in changed_edges
+                        if is_open(o) and not is_open(n)
+                    ],
+                    "passages": passages,
+                }
+                conn = EntityRow._get_connection().connection
+                try:
+                    with TransactWrite(connection=conn) as tx:
+                        tx.update(
+                            TermRow(pk, intent_sk(txn)),
+                            actions=[
+                                TermRow.state.set(COMMITTED),
+                                TermRow.finish.set(pack(finish)),
+                            ],
+                            condition=TermRow.state == PENDING,
+                        )
+                        tx.update(
+                            DatasetRow(key.user_id, key.dataset),
+                            actions=[
+                                DatasetRow.entities.add(counts[0]),
+                                DatasetRow.edges.add(counts[1]),
+                                DatasetRow.artifacts.add(counts[2]),
+                            ],
+                            condition=DatasetRow.user_id.exists()
+                            & DatasetRow.deleted_at.does_not_exist(),
+                        )
+                        for old, new in changed_ents:
+                            row = keep_vectors(entity_row(pk, new), ent_rows[new.id])
+                            tx.save(row, condition=entity_unchanged(old))
+                        for old_e, new_e in changed_edges:
+                            # written "now": the read path covers the index's lag
+                            # with recent rows, so the fact's new state shows at once
+                            row = keep_vectors(
+                                edge_row(pk, new_e), edge_rows[new_e.id], time.time()
+                            )
+                            tx.save(row, condition=edge_unchanged(old_e))
+                        # Provenance links removed (a split's moved mentions): with the flip.
+                        for sk in unlinks:
+                            tx.delete(LinkRow(pk, sk))
+                    return out, finish
+                except TransactWriteError as exc:
+                    reasons = [
+                        getattr(r, "code", None) == "ConditionalCheckFailed"
+                        for r in (exc.cancellation_reasons or [])
+                    ]
+                    if not any(reasons):
+                        raise
+                    if reasons[0]:
+                        raise Busy("the write's leases were taken over; try again", 1) from exc
+                    if len(reasons) > 1 and reasons[1]:
+                        raise NotFound(f"dataset {key.dataset!r} was deleted") from exc
+                    raise _RowsChanged from exc
         raise Busy("the rows to update kept changing; try again", 1)
 
     def _read(

@@ -31,9 +31,11 @@ from ...models import (
     GraphWrite,
     KeywordHit,
 )
+from ...oneway import ERASED, erased_dataset
 from ...sqlite.db import Database, sqlite_errors
 from .browse import SqliteBrowse
 from .claims import SqliteClaims
+from .erase import SqliteErase
 from .rows import (
     ARTIFACT_COLS,
     EDGE_COLS,
@@ -51,8 +53,10 @@ ITER_PAGE = 500  # rows per read while iterating a dataset
 PARTITIONED = ("entities", "terms", "names", "facts", "edges", "artifacts", "links", "changes")
 
 
-class SqliteGraphStore(SqliteBrowse):
+class SqliteGraphStore(SqliteBrowse, SqliteErase):
     """GraphStore on one SQLite file, shared with the vectors and records."""
+
+    overlap_reads = False  # a read here is cheaper than a thread handoff
 
     def __init__(self, db: Database, lease_wait_s: float = 5.0) -> None:
         self.db = db
@@ -83,11 +87,21 @@ class SqliteGraphStore(SqliteBrowse):
         with self.db.write() as conn:
             # A deleted dataset's name in use again: a new, empty dataset whose
             # ID counters go on from the old one's (IDs are never reused).
+            # A new one: its counters from those an erase of the user kept.
             conn.execute(
-                "INSERT INTO datasets (user_id, name, created_at) VALUES (?, ?, ?) "
+                "INSERT INTO datasets (user_id, name, created_at, next_entity, next_edge, "
+                "next_artifact) SELECT ?, ?, ?, coalesce(max(next_entity), 0), "
+                "coalesce(max(next_edge), 0), coalesce(max(next_artifact), 0) FROM datasets "
+                "WHERE user_id = ? AND name = ? "
                 "ON CONFLICT (user_id, name) DO UPDATE SET deleted_at = NULL, "
                 "created_at = excluded.created_at WHERE deleted_at IS NOT NULL",
-                (key.user_id, key.dataset, clock.now_str()),
+                (
+                    key.user_id,
+                    key.dataset,
+                    clock.now_str(),
+                    ERASED,
+                    erased_dataset(key.user_id, key.dataset),
+                ),
             )
         found = self.get_dataset(key)
         if found is None:  # deleted between the insert and the read

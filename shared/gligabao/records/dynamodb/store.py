@@ -194,3 +194,10 @@ class DynamoRecordStore:
         )
         rows: list[Model] = [*infs, *calls]
         batch_write(deletes=rows)
+
+    @upstream("record store delete_user")
+    def delete_user(self, user_id: str) -> tuple[int, int]:
+        calls = list(CallRow.query(user_id, attributes_to_get=["user_id", "call_id"]))
+        infs = list(InferenceRow.query(user_id, attributes_to_get=["user_id", "sk"]))
+        batch_write(deletes=[*infs, *calls])
+        return len(calls), len(infs)

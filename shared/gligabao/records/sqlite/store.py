@@ -50,7 +50,8 @@ class SqliteRecordStore:
     @sqlite_errors("record store save_call")
     def save_call(self, call: CallRecord) -> None:
         expires = self._expires()
-        with self.db.write() as conn:
+        # not durable: a power cut may lose the last records, never the graph
+        with self.db.write(durable=False) as conn:
             conn.execute(
                 "INSERT OR REPLACE INTO calls (user_id, call_id, type, status, dataset, "
                 "session_id, started_at, duration_ms, steps, result, expires_at, inference_sks) "
@@ -161,3 +162,10 @@ class SqliteRecordStore:
                 "DELETE FROM inferences WHERE user_id = ? AND dataset = ?", (user_id, dataset)
             )
             conn.execute("DELETE FROM calls WHERE user_id = ? AND dataset = ?", (user_id, dataset))
+
+    @sqlite_errors("record store delete_user")
+    def delete_user(self, user_id: str) -> tuple[int, int]:
+        with self.db.write() as conn:
+            calls = conn.execute("DELETE FROM calls WHERE user_id = ?", (user_id,)).rowcount
+            infs = conn.execute("DELETE FROM inferences WHERE user_id = ?", (user_id,)).rowcount
+        return int(calls), int(infs)

@@ -24,7 +24,6 @@ service reported.
 from __future__ import annotations
 
 import logging
-import math
 import threading
 import time
 from collections import Counter
@@ -50,6 +49,7 @@ from ...geo_math import haversine_km
 from ...models import DatasetKey
 from ..port import GeoHit, Hit, Kind, SearchRequest, VectorItem, fuse
 from . import words
+from .codec import cosine, decode, encode, merge_recent
 
 R = TypeVar("R")
 log = logging.getLogger(__name__)
@@ -57,28 +57,6 @@ log = logging.getLogger(__name__)
 RECENT_ROWS = 10  # newest rows read per request to cover the index's lag
 LAG_S = 10.0  # how long a written vector may take to reach the index (assumed)
 WORKERS = 32
-
-
-def encode(vector: Sequence[float]) -> dict[str, Any]:
-    """A vector as DynamoDB stores it: a list of numbers (f32 precision is
-    what the index keeps; 9 significant digits round-trip an f32)."""
-    return {"L": [{"N": f"{float(x):.9g}"} for x in vector]}
-
-
-def decode(value: Any) -> list[float] | None:
-    if not isinstance(value, dict) or "L" not in value:
-        return None
-    try:
-        return [float(e["N"]) for e in value["L"]]
-    except (KeyError, TypeError, ValueError):
-        return None
-
-
-def cosine(a: Sequence[float], b: Sequence[float]) -> float:
-    dot = sum(x * y for x, y in zip(a, b, strict=True))
-    na = math.sqrt(sum(x * x for x in a))
-    nb = math.sqrt(sum(y * y for y in b))
-    return dot / (na * nb) if na > 0 and nb > 0 else 0.0
 
 
 class DynamoVectorIndex:
@@ -143,7 +121,7 @@ class DynamoVectorIndex:
         out: list[list[Hit]] = []
         texts = iter(done[2 * len(requests) :])
         for i, req in enumerate(requests):
-            hits = _merge(done[2 * i], done[2 * i + 1], req)
+            hits = merge_recent(done[2 * i], done[2 * i + 1], req)
             if req.text:
                 hits = fuse([[h.id for h in hits], next(texts)], req.k)
             out.append(hits)
@@ -415,15 +393,6 @@ class DynamoVectorIndex:
                     UpdateExpression="REMOVE #v",
                     ExpressionAttributeNames=names,
                 )
-
-
-def _merge(indexed: list[Hit], recent: dict[int, float | None], req: SearchRequest) -> list[Hit]:
-    """The index's hits and the recent rows', a recent row's own state first;
-    best cosine first (ties by ID), at most k, at least ``min_score``."""
-    score = {h.id: h.score for h in indexed if h.id not in recent}
-    score.update({i: s for i, s in recent.items() if s is not None})
-    order = sorted(score, key=lambda i: (-score[i], i))
-    return [Hit(i, score[i]) for i in order if score[i] >= req.min_score][: req.k]
 
 
 def _snake(op: str) -> str:

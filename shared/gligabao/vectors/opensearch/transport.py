@@ -10,14 +10,16 @@ first, within the call's deadline.
 from __future__ import annotations
 
 import json
-import random
 import threading
 import time
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 from urllib.parse import urlparse
 
+from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_after_attempt
+
 from ... import deadline
+from ...backoff import half_jitter
 from ...errors import UpstreamError
 
 T = TypeVar("T")
@@ -90,6 +92,21 @@ class _Retry(Exception):
         self.message = message
 
 
+class _Transient(Exception):
+    """One try failed in a way another may not (429, 5xx, unreachable)."""
+
+    def __init__(self, message: str, detail: str) -> None:
+        super().__init__(message)
+        self.message, self.detail = message, detail
+
+
+def _failure(state: RetryCallState) -> _Transient:
+    assert state.outcome is not None
+    failed = state.outcome.exception()
+    assert isinstance(failed, _Transient)
+    return failed
+
+
 class Transport:
     """One client, and the retries around each logical request."""
 
@@ -120,8 +137,7 @@ class Transport:
             TransportError,
         )
 
-        attempt = 0
-        while True:
+        def once() -> T:
             deadline.check(f"opensearch {op}")
             with self._lock:
                 self.requests += 1
@@ -130,28 +146,43 @@ class Transport:
             # The body names the operation and the kind of failure; the
             # error text (index names, request IDs) goes to the log.
             except _Retry as e:
-                message, detail = "throttled", e.message
+                raise _Transient("throttled", e.message) from e
             except OsConnectionError as e:  # includes timeouts
-                message, detail = "unreachable", str(e)
+                raise _Transient("unreachable", str(e)) from e
             except TransportError as e:
                 status = e.status_code if isinstance(e.status_code, int) else 0
                 message, detail = f"HTTP {status}", error_text(e.info or e.error)
                 if status not in RETRY_STATUSES:
                     raise UpstreamError(f"opensearch {op}: {message}", detail=detail) from e
+                raise _Transient(message, detail) from e
             except OpenSearchException as e:
                 raise UpstreamError(f"opensearch {op}: an error", detail=str(e)) from e
-            if attempt >= self.max_retries:
+
+        def give_up(state: RetryCallState) -> NoReturn:
+            failed = _failure(state)
+            raise UpstreamError(
+                f"opensearch {op}: {failed.message} (after {state.attempt_number} tries)",
+                detail=failed.detail,
+            )
+
+        def no_time_left(state: RetryCallState) -> None:
+            assert state.next_action is not None
+            if not deadline.leaves(state.next_action.sleep):
+                failed = _failure(state)
                 raise UpstreamError(
-                    f"opensearch {op}: {message} (after {attempt + 1} tries)", detail=detail
+                    f"opensearch {op}: {failed.message} (no time left to retry)",
+                    detail=failed.detail,
                 )
-            delay = self.backoff_s * (2**attempt) * (0.5 + random.random() / 2)
-            left = deadline.remaining()
-            if left is not None and left < delay:
-                raise UpstreamError(
-                    f"opensearch {op}: {message} (no time left to retry)", detail=detail
-                )
-            self._sleep(delay)
-            attempt += 1
+
+        retrying = Retrying(
+            retry=retry_if_exception_type(_Transient),
+            stop=stop_after_attempt(self.max_retries + 1),
+            wait=half_jitter(self.backoff_s),
+            sleep=self._sleep,
+            before_sleep=no_time_left,
+            retry_error_callback=give_up,
+        )
+        return retrying(once)
 
     def bulk(self, op: str, actions: list[BulkAction], *, refresh: bool) -> None:
         """Send bulk actions (an action line and an optional source); items

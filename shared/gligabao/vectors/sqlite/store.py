@@ -9,8 +9,8 @@ fresh clone. Brute force is exact, and numpy over a cached matrix answers a
 100k x 384 search in a few milliseconds (bench/sqlite_store.py prints it).
 
 Hybrid requests (``text`` set) also rank the passages' words with SQLite's
-own FTS5 BM25 (``passage_words``, Porter stems) and fuse the two rankings by
-reciprocal rank.
+own FTS5 BM25 (one table per dataset, ``sqlite.db.words_table``, Porter
+stems) and fuse the two rankings by reciprocal rank.
 
 The file holds the truth; each process keeps one matrix per (dataset, kind)
 in memory and reads only the rows written since (``seq`` grows with every
@@ -30,7 +30,8 @@ import numpy as np
 
 from ...geo_math import haversine_km
 from ...models import DatasetKey
-from ...sqlite.db import Database, sqlite_errors
+from ...oneway import one_way
+from ...sqlite.db import Database, create_words, sqlite_errors, words_table
 from ...text import query_terms
 from ..port import GeoHit, Hit, Kind, SearchRequest, VectorItem, fuse
 
@@ -45,6 +46,20 @@ def _unit(vector: list[float]) -> np.ndarray:
     return v / n if n > 0 else v
 
 
+def epoch_key(key: DatasetKey) -> str:
+    """A dataset's epoch outlives an erase of its user (a reader must still
+    see that the vectors it cached are gone): kept under a one-way hash."""
+    return one_way("vectors", key.pk)
+
+
+def _bump(conn: sqlite3.Connection, key: DatasetKey) -> None:
+    conn.execute(
+        "INSERT INTO vector_epochs (pk, epoch) VALUES (?, 1) "
+        "ON CONFLICT (pk) DO UPDATE SET epoch = epoch + 1",
+        (epoch_key(key),),
+    )
+
+
 @dataclass
 class _Cached:
     epoch: int = -1
@@ -53,6 +68,15 @@ class _Cached:
     pos: dict[int, int] = field(default_factory=dict)
     rows: list[np.ndarray] = field(default_factory=list)
     matrix: np.ndarray | None = None
+
+
+def _words(conn: sqlite3.Connection, key: DatasetKey) -> str | None:
+    """The dataset's words table, None before its first passage."""
+    table = words_table(key.pk)
+    found = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE name = ? AND type = 'table'", (table,)
+    ).fetchone()
+    return table if found else None
 
 
 class SqliteVectorIndex:
@@ -82,18 +106,17 @@ class SqliteVectorIndex:
             )
             texts = [(item.id, item.text) for item in items if item.text is not None]
             if kind == "chunks" and texts:
-                conn.executemany(
-                    "DELETE FROM passage_words WHERE pk = ? AND id = ?",
-                    [(key.pk, i) for i, _ in texts],
-                )
-                conn.executemany(
-                    "INSERT INTO passage_words (pk, id, text) VALUES (?, ?, ?)",
-                    [(key.pk, i, t) for i, t in texts],
-                )
+                table = words_table(key.pk)
+                create_words(conn, table)
+                # by rowid (the passage's ID): a replaced passage is found
+                # without a scan
+                conn.executemany(f"INSERT OR REPLACE INTO {table} (rowid, text) VALUES (?, ?)", texts)
 
     def _fresh(self, conn: sqlite3.Connection, key: DatasetKey, kind: str) -> _Cached:
         """The cached matrix of (dataset, kind), brought up to date."""
-        row = conn.execute("SELECT epoch FROM vector_epochs WHERE pk = ?", (key.pk,)).fetchone()
+        row = conn.execute(
+            "SELECT epoch FROM vector_epochs WHERE pk = ?", (epoch_key(key),)
+        ).fetchone()
         epoch = row[0] if row else 0
         c = self._cache.get((key.pk, kind))
         if c is None or c.epoch != epoch:
@@ -135,11 +158,14 @@ class SqliteVectorIndex:
         terms = query_terms(text)
         if not terms or k <= 0:
             return []
+        table = _words(conn, key)
+        if table is None:
+            return []  # no passage written yet
         match = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
         rows = conn.execute(
-            "SELECT id FROM passage_words WHERE passage_words MATCH ? AND pk = ? "
-            "ORDER BY bm25(passage_words), id LIMIT ?",
-            (match, key.pk, k),
+            f"SELECT rowid FROM {table} WHERE {table} MATCH ? "
+            f"ORDER BY bm25({table}), rowid LIMIT ?",
+            (match, k),
         ).fetchall()
         return [int(r[0]) for r in rows]
 
@@ -184,12 +210,10 @@ class SqliteVectorIndex:
         self.requests += 1
         with self.db.write() as conn:
             conn.execute("DELETE FROM vectors WHERE pk = ?", (key.pk,))
-            conn.execute("DELETE FROM passage_words WHERE pk = ?", (key.pk,))
-            conn.execute(
-                "INSERT INTO vector_epochs (pk, epoch) VALUES (?, 1) "
-                "ON CONFLICT (pk) DO UPDATE SET epoch = epoch + 1",
-                (key.pk,),
-            )
+            conn.execute(f"DROP TABLE IF EXISTS {words_table(key.pk)}")
+            # (a file written before the epochs were hashed: its row named the user)
+            conn.execute("DELETE FROM vector_epochs WHERE pk = ?", (key.pk,))
+            _bump(conn, key)
 
     @sqlite_errors("vector index delete")
     def delete(self, key: DatasetKey, kind: Kind, ids: list[int]) -> int:
@@ -202,18 +226,15 @@ class SqliteVectorIndex:
                 "DELETE FROM vectors WHERE pk = ? AND kind = ? AND id = ?",
                 [(key.pk, kind, i) for i in wanted],
             ).rowcount
-            if kind == "chunks":
-                conn.executemany(
-                    "DELETE FROM passage_words WHERE pk = ? AND id = ?",
-                    [(key.pk, i) for i in wanted],
-                )
+            if kind == "chunks" and (table := _words(conn, key)) is not None:
+                conn.executemany(f"DELETE FROM {table} WHERE rowid = ?", [(i,) for i in wanted])
+                # FTS5 only marks a deleted row's terms in its index segments;
+                # merging them drops the terms, so a forgotten word leaves no
+                # trace in the file (tests/integration/test_erase_stores.py).
+                conn.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
             # The cached matrices only learn of additions (by seq): a new
             # epoch makes every reader rebuild without the removed rows.
-            conn.execute(
-                "INSERT INTO vector_epochs (pk, epoch) VALUES (?, 1) "
-                "ON CONFLICT (pk) DO UPDATE SET epoch = epoch + 1",
-                (key.pk,),
-            )
+            _bump(conn, key)
         return int(gone)
 
     @sqlite_errors("vector index count")

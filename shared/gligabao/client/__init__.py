@@ -18,23 +18,15 @@ HTTP; no LLM SDK is imported.
 
 from __future__ import annotations
 
-import email.utils
-import http.client
-import json
-import logging
-import random
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, Literal, TypeVar, overload
 
 from pydantic import BaseModel
 
-from .api.schemas import (
+from ..api.schemas import (
     AcceptedOut,
     ArtifactDetailOut,
     ArtifactsOut,
@@ -43,12 +35,15 @@ from .api.schemas import (
     EdgeDetailOut,
     EntitiesOut,
     EntityDetailOut,
+    ErasedOut,
     ForgottenOut,
     InferencesOut,
     QueryOut,
     RememberOut,
     SearchOut,
 )
+from .auth import ApiError, ApiKey, Auth, Bearer, SigV4
+from .transport import Retry, Transport, retry_after
 
 __all__ = [
     "ApiError",
@@ -57,114 +52,13 @@ __all__ = [
     "Client",
     "Retry",
     "SigV4",
+    "retry_after",
 ]
 
-logger = logging.getLogger("gligabao.client")
-RETRY_STATUSES = frozenset({409, 429, 500, 502, 503, 504})
 M = TypeVar("M", bound=BaseModel)
 
 
-class ApiError(Exception):
-    """A response the API refused or failed with, after the retries."""
-
-    def __init__(self, status: int, message: str, call_id: str | None = None) -> None:
-        super().__init__(f"{status}: {message}")
-        self.status = status
-        self.message = message
-        self.call_id = call_id
-
-
-@dataclass(frozen=True)
-class _Request:
-    method: str
-    url: str
-    headers: dict[str, str]
-    body: bytes | None
-
-
-class Bearer:
-    """``Authorization: Bearer``: a token, or a function returning a fresh one
-    (it is called for every attempt, so an expired token can be renewed)."""
-
-    def __init__(self, token: str | Callable[[], str]) -> None:
-        self.token = token
-
-    def apply(self, req: _Request) -> None:
-        token = self.token() if callable(self.token) else self.token
-        req.headers["Authorization"] = f"Bearer {token}"
-
-
-class ApiKey:
-    """``x-api-key``: the local server's ``GB_DEV_API_KEY``."""
-
-    def __init__(self, key: str) -> None:
-        self.key = key
-
-    def apply(self, req: _Request) -> None:
-        req.headers["x-api-key"] = self.key
-
-
-class SigV4:
-    """AWS Signature Version 4 for the ``iam`` stack (API Gateway's IAM
-    authorization): the caller's credentials from botocore's usual chain
-    (environment, profile, instance role) unless given."""
-
-    def __init__(
-        self, region: str, *, service: str = "execute-api", credentials: Any = None
-    ) -> None:
-        self.region = region
-        self.service = service
-        self._credentials = credentials
-
-    def apply(self, req: _Request) -> None:
-        from botocore.auth import SigV4Auth
-        from botocore.awsrequest import AWSRequest
-
-        credentials = self._credentials
-        if credentials is None:
-            import botocore.session
-
-            credentials = botocore.session.get_session().get_credentials()
-            if credentials is None:
-                raise ApiError(0, "SigV4: no AWS credentials found")
-        # Temporary credentials refresh themselves through this call.
-        frozen = credentials.get_frozen_credentials()
-        aws = AWSRequest(method=req.method, url=req.url, data=req.body or b"", headers=req.headers)
-        SigV4Auth(frozen, self.service, self.region).add_auth(aws)
-        req.headers.update({k: str(v) for k, v in aws.headers.items()})
-
-
-Auth = Bearer | ApiKey | SigV4
-
-
-@dataclass(frozen=True)
-class Retry:
-    """At most ``attempts`` tries; between them, a random wait up to
-    ``base_s * 2**n`` capped at ``max_s``, or the server's ``Retry-After``
-    (a wait longer than ``retry_after_max_s`` is not waited for: the error is
-    raised)."""
-
-    attempts: int = 5
-    base_s: float = 0.5
-    max_s: float = 20.0
-    retry_after_max_s: float = 120.0
-
-
-def retry_after(value: str | None) -> float | None:
-    """Seconds from a ``Retry-After`` header (delta-seconds or an HTTP date)."""
-    if not value:
-        return None
-    value = value.strip()
-    if value.isascii() and value.isdigit():
-        return float(value)
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
-
-
-class Client:
+class Client(Transport):
     def __init__(
         self,
         url: str,
@@ -176,13 +70,9 @@ class Client:
         retry: Retry | None = None,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
-        self.url = url.rstrip("/")
-        self.auth = auth
+        super().__init__(url, auth, timeout_s=timeout_s, retry=retry, sleep=sleep)
         self.user_id = user_id
         self.dataset = dataset
-        self.timeout_s = timeout_s
-        self.retry = retry or Retry()
-        self._sleep = sleep
 
     # ------------------------------------------------------------ the API
 
@@ -350,6 +240,14 @@ class Client:
             ForgottenOut, self._send("DELETE", f"/v1/gb/artifacts/{int(artifact_id)}?{query}")[1]
         )
 
+    def erase_user(self, user_id: str | None = None) -> ErasedOut:
+        """Erase a user: every dataset, vector, call and inference record and
+        idempotency record of theirs (202; the call record, under the same
+        ``call_id``, says when it finished). Erasing a user with nothing
+        stored is not an error."""
+        path = f"/v1/gb/users/{_seg(self._user(user_id))}"
+        return _as(ErasedOut, self._send("DELETE", path)[1])
+
     def inferences(
         self,
         *,
@@ -391,79 +289,8 @@ class Client:
         body.update({k: v for k, v in fields.items() if v is not None})
         return body
 
-    def _send(
-        self,
-        method: str,
-        path: str,
-        body: dict[str, Any] | None = None,
-        headers: dict[str, str] | None = None,
-    ) -> tuple[int, Any]:
-        data = None if body is None else json.dumps(body).encode()
-        attempt = 0
-        while True:
-            attempt += 1
-            req = _Request(method, self.url + path, {**(headers or {})}, data)
-            if data is not None:
-                req.headers["Content-Type"] = "application/json"
-            if self.auth is not None:
-                self.auth.apply(req)  # again per attempt: fresh signature, fresh token
-            try:
-                status, raw, reply_headers = self._exchange(req)
-            except (OSError, http.client.HTTPException) as exc:
-                # The request may or may not have arrived: safe to resend for
-                # every method here (remember carries its idempotency key).
-                if attempt >= self.retry.attempts:
-                    raise ApiError(0, f"{type(exc).__name__}: {exc}") from exc
-                self._wait(attempt, None, f"{method} {path}: {type(exc).__name__}")
-                continue
-            if status < 400:
-                return status, json.loads(raw) if raw else None
-            message = _message(raw, status)
-            call_id = reply_headers.get("x-gb-call-id")
-            wait = retry_after(reply_headers.get("retry-after"))
-            if (
-                status not in RETRY_STATUSES
-                or attempt >= self.retry.attempts
-                or (wait is not None and wait > self.retry.retry_after_max_s)
-            ):
-                raise ApiError(status, message, call_id)
-            self._wait(attempt, wait, f"{method} {path}: {status} {message}")
-
-    def _wait(self, attempt: int, retry_after_s: float | None, why: str) -> None:
-        if retry_after_s is None:
-            cap = min(self.retry.max_s, self.retry.base_s * 2 ** (attempt - 1))
-            delay = random.uniform(0, cap)
-        else:
-            delay = retry_after_s
-        logger.info("retrying after %.2f s (attempt %d): %s", delay, attempt, why)
-        self._sleep(delay)
-
-    def _exchange(self, req: _Request) -> tuple[int, bytes, dict[str, str]]:
-        request = urllib.request.Request(
-            req.url, data=req.body, headers=req.headers, method=req.method
-        )
-        try:
-            with urllib.request.urlopen(request, timeout=self.timeout_s) as resp:
-                return resp.status, resp.read(), {k.lower(): v for k, v in resp.headers.items()}
-        except urllib.error.HTTPError as err:
-            with err:
-                return err.code, err.read(), {k.lower(): v for k, v in err.headers.items()}
-
-
 def _as(model: type[M], payload: Any) -> M:
     return model.model_validate(payload)
-
-
-def _message(raw: bytes, status: int) -> str:
-    try:
-        body = json.loads(raw)
-    except ValueError:
-        body = None
-    if isinstance(body, dict) and isinstance(body.get("error"), str):
-        return body["error"]
-    if isinstance(body, dict) and isinstance(body.get("message"), str):
-        return body["message"]  # API Gateway's own answers ({"message": "Unauthorized"})
-    return http.client.responses.get(status, "error")
 
 
 def _qs(**params: str | int | None) -> str:

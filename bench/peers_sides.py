@@ -1,0 +1,191 @@
+"""The peers' side of bench.peers_compare: Graphiti (embedded Kuzu) and Mem0
+(its default local store, Qdrant in local mode), each run in a venv of its own
+as a child process:
+
+    .bench-venv-graphiti/bin/python -m bench.peers_sides graphiti SPEC
+    .bench-venv-mem0/bin/python -m bench.peers_sides mem0 SPEC
+
+It imports nothing of ours but bench/harness/vectors.py (numpy only). The spec
+(JSON, written by the driver) holds the graph (entities, edges with their fact
+texts), the questions, the embedding dimension and the base URL of the fake
+OpenAI embeddings server that both peers and our server embed the questions
+with. The graph's vectors are ``vec_of`` of each text, as on our side. Prints
+one JSON line: build time, per-question latency, the part of it spent in the
+embeddings request, and hits (the target edge in the top 10; a hub question:
+an edge of the place). No LLM is called: both searches are retrieval only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import sys
+import time
+import uuid
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from .harness.vectors import vec_of
+
+GROUP = "bench"
+
+
+def ts(value: str | None) -> Any:
+    return datetime.fromisoformat(value.replace("Z", "+00:00")) if value else None
+
+
+def hit(q: dict[str, Any], edges: list[tuple[str, str]]) -> bool:
+    """``edges``: (edge id, target entity id) of the results, as ``d<id>``, ``e<id>``."""
+    if q["edge"] is not None:
+        return any(e == f"d{q['edge']}" for e, _ in edges)
+    return any(t == f"e{q['place']}" for _, t in edges)
+
+
+class Timed:
+    """Adds up the time spent in a wrapped (sync or async) embed callable."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+
+    def wrap_async(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        async def timed(*a: Any, **kw: Any) -> Any:
+            t0 = time.perf_counter()
+            try:
+                return await fn(*a, **kw)
+            finally:
+                self.seconds += time.perf_counter() - t0
+
+        return timed
+
+    def wrap(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        def timed(*a: Any, **kw: Any) -> Any:
+            t0 = time.perf_counter()
+            try:
+                return fn(*a, **kw)
+            finally:
+                self.seconds += time.perf_counter() - t0
+
+        return timed
+
+
+async def graphiti_side(spec: dict[str, Any]) -> dict[str, Any]:
+    from graphiti_core import Graphiti
+    from graphiti_core.driver.kuzu_driver import KuzuDriver
+    from graphiti_core.edges import EntityEdge
+    from graphiti_core.embedder.openai import OpenAIEmbedder, OpenAIEmbedderConfig
+    from graphiti_core.nodes import EntityNode
+    from graphiti_core.utils.bulk_utils import add_nodes_and_edges_bulk
+
+    dim = spec["dim"]
+    t0 = time.perf_counter()
+    driver = KuzuDriver(db=spec["kuzu"])
+    embedder = OpenAIEmbedder(
+        OpenAIEmbedderConfig(api_key="x", base_url=spec["openai"], embedding_dim=dim)
+    )
+    g = Graphiti(graph_driver=driver, embedder=embedder)
+    nodes = [
+        EntityNode(
+            uuid=f"e{e['id']}", name=e["name"], group_id=GROUP, labels=[e["type"]],
+            summary=e["description"], created_at=ts(e["created_at"]),
+            name_embedding=vec_of(e["name"], dim).tolist(),
+        )
+        for e in spec["entities"]
+    ]
+    edges = [
+        EntityEdge(
+            uuid=f"d{d['id']}", group_id=GROUP, source_node_uuid=f"e{d['source_id']}",
+            target_node_uuid=f"e{d['target_id']}", name=d["relation"], fact=d["description"],
+            fact_embedding=vec_of(d["fact_text"], dim).tolist(), episodes=[],
+            created_at=ts(d["created_at"]), valid_at=ts(d["valid_at"]),
+            invalid_at=ts(d["invalid_at"]), expired_at=ts(d["expired_at"]),
+        )
+        for d in spec["edges"]
+    ]  # fmt: skip
+    await add_nodes_and_edges_bulk(driver, [], [], nodes, edges, embedder)
+    # Graphiti.build_indices_and_constraints is a no-op on Kuzu; its graph
+    # operations create the full-text indexes (over the rows now present).
+    await driver.graph_ops.build_indices_and_constraints(driver)
+    build_s = time.perf_counter() - t0
+    timer = Timed()
+    embedder.create = timer.wrap_async(embedder.create)  # type: ignore[method-assign]
+    await g.search("warm up", group_ids=[GROUP], num_results=10)
+    lat, emb, hits = [], [], []
+    for q in spec["questions"]:
+        timer.seconds = 0.0
+        t1 = time.perf_counter()
+        found = await g.search(q["text"], group_ids=[GROUP], num_results=10)
+        lat.append((time.perf_counter() - t1) * 1000)
+        emb.append(timer.seconds * 1000)
+        hits.append(hit(q, [(e.uuid, e.target_node_uuid) for e in found]))
+    return {"build_s": build_s, "lat": lat, "embed": emb, "hits": hits}
+
+
+def mem0_side(spec: dict[str, Any]) -> dict[str, Any]:
+    from mem0 import Memory
+
+    dim = spec["dim"]
+    t0 = time.perf_counter()
+    m = Memory.from_config(
+        {
+            "vector_store": {
+                "provider": "qdrant",
+                "config": {"collection_name": GROUP, "embedding_model_dims": dim,
+                           "path": spec["qdrant"], "on_disk": False},
+            },
+            "embedder": {
+                "provider": "openai",
+                "config": {"model": "text-embedding-3-small", "api_key": "x",
+                           "openai_base_url": spec["openai"], "embedding_dims": dim},
+            },
+            # Never called by search; set so that nothing reaches for a real API.
+            "llm": {"provider": "openai",
+                    "config": {"model": "gpt-4o-mini", "api_key": "x",
+                               "openai_base_url": spec["openai"]}},
+            "history_db_path": spec["history"],
+        }
+    )  # fmt: skip
+    # One memory per fact, as `add(infer=False)` stores a message, written
+    # straight into the store with the shared vectors (no request per fact).
+    now = datetime.now().astimezone().isoformat()
+    edges = spec["edges"]
+    for i in range(0, len(edges), 1000):
+        part = edges[i : i + 1000]
+        m.vector_store.insert(
+            vectors=[vec_of(d["fact_text"], dim).tolist() for d in part],
+            payloads=[
+                {"data": d["fact_text"], "hash": hashlib.md5(d["fact_text"].encode()).hexdigest(),
+                 "created_at": now, "user_id": GROUP, "edge": f"d{d['id']}",
+                 "target": f"e{d['target_id']}"}
+                for d in part
+            ],
+            ids=[str(uuid.uuid5(uuid.NAMESPACE_URL, f"d{d['id']}")) for d in part],
+        )  # fmt: skip
+    build_s = time.perf_counter() - t0
+    timer = Timed()
+    m.embedding_model.embed = timer.wrap(m.embedding_model.embed)  # type: ignore[method-assign]
+    m.search("warm up", filters={"user_id": GROUP}, top_k=10)
+    lat, emb, hits = [], [], []
+    for q in spec["questions"]:
+        timer.seconds = 0.0
+        t1 = time.perf_counter()
+        found = m.search(q["text"], filters={"user_id": GROUP}, top_k=10)["results"]
+        lat.append((time.perf_counter() - t1) * 1000)
+        emb.append(timer.seconds * 1000)
+        meta = [r.get("metadata") or {} for r in found]
+        hits.append(hit(q, [(x.get("edge", ""), x.get("target", "")) for x in meta]))
+    return {"build_s": build_s, "lat": lat, "embed": emb, "hits": hits}
+
+
+def main() -> int:
+    side, spec_path = sys.argv[1], sys.argv[2]
+    spec = json.loads(Path(spec_path).read_text())
+    out = asyncio.run(graphiti_side(spec)) if side == "graphiti" else mem0_side(spec)
+    print(json.dumps(out))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,152 @@
+"""The datasets of the graph store on DynamoDB: their rows, ID blocks, and
+deleting one (every row of every partitioned table)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from pynamodb.exceptions import PynamoDBException
+from pynamodb.models import Model
+
+from ... import clock
+from ...dynamodb.batch import batch_write, is_condition_failure, upstream
+from ...dynamodb.tables import DATASET_PARTITIONED, DatasetRow
+from ...errors import NotFound, UpstreamError
+from ...models import Dataset, DatasetKey
+from .erase import erased_counters
+from .rows import dataset_from_row
+
+
+class DynamoDatasets:
+    """Mixed into DynamoGraphStore (which gives ``_map``, its parallel map)."""
+
+    _map: Callable[[Callable[[Any], Any], Sequence[Any]], list[Any]]
+
+    @upstream("graph store get_dataset")
+    def get_dataset(self, key: DatasetKey) -> Dataset | None:
+        try:
+            row = DatasetRow.get(key.user_id, key.dataset, consistent_read=True)
+        except DatasetRow.DoesNotExist:
+            return None
+        return None if row.deleted_at else dataset_from_row(row)
+
+    @upstream("graph store ensure_dataset")
+    def ensure_dataset(self, key: DatasetKey) -> Dataset:
+        existing = self.get_dataset(key)
+        if existing is not None:
+            return existing
+        # A new one: its counters from those an erase of the user kept.
+        ent, edge, art = erased_counters(key.user_id, key.dataset)
+        row = DatasetRow(
+            key.user_id,
+            key.dataset,
+            created_at=clock.now_str(),
+            next_entity=ent,
+            next_edge=edge,
+            next_artifact=art,
+        )
+        try:
+            row.save(condition=DatasetRow.user_id.does_not_exist())
+        except PynamoDBException as exc:
+            if not is_condition_failure(exc):
+                raise
+            found = self.get_dataset(key)  # created concurrently, or deleted before
+            if found is not None:
+                return found
+            return self._revive(key)
+        return dataset_from_row(row)
+
+    def _revive(self, key: DatasetKey) -> Dataset:
+        """A deleted dataset's name in use again: its ID counters go on (an
+        ID is never reused, so a vector or a reply naming an old row can never
+        reach a new one); rows a crashed delete left are removed first."""
+        self._purge(key)
+        row = DatasetRow(key.user_id, key.dataset)
+        try:
+            row.update(
+                actions=[
+                    DatasetRow.deleted_at.remove(),
+                    DatasetRow.created_at.set(clock.now_str()),
+                    DatasetRow.entities.set(0),
+                    DatasetRow.edges.set(0),
+                    DatasetRow.artifacts.set(0),
+                ],
+                condition=DatasetRow.deleted_at.exists(),
+            )
+        except PynamoDBException as exc:
+            if not is_condition_failure(exc):
+                raise
+            found = self.get_dataset(key)  # revived concurrently
+            if found is None:
+                raise UpstreamError("graph store ensure_dataset failed: dataset vanished") from exc
+            return found
+        return dataset_from_row(row)
+
+    @upstream("graph store list_datasets")
+    def list_datasets(self, user_id: str) -> list[Dataset]:
+        rows = DatasetRow.query(user_id, consistent_read=True)
+        return sorted((dataset_from_row(r) for r in rows if not r.deleted_at), key=lambda d: d.name)
+
+    def _purge(self, key: DatasetKey) -> None:
+        def rows_of(model: type[Model]) -> list[Model]:
+            keys = [h for h in (model._hash_keyname, model._range_keyname) if h]
+            return list(model.query(key.pk, attributes_to_get=keys, consistent_read=True))
+
+        batch_write(deletes=[r for rows in self._map(rows_of, DATASET_PARTITIONED) for r in rows])
+
+    @upstream("graph store delete_dataset")
+    def delete_dataset(self, key: DatasetKey) -> bool:
+        # The row is marked deleted first (no commit can land after it: the
+        # commit transaction checks it), keeping its ID counters; then every
+        # row of every partitioned table (a retry after a crash finishes the
+        # job, and so does the next ensure_dataset of the name).
+        row = DatasetRow(key.user_id, key.dataset)
+        try:
+            row.update(
+                actions=[DatasetRow.deleted_at.set(clock.now_str())],
+                condition=DatasetRow.user_id.exists() & DatasetRow.deleted_at.does_not_exist(),
+            )
+            was_live = True
+        except PynamoDBException as exc:
+            if not is_condition_failure(exc):
+                raise
+            was_live = False
+            if self._row_missing(key):
+                return False
+        self._purge(key)
+        return was_live
+
+    @staticmethod
+    def _row_missing(key: DatasetKey) -> bool:
+        try:
+            DatasetRow.get(key.user_id, key.dataset, consistent_read=True)
+        except DatasetRow.DoesNotExist:
+            return True
+        return False
+
+    @upstream("graph store allocate_ids")
+    def allocate_ids(
+        self, key: DatasetKey, entities: int, edges: int, artifacts: int
+    ) -> tuple[int, int, int]:
+        if min(entities, edges, artifacts) < 0:
+            raise ValueError("allocate_ids: negative block size")
+        row = DatasetRow(key.user_id, key.dataset)
+        try:
+            row.update(
+                actions=[
+                    DatasetRow.next_entity.add(entities),
+                    DatasetRow.next_edge.add(edges),
+                    DatasetRow.next_artifact.add(artifacts),
+                ],
+                condition=DatasetRow.user_id.exists() & DatasetRow.deleted_at.does_not_exist(),
+            )
+        except PynamoDBException as exc:
+            if is_condition_failure(exc):
+                raise NotFound(f"dataset {key.dataset!r} does not exist") from exc
+            raise
+        return (
+            int(row.next_entity) - entities + 1,
+            int(row.next_edge) - edges + 1,
+            int(row.next_artifact) - artifacts + 1,
+        )
