@@ -187,11 +187,9 @@ def test_interleaved_sessions_share_a_window_and_keep_their_sessions(gb: Harness
 
 
 def test_short_of_time_a_batch_stops_before_a_window_and_runs_again(gb: Harness) -> None:
-    from gligabao import deadline
+    from gligabao import deadline, wiring
     from gligabao.handlers.remember_worker import process_job
     from gligabao.queue.port import RetryLater
-
-    from gligabao import wiring
     from gligabao.records.model import new_call
 
     use_world(gb)
