@@ -1,0 +1,158 @@
+"""The LoCoMo ruler on the AWS-shaped stack, and its recall against the local one.
+
+    .venv/bin/python -m bench.locomo_dynamodb [--conversations 1] [--mode turns]
+        [--budget default] [bench.locomo's other options]
+
+Runs ``bench.locomo`` twice with the same settings and data: ``--backend
+sqlite`` (`gligabao serve` on its SQLite file) and ``--backend dynamodb``,
+then prints, per mode, budget and category, the recall of each and the
+difference (dynamodb - sqlite; the issue's target: within 0.01 overall).
+
+``--backend dynamodb`` (``DynamoServer`` below): a child process that runs
+moto's DynamoDB on loopback (indexed by bench/harness/moto.py's
+``speed_up_moto``, which changes how long moto takes, not what it answers),
+the DynamoDB vector indexes' fake of tests/fakes/dynamodb_vectors.py in front
+of it (``GB_VECTOR_STORE=dynamodb``: the vectors on the rows, the word index
+of the passages in the terms table), and the local server's HTTP stack (the
+Lambda handlers, as `gligabao serve` runs them) pointed at it, the tables
+created as the stack declares them. Same fake LLM, same local embedder, same
+questions. moto keeps its data in memory: nothing is reused between runs
+(``--store`` is for the SQLite backend only).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any
+
+from .harness.servers import Child, child_env
+
+LISTENING = "locomo-dynamodb listening on "
+
+
+class DynamoServer:
+    """The AWS-shaped stack as a child process, with ruler.Server's interface
+    (``url``, ``banner``, ``stop``, a context manager). Its environment is
+    the harness's (see ``child_env``) plus the reranker's (GB_RERANK_*, as
+    ruler.Server keeps them) plus ``env``."""
+
+    def __init__(self, env: dict[str, str]) -> None:
+        own = {k: v for k, v in os.environ.items() if k.startswith("GB_RERANK_")}
+        self._logs = tempfile.TemporaryDirectory(prefix="gb-ruler-dynamodb-")
+        self.log = Path(self._logs.name) / "serve.log"
+        args = [sys.executable, "-m", "bench.locomo_dynamodb", "--serve"]
+        self.child = Child.start(args, child_env({**own, **env}), self.log).wait_for(LISTENING)
+        line = next(ln for ln in self.log.read_text().splitlines() if ln.startswith(LISTENING))
+        self.url = line.removeprefix(LISTENING).strip()
+
+    def banner(self) -> list[str]:
+        return [f"  DynamoDB on moto + the vector indexes' fake, server at {self.url}"]
+
+    def stop(self) -> None:
+        self.child.stop()
+        self._logs.cleanup()
+
+    def __enter__(self) -> DynamoServer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def server(backend: str, path: Path, env: dict[str, str]) -> Any:
+    """bench.locomo's server: `gligabao serve` on the file at ``path``
+    (ruler.Server), or the AWS-shaped stack."""
+    from .ruler import Server
+
+    return DynamoServer(env) if backend == "dynamodb" else Server(path, env)
+
+
+def serve() -> int:
+    """The child: the stack of ``local_server`` until SIGTERM."""
+    import logging
+
+    from .harness.moto import speed_up_moto
+    from .harness.servers import local_server
+
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # moto's access log
+    speed_up_moto()
+    done = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: done.set())
+    # GB_LOCAL as `gligabao serve` sets it: the same defaults but the store.
+    with local_server({"GB_LOCAL": "1", "GB_VECTOR_STORE": "dynamodb"}) as base:
+        print(f"{LISTENING}{base}", flush=True)
+        done.wait()
+    return 0
+
+
+# ------------------------------------------------------------------ the comparison
+
+
+def recalls(rows: list[dict[str, Any]]) -> dict[tuple[Any, str], tuple[int, float | None]]:
+    """(budget, category name) -> (questions, recall), "overall" included."""
+    from .locomo import CATEGORIES, recall
+
+    out: dict[tuple[Any, str], tuple[int, float | None]] = {}
+    for b in dict.fromkeys(r["budget"] for r in rows):
+        sub = [r for r in rows if r["budget"] == b]
+        groups = [(name, [r for r in sub if r["category"] == c]) for c, name in CATEGORIES.items()]
+        for name, rs in [*groups, ("overall", sub)]:
+            if rs:
+                out[(b, name)] = (len(rs), recall(rs)[0])
+    return out
+
+
+def compare(local: dict[str, Any], dynamo: dict[str, Any]) -> str:
+    """The per-category recall of both backends and the difference."""
+    from .ruler import fmt, markdown
+
+    out: list[str] = []
+    for mode in local:
+        a, b = recalls(local[mode]), recalls(dynamo.get(mode, []))
+        lines = []
+        for key, (n, rec) in a.items():
+            other = b.get(key, (0, None))[1]
+            diff = f"{other - rec:+.3f}" if rec is not None and other is not None else "-"
+            label = "default" if key[0] is None else f"{key[0]:,}"
+            lines.append([mode, label, key[1], str(n), fmt(rec), fmt(other), diff])
+        out.append(markdown(["mode", "budget", "category", "n", "sqlite", "dynamodb", "diff"],
+                            lines))
+    return "\n\n".join(out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv == ["--serve"]:
+        return serve()
+    from . import locomo
+    from .ruler import OUT
+
+    ap = argparse.ArgumentParser(add_help=False)
+    ap.add_argument("--out", type=Path, default=OUT / "locomo_dynamodb.json")
+    ap.add_argument("--backend")  # both are run: refused below
+    known, rest = ap.parse_known_args(argv)
+    if known.backend:
+        raise SystemExit("--backend: this script runs both (bench.locomo --backend runs one)")
+    results: dict[str, Any] = {}
+    for backend in ("sqlite", "dynamodb"):
+        out = known.out.with_suffix(f".{backend}.json")
+        print(f"\n=== backend {backend}", flush=True)
+        code = locomo.main([*rest, "--backend", backend, "--out", str(out)])
+        if code:
+            return code
+        results[backend] = json.loads(out.read_text())
+    print("\nrecall, dynamodb against sqlite (diff: dynamodb - sqlite)\n")
+    print(compare(results["sqlite"], results["dynamodb"]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
