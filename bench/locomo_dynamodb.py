@@ -53,7 +53,9 @@ class DynamoServer:
         self.url = line.removeprefix(LISTENING).strip()
 
     def banner(self) -> list[str]:
-        return [f"  DynamoDB on moto + the vector indexes' fake, server at {self.url}"]
+        """What the child's own wiring reports it serves with."""
+        lines = self.log.read_text(errors="replace").splitlines()
+        return [ln.rstrip() for ln in lines if ln.startswith("  ")]
 
     def stop(self) -> None:
         self.child.stop()
@@ -78,6 +80,9 @@ def serve() -> int:
     """The child: the stack of ``local_server`` until SIGTERM."""
     import logging
 
+    from gligabao import wiring
+    from gligabao.local.cli import describe_models
+
     from .harness.moto import speed_up_moto
     from .harness.servers import local_server
 
@@ -88,6 +93,12 @@ def serve() -> int:
         signal.signal(sig, lambda *_: done.set())
     # GB_LOCAL as `gligabao serve` sets it: the same defaults but the store.
     with local_server({"GB_LOCAL": "1", "GB_VECTOR_STORE": "dynamodb"}) as base:
+        cfg = wiring.settings()
+        print(f"  storage:    {cfg.store} at {cfg.dynamodb_endpoint} (moto, the vector "
+              f"indexes' fake), tables {cfg.table_prefix}*", flush=True)
+        print(f"  vectors:    {type(wiring.vector_index()).__name__} "
+              f"(GB_VECTOR_STORE={cfg.vector_store})", flush=True)
+        print("\n".join(describe_models(cfg)), flush=True)
         print(f"{LISTENING}{base}", flush=True)
         done.wait()
     return 0
