@@ -136,7 +136,21 @@ def compare(local: dict[str, Any], dynamo: dict[str, Any]) -> str:
             lines.append([mode, label, key[1], str(n), fmt(rec), fmt(other), diff])
         out.append(markdown(["mode", "budget", "category", "n", "sqlite", "dynamodb", "diff"],
                             lines))
+        out.append(differing(local[mode], dynamo.get(mode, [])))
     return "\n\n".join(out)
+
+
+def differing(local: list[dict[str, Any]], dynamo: list[dict[str, Any]]) -> str:
+    """How many questions found other evidence on the two backends (the sum
+    can hide gains and losses that cancel), and the first few."""
+    other = {(r["conversation"], r["question"], r["budget"]): r["found"] for r in dynamo}
+    diff = [(r, other.get((r["conversation"], r["question"], r["budget"])))
+            for r in local]
+    diff = [(r, d) for r, d in diff if d is None or sorted(d) != sorted(r["found"])]
+    lines = [f"{len(diff)} of {len(local)} questions found other evidence"]
+    for r, d in diff[:10]:
+        lines.append(f"  {r['question']!r}: sqlite {r['found']}, dynamodb {d}")
+    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:

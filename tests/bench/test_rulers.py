@@ -119,6 +119,7 @@ def test_locomo_ruler_on_the_dynamodb_stack_against_the_local_one(tmp_path: Path
     assert found["Where did Ada run a half marathon?"] == ["D2:1"]
     assert found["What is on the sofa in the photo Ada shared?"] == ["D1:3"]
     assert "| turns | default | overall | 4 | 1.00 | 1.00 | +0.000 |" in done.stdout
+    assert "0 of 4 questions found other evidence" in done.stdout
 
 
 def test_locomo_dynamodb_backend_refuses_a_store(tmp_path: Path) -> None:
