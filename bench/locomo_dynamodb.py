@@ -1,12 +1,15 @@
 """The LoCoMo ruler on the AWS-shaped stack, and its recall against the local one.
 
     .venv/bin/python -m bench.locomo_dynamodb [--conversations 1] [--mode turns]
-        [--budget default] [bench.locomo's other options]
+        [--budget default] [--sessions N] [bench.locomo's other options]
 
 Runs ``bench.locomo`` twice with the same settings and data: ``--backend
 sqlite`` (`gligabao serve` on its SQLite file) and ``--backend dynamodb``,
 then prints, per mode, budget and category, the recall of each and the
 difference (dynamodb - sqlite; the issue's target: within 0.01 overall).
+``--sessions N``: each conversation's first N sessions only, and the
+questions whose evidence lies in them (moto makes the DynamoDB side slow:
+a few seconds a remember on a busy machine).
 
 ``--backend dynamodb`` (``DynamoServer`` below): a child process that runs
 moto's DynamoDB on loopback (indexed by bench/harness/moto.py's
@@ -25,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import signal
 import sys
 import tempfile
@@ -153,6 +157,24 @@ def differing(local: list[dict[str, Any]], dynamo: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def first_sessions(raw: list[dict[str, Any]], n: int) -> list[dict[str, Any]]:
+    """The dataset's conversations cut after session ``n``, with the
+    questions whose evidence (every turn it names) lies in those sessions."""
+    out = []
+    for conv in raw:
+        c = dict(conv["conversation"])
+        for key in [k for k in c if re.fullmatch(r"session_\d+(_date_time)?", k)]:
+            if int(key.split("_")[1]) > n:
+                del c[key]
+        qa = []
+        for q in conv["qa"]:
+            named = [int(m) for e in q.get("evidence", []) for m in re.findall(r"D:?(\d+):", e)]
+            if named and max(named) <= n:
+                qa.append(q)
+        out.append({**conv, "conversation": c, "qa": qa})
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv == ["--serve"]:
@@ -163,9 +185,18 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(add_help=False)
     ap.add_argument("--out", type=Path, default=OUT / "locomo_dynamodb.json")
     ap.add_argument("--backend")  # both are run: refused below
+    ap.add_argument("--data", type=Path, default=locomo.DEFAULT_DATA)
+    ap.add_argument("--sessions", type=int, default=0)
     known, rest = ap.parse_known_args(argv)
     if known.backend:
         raise SystemExit("--backend: this script runs both (bench.locomo --backend runs one)")
+    data = known.data
+    if known.sessions:
+        data = known.out.with_suffix(f".first{known.sessions}.json")
+        data.parent.mkdir(parents=True, exist_ok=True)
+        data.write_text(json.dumps(first_sessions(json.loads(known.data.read_text()),
+                                                  known.sessions)))
+    rest = [*rest, "--data", str(data)]
     results: dict[str, Any] = {}
     for backend in ("sqlite", "dynamodb"):
         out = known.out.with_suffix(f".{backend}.json")
