@@ -5,6 +5,7 @@ at the same size?
     .venv/bin/python -m bench.locomo [--data PATH] [--mode turns,sessions]
         [--conversations N | conv-41,conv-42] [--budget default,1000,2000,4000]
         [--jobs 2] [--route search|query] [--store DIR] [--live]
+        [--backend sqlite|dynamodb]
 
 Each conversation of ``../shared/data/locomo/locomo_dev.json`` (read in
 place) is remembered through `gligabao serve` as an agent would, in two modes:
@@ -27,7 +28,9 @@ BM25 and by both fused, taken best first while they fit in our context's
 tokens (less the question). ``--live`` lets a real model extract and answer
 and a judge grade (see bench/locomo_live.py). ``--store DIR`` keeps the
 remembered SQLite file there and reuses it on the next run (only while the
-remember side of the code is unchanged).
+remember side of the code is unchanged). ``--backend dynamodb``: the same
+calls to the AWS-shaped stack (DynamoDB on moto, its vector indexes' fake;
+bench/locomo_dynamodb.py, which also compares the two backends' recall).
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from . import ruler
+from .locomo_dynamodb import server
 from .ruler import Bm25, Embeddings, cosine_rank, fmt, fused, markdown, mean, tokens
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
@@ -332,12 +336,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=2, help="concurrent requests")
     ap.add_argument("--route", choices=("search", "query"), default="search")
     ap.add_argument("--store", default="", help="keep (and reuse) the remembered file here")
+    ap.add_argument("--backend", choices=("sqlite", "dynamodb"), default="sqlite",
+                    help="dynamodb: moto and the vector indexes' fake (bench/locomo_dynamodb.py)")
     ap.add_argument("--out", type=Path, default=ruler.OUT / "locomo.json")
     ap.add_argument("--cache", type=Path, default=ruler.OUT / "embeddings.npz",
                     help="the baselines' embeddings, kept between runs")
     ap.add_argument("--live", action="store_true", help="a real model extracts, answers; a judge grades")
     ap.add_argument("--judge-model", default="", help="--live: the judge's model (else the server's)")
     args = ap.parse_args(argv)
+    if args.backend == "dynamodb" and (args.store or args.live):
+        ap.error("--backend dynamodb keeps its data in moto's memory: no --store, no --live")
     convs = load(args.data, args.conversations)
     modes = [m for m in args.mode.split(",") if m]
     budgets = parse_budgets(args.budget)
@@ -355,7 +363,7 @@ def main(argv: list[str] | None = None) -> int:
         fake.default("query", tap).default("summarize", ruler.lead_summary)
         path = store_path(args, tmp)
         path.parent.mkdir(parents=True, exist_ok=True)
-        with ruler.Server(path, ruler.fake_llm_env(fake.url)) as srv:
+        with server(args.backend, path, ruler.fake_llm_env(fake.url)) as srv:
             ruler.say("\n".join(srv.banner()))
             done = remembered(path)
             for mode in modes:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import bisect
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 
@@ -70,7 +71,8 @@ def speed_up_moto() -> None:
     key, optionally ``begins_with`` on the range key; forward or backward;
     a limit) from it; anything else goes to moto's own code. It changes how
     long moto takes, not what is asked of it: the requests counted and the
-    time outside the round trips are the same."""
+    time outside the round trips are the same. Transactions too: see
+    ``back_up_items_not_tables``."""
     import copy
     from collections import defaultdict
 
@@ -183,7 +185,66 @@ def speed_up_moto() -> None:
         last = self._get_last_evaluated_key(picked[-1], index_name) if more and picked else None
         return results, len(results), last
 
+    back_up_items_not_tables(invalidate)
     Table.query = query  # type: ignore[method-assign]
     Table.put_item = put_item  # type: ignore[method-assign]
     Table.delete_item = delete_item  # type: ignore[method-assign]
     DynamoDBBackend.update_item = update_item  # type: ignore[method-assign]
+
+
+def back_up_items_not_tables(invalidate: Callable[[Any], None]) -> None:
+    """moto backs up each table a TransactWriteItems names, before it writes,
+    as a deepcopy of the whole table: a transaction on a table of 10k rows
+    (the terms table's word postings after a few hundred remembers) takes
+    seconds, so remembering grows quadratic. This backs up only the items the
+    transaction names and, when moto cancels it (an exception: the
+    conditional failures, a validation error), puts them back as they were,
+    which is all the whole-table copy restored: what moto answers is the same."""
+    import copy
+
+    import moto.dynamodb.models as backend_module
+    from moto.dynamodb.models import DynamoDBBackend
+    from moto.dynamodb.models.table import Table
+
+    class Copies:
+        """moto's ``copy`` module but for a Table's deepcopy (the backup)."""
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(copy, name)
+
+        @staticmethod
+        def deepcopy(x: Any, memo: Any = None) -> Any:
+            return x if isinstance(x, Table) else copy.deepcopy(x, memo)
+
+    backend_module.copy = Copies()  # type: ignore[assignment]
+    original = DynamoDBBackend.transact_write_items
+
+    def transact_write_items(self: Any, transact_items: list[dict[str, Any]]) -> None:
+        saved: list[tuple[Any, Any, Any, Any]] = []
+        for entry in transact_items:
+            op = next(iter(entry.values()), None) or {}
+            table = self.tables.get(op.get("TableName"))
+            if table is None:
+                continue
+            try:
+                h, r = self.get_keys_value(table, op.get("Key") or op.get("Item") or {})
+            except Exception:  # moto's own code answers the bad request
+                continue
+            saved.append((table, h, r, copy.deepcopy(table.get_item(h, r))))
+        try:
+            original(self, transact_items)
+        except Exception:
+            for table, h, r, item in reversed(saved):  # the first backup of a key wins
+                table.delete_item(h, r)
+                if item is not None:
+                    if r is not None:
+                        table.items[h][r] = item
+                    else:
+                        table.items[h] = item
+                invalidate(table)
+            raise
+        finally:
+            for table, *_ in saved:
+                invalidate(table)
+
+    DynamoDBBackend.transact_write_items = transact_write_items  # type: ignore[method-assign]

@@ -20,12 +20,17 @@ ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.timeout(600)
 
 
-def bench(module: str, *args: str, env: dict[str, str] | None = None) -> str:
+def run(module: str, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """``python -m bench.MODULE ARGS`` from the repository root, as its
-    docstring says to run it; its standard output."""
+    docstring says to run it."""
     full = {**os.environ, **(env or {}), "PYTHONPATH": str(ROOT / "shared")}
-    done = subprocess.run([sys.executable, "-m", f"bench.{module}", *args], cwd=ROOT, env=full,
+    return subprocess.run([sys.executable, "-m", f"bench.{module}", *args], cwd=ROOT, env=full,
                           capture_output=True, text=True, timeout=540)
+
+
+def bench(module: str, *args: str, env: dict[str, str] | None = None) -> str:
+    """As ``run``, and it succeeded: its standard output."""
+    done = run(module, *args, env=env)
     assert done.returncode == 0, done.stderr[-3000:]
     return done.stdout
 
@@ -93,6 +98,37 @@ def test_locomo_ruler_on_a_tiny_conversation(tmp_path: Path) -> None:
     # A shared photo's caption is part of the turn's text (the passage is the turn).
     photo = {r["question"]: r for r in rows["turns"] if r["budget"] is None}
     assert photo["What is on the sofa in the photo Ada shared?"]["found"] == ["D1:3"]
+
+
+def test_locomo_ruler_on_the_dynamodb_stack_against_the_local_one(tmp_path: Path) -> None:
+    """bench.locomo_dynamodb: the ruler once on `gligabao serve`'s SQLite file,
+    once on DynamoDB (moto) with its vector indexes' fake, and the recall of
+    both side by side."""
+    data = tmp_path / "tiny.json"
+    data.write_text(json.dumps(CONVERSATION))
+    out = tmp_path / "out.json"
+    done = run("locomo_dynamodb", "--data", str(data), "--mode", "turns", "--budget", "default",
+               "--jobs", "1", "--out", str(out), "--cache", str(tmp_path / "e.npz"))
+    assert done.returncode == 0, done.stderr[-3000:]
+    # The second server is the AWS-shaped stack, by its own wiring's account.
+    assert "vectors:    DynamoVectorIndex (GB_VECTOR_STORE=dynamodb)" in done.stderr
+    assert "storage:    dynamodb at http://127.0.0.1:" in done.stderr
+    rows = json.loads(out.with_suffix(".dynamodb.json").read_text())["turns"]
+    found = {r["question"]: r["found"] for r in rows}
+    assert found["What class did Ben start?"] == ["D1:2"]
+    assert found["Where did Ada run a half marathon?"] == ["D2:1"]
+    assert found["What is on the sofa in the photo Ada shared?"] == ["D1:3"]
+    assert "| turns | default | overall | 4 | 1.00 | 1.00 | +0.000 |" in done.stdout
+    assert "0 of 4 questions found other evidence" in done.stdout
+
+
+def test_locomo_dynamodb_backend_refuses_a_store(tmp_path: Path) -> None:
+    """moto keeps its data in memory: a file to reuse would be a lie."""
+    data = tmp_path / "tiny.json"
+    data.write_text(json.dumps(CONVERSATION))
+    done = run("locomo", "--data", str(data), "--backend", "dynamodb", "--store", str(tmp_path))
+    assert done.returncode == 2 and "no --store" in done.stderr
+    assert list(tmp_path.iterdir()) == [data]
 
 
 def test_locomo_live_against_the_fakes(tmp_path: Path) -> None:
