@@ -383,6 +383,12 @@ class OpenSearchVectorIndex:
             params = {"conflicts": "proceed", "ignore_unavailable": "true"}
             if self.refresh:
                 params["refresh"] = "true"
+            # delete_by_query finds what the last refresh made searchable: a
+            # row written just before (not refreshed yet) would survive a forget.
+            self._transport.call(
+                f"refresh {index}",
+                lambda: self._client.indices.refresh(index=index, ignore_unavailable=True),
+            )
             response = self._transport.call(
                 f"delete rows of {index}",
                 lambda: self._client.delete_by_query(index=index, body=body, params=params),
