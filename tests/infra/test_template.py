@@ -461,3 +461,5 @@ def test_local_run_variables_are_declared_empty(template: dict[str, Any]) -> Non
     opts = devservices.Options(host="172.17.0.1")
     written = devservices.env_vars("http://172.17.0.1:8000", "http://172.17.0.1:9200", opts)
     assert set(written) - declared == set()
+    # moto has no vector indexes: under sam local the vectors go to the OpenSearch node.
+    assert written["GB_VECTOR_STORE"] == "opensearch"

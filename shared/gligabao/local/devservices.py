@@ -166,6 +166,9 @@ def env_vars(dynamodb_url: str, opensearch_url: str, opts: Options) -> dict[str,
     values = {
         "GB_TABLE_PREFIX": opts.table_prefix,
         "GB_DYNAMODB_ENDPOINT": dynamodb_url,
+        # The template's default VectorStore is dynamodb, whose vector indexes
+        # moto's server lacks: the functions search the OpenSearch node instead.
+        "GB_VECTOR_STORE": "opensearch",
         "GB_OPENSEARCH_URL": opensearch_url,
         "GB_OPENSEARCH_SERVICE": "es",
         "GB_EMBEDDING_DIMENSION": str(cfg.embedding_dimension),  # as prepare() bootstrapped
