@@ -124,6 +124,19 @@ def test_another_users_or_datasets_text_is_404_and_stays(gb: Harness) -> None:
     assert gb.client.get(f"/v1/gb/artifacts/{second}?user_id=u1").status == 200
 
 
+def test_another_users_or_datasets_entity_and_fact_are_404(gb: Harness) -> None:
+    gb.llm.script("extract", ALICE_ACME)
+    done = gb.remember("Alice works at Acme.", session_id="s1")
+    entity, edge = done["entities"][0]["id"], done["edges"][0]["id"]
+    for path in (f"/v1/gb/entities/{entity}", f"/v1/gb/edges/{edge}"):
+        assert gb.client.get(f"{path}?user_id=u1").status == 200
+        for query in ("user_id=u2", "user_id=u1&dataset=other"):
+            r = gb.client.get(f"{path}?{query}")
+            assert r.status == 404, (path, query, r.body)
+            assert r.body["error"]
+        assert gb.client.get(f"{path}999?user_id=u1").status == 404
+
+
 def test_browse_pages_to_the_end_and_refuses_bad_cursors(gb: Harness) -> None:
     first, second = _moved(gb)
     seen: list[str] = []

@@ -1,1 +1,1 @@
-"""The vector index: its port, the in-process index, the OpenSearch and SQLite adapters."""
+"""The vector index: its port, the in-process index, the DynamoDB, OpenSearch and SQLite adapters."""
