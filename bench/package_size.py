@@ -41,7 +41,7 @@ from .harness import ROOT
 
 LAYER_SRC = ROOT / "layers" / "core"
 SAM_LAYER = ROOT / ".aws-sam" / "build" / "CoreLayer"
-HANDLERS = ["remember", "query", "datasets", "records", "mcp", "remember_worker"]
+HANDLERS = ["remember", "query", "datasets", "records", "browse", "mcp", "remember_worker"]
 ALSO_SHOW = ["boto3", "botocore", "pynamodb", "opensearchpy", "pydantic", "httpx"]
 LAMBDA_UNZIPPED_LIMIT = 250 * 2**20
 MiB = 2**20

@@ -11,7 +11,7 @@ import pytest
 
 from gligabao.handlers import COLD_START_DENIED as DENIED
 
-HANDLERS = ["remember", "query", "datasets", "records", "mcp", "remember_worker"]
+HANDLERS = ["remember", "query", "datasets", "records", "browse", "mcp", "remember_worker"]
 
 
 def loaded_by(code: str) -> set[str]:
