@@ -175,6 +175,29 @@ def test_remember_through_mcp_is_idempotent_with_its_key(
     assert llm.calls("extract") == 1
 
 
+def test_remember_through_mcp_takes_chat_messages_in_one_extraction(
+    served: ServedCounting, llm: FakeAnthropic
+) -> None:
+    llm.script("extract", EXTRACT)
+    extractions = llm.calls("extract")
+    messages = [
+        {"role": "user", "name": "Alice", "content": "I started at Acme this week."},
+        {"role": "assistant", "content": "Congratulations on the new job!"},
+    ]
+    args = {"user_id": "chat-user", "session_id": "c1", "messages": messages}
+    reply = rpc(served, _tool_call("remember", args))
+    assert reply.status == 200, reply.body
+    result = reply.body["result"]
+    assert "isError" not in result or result["isError"] is False, result
+    artifacts = result["structuredContent"]["artifacts"]
+    assert len(artifacts) == 2
+    assert llm.calls("extract") == extractions + 1  # one extraction for the window
+    listed = Client(served.url).get("/v1/gb/artifacts?user_id=chat-user&session_id=c1")
+    assert listed.status == 200, listed.body
+    said = [(a["speaker"], a["text"]) for a in listed.body["artifacts"]]
+    assert said == [("Alice", messages[0]["content"]), ("assistant", messages[1]["content"])]
+
+
 # ------------------------------------------------------------ raw JSON-RPC
 
 

@@ -70,7 +70,7 @@ def mention(a: Artifact) -> dict[str, Any]:
         "said_at": a.reference_time or None,
         "created_at": a.created_at,
         "session_id": a.session_id,
-        "speaker": None,  # not stored with the text (it shaped the extraction only)
+        "speaker": a.speaker,
     }
 
 
@@ -79,7 +79,7 @@ def artifact_out(a: Artifact) -> dict[str, Any]:
         "id": a.id,
         "text": a.text,
         "session_id": a.session_id,
-        "speaker": None,
+        "speaker": a.speaker,
         "said_at": a.reference_time or None,
         "created_at": a.created_at,
     }
