@@ -128,6 +128,22 @@ def test_every_method_against_a_running_server(served: Served, llm: FakeAnthropi
     assert err.value.status == 400
 
 
+def test_the_client_remembers_chat_messages(served: Served, llm: FakeAnthropic) -> None:
+    gb = Client(served.client.base, user_id="client-chat", dataset="chat")
+    llm.script("extract", EXTRACT)
+    extractions = llm.calls("extract")
+    done = gb.remember(messages=[
+        {"role": "user", "name": "Alice", "content": "I work at Acme now."},
+        {"role": "assistant", "content": "Noted: Acme."},
+    ], session_id="s9")
+    assert isinstance(done, RememberOut)
+    assert len(done.artifacts) == 2
+    assert llm.calls("extract") == extractions + 1
+    with pytest.raises(ApiError) as both:
+        gb.remember("a text", messages=[{"role": "user", "content": "and messages"}])
+    assert both.value.status == 400
+
+
 def test_a_remember_retried_through_a_409_returns_the_first_attempts_result(
     served: Served, llm: FakeAnthropic, caplog: pytest.LogCaptureFixture
 ) -> None:
