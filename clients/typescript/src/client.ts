@@ -60,10 +60,12 @@ type User = { user_id?: string };
  * in the API (snake_case); `user_id` defaults to the client's. */
 export type Fields<Op extends OperationId, Given extends string> = Omit<BodyOf<Op>, Given | "user_id"> & User;
 
-export type RememberOptions = Fields<"remember", "text"> & {
+export type RememberOptions = Fields<"remember", "text" | "messages"> & {
   /** Queue it (`Prefer: respond-async`): answered 202 with the call to poll. */
   respondAsync?: boolean;
 };
+/** Chat messages of `rememberMessages`: `{ role, content, name?, created_at? }`. */
+export type ChatMessages = NonNullable<BodyOf<"remember">["messages"]>;
 export type QueryOptions = Fields<"query", "query"> & { respondAsync?: boolean };
 export type SearchOptions = Fields<"search", "query">;
 export type InferencesOptions = Partial<QueryOf<"listInferences">>;
@@ -105,10 +107,25 @@ export class Client {
   remember(text: string, options: RememberOptions & { respondAsync: true }): Promise<Accepted<RememberOut>>;
   remember(text: string, options?: RememberOptions & { respondAsync?: false }): Promise<RememberOut>;
   async remember(text: string, options: RememberOptions = {}): Promise<RememberOut | Accepted<RememberOut>> {
+    return this.sendRemember({ text }, options);
+  }
+
+  /** Store chat messages, each its own text of the session (its speaker the
+   * message's name, else its role), with one extraction for them all. */
+  rememberMessages(messages: ChatMessages, options: RememberOptions & { respondAsync: true }): Promise<Accepted<RememberOut>>;
+  rememberMessages(messages: ChatMessages, options?: RememberOptions & { respondAsync?: false }): Promise<RememberOut>;
+  async rememberMessages(messages: ChatMessages, options: RememberOptions = {}): Promise<RememberOut | Accepted<RememberOut>> {
+    return this.sendRemember({ messages }, options);
+  }
+
+  private async sendRemember(
+    content: { text: string } | { messages: ChatMessages },
+    options: RememberOptions,
+  ): Promise<RememberOut | Accepted<RememberOut>> {
     const { respondAsync, idempotency_key, user_id, ...fields } = options;
     const headers: Record<string, string> = { "Idempotency-Key": idempotency_key ?? globalThis.crypto.randomUUID() };
     if (respondAsync) headers["Prefer"] = "respond-async";
-    const body = this.body(user_id, { ...fields, text });
+    const body = this.body(user_id, { ...fields, ...content });
     return this.acceptedOr<RememberOut>(await this.send("remember", { body, headers }), body.user_id);
   }
 

@@ -111,6 +111,31 @@ describe("every route", () => {
   });
 });
 
+describe("chat messages", () => {
+  test("rememberMessages stores each message as a text of its speaker, with one extraction", async () => {
+    await h.script("extract", ALICE_AT_ACME);
+    const before = await h.llmCalls("extract");
+    const done = await gb.rememberMessages(
+      [
+        { role: "user", name: "Alice", content: "I work at Acme now." },
+        { role: "assistant", content: "Noted." },
+      ],
+      { dataset: "chat", session_id: "c1" },
+    );
+    assert.equal(done.artifacts?.length, 2);
+    assert.equal(await h.llmCalls("extract"), before + 1);
+    const texts = await gb.artifacts({ dataset: "chat", session_id: "c1" });
+    assert.deepEqual(
+      texts.artifacts.map((a) => [a.speaker, a.text]),
+      [
+        ["Alice", "I work at Acme now."],
+        ["assistant", "Noted."],
+      ],
+    );
+    await gb.deleteDataset("chat");
+  });
+});
+
 describe("browse and forget", () => {
   test("entities, entity, edge, artifacts, artifact, then forget: gone, and a second forget is a 404", async () => {
     await h.script("extract", ALICE_AT_ACME);
