@@ -85,7 +85,7 @@ def serve() -> int:
     import logging
 
     from gligabao import wiring
-    from gligabao.local.cli import describe_models
+    from gligabao.local.banner import describe_models
 
     from .harness.moto import speed_up_moto
     from .harness.servers import local_server

@@ -14,8 +14,8 @@ import pytest
 from fakes.bedrock_server import FakeBedrock
 from fakes.openai_server import cosine
 from gligabao.config import load_settings
+from gligabao.local.banner import describe_models
 from gligabao.local.calibrate import QUESTIONS, resolution_cases
-from gligabao.local.cli import describe_models
 from gligabao.memory.names import match_reason
 
 

@@ -1,5 +1,6 @@
 """The `gligabao` command: serve, bootstrap, reindex, calibrate, export, import,
-dev-services."""
+dev-services. What `serve` prints at start is in ``banner.py``; the commands on
+one dataset (reindex, export, import) in ``datasets.py``."""
 
 from __future__ import annotations
 
@@ -9,96 +10,11 @@ import os
 import signal
 import sys
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..config import DEFAULT_DATA_PATH
-
-if TYPE_CHECKING:
-    from ..config import Settings
-
-# The LLM stages, in the order a call runs them (the banner lists them).
-STAGES = ("extract", "invalidate", "summarize", "query", "detect_geo")
-
-
-def _describe() -> list[str]:
-    from ..config import settings
-
-    cfg = settings()
-    db = (
-        f"SQLite file {os.path.abspath(cfg.data_path)} (graph, vectors, records)"
-        if cfg.store == "sqlite"
-        else f"DynamoDB at {cfg.dynamodb_endpoint or 'AWS'}"
-    )
-    if cfg.opensearch_url:
-        vectors = f"OpenSearch at {cfg.opensearch_url}"
-    elif cfg.store == "sqlite":
-        vectors = "in the SQLite file (exact cosine)"
-    else:
-        vectors = "in-process vector index (exact cosine, not persisted)"
-    queue = (
-        f"SQS queue {cfg.remember_queue_url}"
-        if cfg.remember_queue_url
-        else "in-process thread pool (Prefer: respond-async)"
-    )
-    return [
-        f"  storage:    {db}",
-        f"  vectors:    {vectors}",
-        *describe_models(cfg),
-        f"  geo:        {'on' if cfg.geo else 'off'}",
-        f"  async:      {queue}",
-    ]
-
-
-def describe_models(cfg: Settings) -> list[str]:
-    """Which provider and model answer each stage, and the thresholds in use."""
-    bedrock_at = cfg.bedrock_endpoint_url or f"bedrock-runtime.{cfg.region}.amazonaws.com"
-    llm_at = {
-        "anthropic": cfg.anthropic_base_url or "api.anthropic.com",
-        "bedrock": bedrock_at,
-        "openai": cfg.llm_base_url or "api.openai.com",
-    }[cfg.llm_provider]
-    # Where the embeddings are computed: a remote endpoint, or this process.
-    emb_where = {
-        "local": "in this process",
-        "bedrock": f"at {bedrock_at}",
-        "openai": f"at {cfg.openai_base_url or 'api.openai.com'}",
-    }[cfg.embedder]
-    stages = ", ".join(STAGES if cfg.geo else [s for s in STAGES if s != "detect_geo"])
-    llm = (
-        f"{cfg.llm_provider} {cfg.llm_model} at {llm_at} answers {stages} "
-        "(a call may name other models)"
-        if cfg.llm_configured
-        else f"{cfg.llm_missing}; LLM calls answer 503"
-    )
-    if cfg.resolve_threshold > 1.0:
-        resolve = "by words only"
-    else:
-        resolve = f"from cosine {cfg.resolve_threshold:g}"
-    query = "by rank" if cfg.query_threshold <= -1.0 else f"from cosine {cfg.query_threshold:g}"
-    return [
-        f"  llm:        {llm}",
-        f"  embeddings: {cfg.embedder} {cfg.embedding_model} ({cfg.embedding_dimension} dims) "
-        f"{emb_where} embeds stored texts, names and questions",
-        f"  thresholds: name candidates {resolve}, query matches cut {query}: "
-        f"{cfg.thresholds_source}",
-        f"  rerank:     {describe_reranker(cfg)}",
-    ]
-
-
-def describe_reranker(cfg: Settings) -> str:
-    if cfg.rerank_provider == "none":
-        return "off (GB_RERANK_PROVIDER)"
-    region = cfg.rerank_region or cfg.region
-    at = cfg.rerank_base_url or (
-        f"bedrock-agent-runtime.{region}.amazonaws.com"
-        if cfg.rerank_provider == "bedrock"
-        else ""
-    )
-    return (
-        f"{cfg.rerank_provider} {cfg.rerank_model or '(the server default)'} at {at} "
-        f"orders the best {cfg.rerank_candidates} facts and passages of each query"
-    )
-
+from .banner import describe
+from .datasets import export, import_, reindex, use_data
 
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 
@@ -151,7 +67,7 @@ def serve(host: str, port: int, quiet: bool, data: str | None = None) -> int:
     print(f"gligabao listening on http://{host}:{bound}", flush=True)
     web_host = f"[{host}]" if ":" in host else host
     print(f"  page:       http://{web_host}:{bound}/ui/ (docs/ui.md)", flush=True)
-    for line in _describe():
+    for line in describe():
         print(line, flush=True)
 
     def stop(signum: int, frame: Any) -> None:
@@ -195,18 +111,6 @@ def bootstrap(dry_run: bool = False) -> int:
     return 0
 
 
-def reindex(user: str, dataset: str, data: str | None = None) -> int:
-    from .. import wiring
-    from ..memory.reindex import reindex as run
-
-    if data:  # the local server's file; without it, DynamoDB as deployed
-        _use_data(data)
-
-    counts = run(wiring.graph_store(), wiring.vector_index(), wiring.embedder(), user, dataset)
-    print(" ".join(f"{k}={v}" for k, v in counts.items()))
-    return 0
-
-
 def calibrate() -> int:
     """Measure the configured embedding model (one run: three embedding
     requests) and propose its thresholds."""
@@ -225,66 +129,6 @@ def calibrate() -> int:
         return 1
     for line in report(f"{cfg.embedder} {cfg.embedding_model}", cal):
         print(line)
-    return 0
-
-
-def _use_data(data: str | None) -> None:
-    """The commands that work on a dataset default to the local server's
-    SQLite file, like `gligabao serve`; GB_DYNAMODB_ENDPOINT points them at
-    DynamoDB instead."""
-    os.environ["GB_LOCAL"] = "1"
-    if data:
-        os.environ["GB_DATA"] = data
-    from .. import wiring
-
-    wiring.reset()
-
-
-def export(user: str, dataset: str, out: str | None, data: str | None) -> int:
-    from .. import wiring
-    from ..memory.transfer import export_dataset, write_lines
-    from ..models import DatasetKey
-
-    _use_data(data)
-    key = DatasetKey(user, dataset)
-    graph = wiring.graph_store()
-    if graph.get_dataset(key) is None:
-        print(f"no dataset {dataset!r} for user {user!r}", file=sys.stderr)
-        return 1
-    if out:
-        with open(out, "w", encoding="utf-8") as fh:
-            n = write_lines(export_dataset(graph, key), fh)
-    else:
-        n = write_lines(export_dataset(graph, key), sys.stdout)
-    print(f"exported {n} lines", file=sys.stderr)
-    return 0
-
-
-def import_(user: str, dataset: str, src: str | None, data: str | None, vectors: bool) -> int:
-    from .. import wiring
-    from ..errors import GbError
-    from ..memory.reindex import reindex as rebuild
-    from ..memory.transfer import import_dataset, read_lines
-    from ..models import DatasetKey
-
-    _use_data(data)
-    key = DatasetKey(user, dataset)
-    try:
-        if src:
-            with open(src, encoding="utf-8") as fh:
-                write = read_lines(fh)
-        else:
-            write = read_lines(sys.stdin)
-        counts = import_dataset(wiring.graph_store(), key, write)
-    except GbError as exc:
-        print(f"import failed: {exc.message}", file=sys.stderr)
-        return 1
-    print(" ".join(f"{k}={v}" for k, v in counts.items()))
-    if vectors:
-        done = rebuild(
-            wiring.graph_store(), wiring.vector_index(), wiring.embedder(), user, dataset
-        )
-        print("vectors " + " ".join(f"{k}={v}" for k, v in done.items()))
     return 0
 
 
@@ -395,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
         from .ingest import ingest
 
         if not args.url:
-            _use_data(args.data)
+            use_data(args.data)
         return ingest(
             args.file,
             url=args.url,

@@ -1,1 +1,1 @@
-"""The graph store on DynamoDB: the store, its commit protocol, leases and row keys."""
+"""The graph store on DynamoDB: the store, its commit protocol and recovery, leases and row keys."""

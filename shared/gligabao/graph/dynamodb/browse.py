@@ -24,9 +24,10 @@ from ...dynamodb.tables import (
 from ...errors import NotFound, UpstreamError
 from ...models import Artifact, DatasetKey, Edge, EdgeChange, Entity, ForgetPlan, Forgotten
 from ...text import normalize_name
-from .commit import TRANSACT_MAX, Commits, crash_point, pack
+from .commit import TRANSACT_MAX, Commits, crash_point
 from .history import changes, reverse_link_sk
 from .leases import COMMITTED, Leases
+from .recovery import pack
 from .rows import (
     artifact_from_row,
     edge_link_sk,

@@ -7,7 +7,8 @@ transaction writes every update of a stored row, each conditional on the row
 as read. Claims (names, facts) and the locks on the rows to update are leases
 (``leases.py``: the records' states, what a reader sees, taking a claim).
 Leftovers of dead calls are finished (committed) or removed (not committed)
-by the next commit in the dataset.
+by the next commit in the dataset (``recovery.py``: the moves after the
+commit point, and cleanup).
 
 The numbered write points, where ``GB_TEST_CRASH_AT=<name>`` (tests only)
 makes the process exit on the spot, as a killed Lambda would:
@@ -19,14 +20,11 @@ record not yet deleted).
 
 from __future__ import annotations
 
-import json
-import logging
 import time
 import uuid
-import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, replace
-from typing import Any, TypeVar
+from typing import Any
 
 from pynamodb.exceptions import PynamoDBException, TransactWriteError
 from pynamodb.models import Model
@@ -36,22 +34,13 @@ from tenacity import Retrying, retry_if_exception_type, stop_after_attempt
 from ...backoff import half_jitter
 from ...crash import crash_point
 from ...dynamodb.batch import batch_write, is_condition_failure, unique
-from ...dynamodb.tables import (
-    ArtifactRow,
-    DatasetRow,
-    EdgeRow,
-    EntityRow,
-    LinkRow,
-    NameRow,
-    TermRow,
-)
+from ...dynamodb.tables import DatasetRow, EdgeRow, EntityRow, LinkRow, TermRow
 from ...errors import Busy, NotFound, UpstreamError
-from ...models import Committed, DatasetKey, Edge, EdgeChange, Entity, GraphWrite
-from .history import change_rows, reverse_links
-from .leases import ABORTED, COMMITTED, PENDING, Leases
+from ...models import Committed, DatasetKey, Edge, Entity, GraphWrite
+from .history import reverse_links
+from .leases import COMMITTED, PENDING, Leases
+from .recovery import Recovery, pack
 from .rows import (
-    INTENT_PREFIX,
-    MAX_KEY_BYTES,
     artifact_row,
     edge_from_row,
     edge_link_sk,
@@ -66,11 +55,7 @@ from .rows import (
     is_open,
     term_rows,
 )
-from .vector_rows import count_words, inline_vectors, keep_vectors
-
-log = logging.getLogger(__name__)
-
-R = TypeVar("R")
+from .vector_rows import inline_vectors, keep_vectors
 
 TRANSACT_MAX = 100  # DynamoDB's limit of items in one TransactWriteItems
 COMMIT_ATTEMPTS = 8  # the transaction, again after a concurrent update of a row
@@ -81,16 +66,8 @@ class _RowsChanged(Exception):
     """A stored row changed under the transaction, which was cancelled."""
 
 
-def pack(data: Any) -> bytes:
-    return zlib.compress(json.dumps(data, separators=(",", ":")).encode())
-
-
-def unpack(blob: bytes | None) -> dict[str, Any]:
-    return json.loads(zlib.decompress(blob)) if blob else {}
-
-
-class Commits:
-    """The protocol's moves; ``map`` runs a function over items in parallel."""
+class Commits(Recovery):
+    """The protocol's moves: the commit here, the rest in ``Recovery``."""
 
     def __init__(
         self,
@@ -98,8 +75,7 @@ class Commits:
         leases: Leases,
         vectors: bool = False,
     ) -> None:
-        self._map = map_
-        self.leases = leases
+        super().__init__(map_, leases)
         # VectorStore=dynamodb: the rows carry their vectors (``write.vectors``),
         # and the passages their words (vectors/dynamodb/words.py).
         self.vectors = vectors
@@ -289,138 +265,3 @@ class Commits:
                         raise NotFound(f"dataset {key.dataset!r} was deleted") from exc
                     raise _RowsChanged from exc
         raise Busy("the rows to update kept changing; try again", 1)
-
-    def _read(
-        self, model: Any, convert: Callable[[Any], R], pk: str, ids: list[int]
-    ) -> dict[int, R]:
-        wanted = unique(ids)
-        if not wanted:
-            return {}
-        rows = list(model.batch_get([(pk, i) for i in wanted], consistent_read=True))
-        return {int(r.id): convert(r) for r in self.leases.visible(pk, rows)}
-
-    # --- after the commit point, and cleanup ---------------------------------------
-
-    def finish(self, pk: str, txn: str, keys: dict[str, Any], finish: dict[str, Any]) -> None:
-        """Roll a committed txn forward (idempotent: a crash here is finished
-        by the next commit in the dataset): tags off, the keyword rows of the
-        updated entities, the claims of the edges that ended; then the record."""
-        jobs: list[tuple[Any, Any, Any]] = []
-        for model, kind in (
-            (EntityRow, "entities"),
-            (EdgeRow, "edges"),
-            (ArtifactRow, "artifacts"),
-        ):
-            jobs += [(model, i, (model.txn.remove(),)) for i in keys.get(kind, [])]
-        claim_models: list[tuple[Any, str]] = [(NameRow, "names"), (TermRow, "facts")]
-        for model, kind in claim_models:
-            jobs += [
-                (model, sk, (model.txn.remove(), model.lease_until.remove()))
-                for sk in keys.get(kind, [])
-            ]
-
-        def untag(job: tuple[Any, Any, Any]) -> None:
-            model, rk, actions = job
-            try:
-                model(pk, rk).update(actions=list(actions), condition=model.txn == txn)
-            except PynamoDBException as exc:
-                if not is_condition_failure(exc):
-                    raise
-
-        self._map(untag, jobs)
-        self._map(lambda sk: self._drop(TermRow, pk, sk, txn), keys.get("locks", []))
-        if finish.get("terms"):
-            current = self._read(EntityRow, entity_from_row, pk, finish["terms"])
-            puts = {sk: r for e in current.values() for sk, r in term_rows(pk, e).items()}
-            gone = [TermRow(pk, sk) for sk in finish.get("gone", []) if sk not in puts]
-            batch_write(puts=list(puts.values()), deletes=gone)
-
-        def release(item: list[Any]) -> None:
-            sk, edge_id = item
-            if len(sk.encode()) > MAX_KEY_BYTES:
-                return
-            try:
-                TermRow(pk, sk).delete(condition=TermRow.entity_id == int(edge_id))
-            except PynamoDBException as exc:
-                if not is_condition_failure(exc):
-                    raise
-
-        self._map(release, finish.get("release", []))
-        if finish.get("passages"):
-            count_words(pk, self._read(ArtifactRow, lambda r: r, pk, finish["passages"]))
-        rows = [r for c in finish.get("history", []) for r in change_rows(pk, EdgeChange(**c))]
-        drop = [_row_of(pk, table, rk) for table, rk in finish.get("drop", [])]
-        batch_write(puts=rows, deletes=drop)
-        crash_point("untagged")
-        TermRow(pk, intent_sk(txn)).delete()
-
-    def cleanup(self, pk: str, txn: str, keys: dict[str, Any]) -> None:
-        """Remove what an aborted txn wrote (its IDs and keys are its own):
-        the claims first, since they are what other calls wait for."""
-        claims: list[tuple[Any, str]] = [(NameRow, sk) for sk in keys.get("names", [])]
-        claims += [(TermRow, sk) for sk in keys.get("facts", []) + keys.get("locks", [])]
-        self._map(lambda job: self._drop(job[0], pk, job[1], txn), claims)
-        rows: list[Model] = []
-        row_models: list[tuple[Any, str]] = [
-            (EntityRow, "entities"),
-            (EdgeRow, "edges"),
-            (ArtifactRow, "artifacts"),
-        ]
-        for model, kind in row_models:
-            rows += [model(pk, i) for i in keys.get(kind, [])]
-        rows += [TermRow(pk, sk) for sk in keys.get("terms", [])]
-        rows += [LinkRow(pk, sk) for sk in keys.get("links", [])]
-        batch_write(deletes=rows)
-
-    @staticmethod
-    def _drop(model: Any, pk: str, rk: str, txn: str) -> None:
-        """Delete a claim or lock, if ``txn`` still holds it."""
-        try:
-            model(pk, rk).delete(condition=model.txn == txn)
-        except PynamoDBException as exc:
-            if not is_condition_failure(exc):
-                raise
-
-    def abort(self, key: DatasetKey, txn: str) -> None:
-        claims = self.leases.forget(txn)
-        pk = key.pk
-        if not self.leases.mark_aborted(pk, txn, time.time(), owner=True):
-            return  # committed: nothing to undo
-        try:
-            record = TermRow.get(pk, intent_sk(txn), consistent_read=True)
-            keys = unpack(record.keys)
-        except TermRow.DoesNotExist:
-            keys = {}
-        keys.setdefault("names", claims.get("names", []))
-        keys.setdefault("facts", claims.get("facts", []))
-        keys.setdefault("locks", claims.get("locks", []))
-        self.cleanup(pk, txn, keys)
-        TermRow(pk, intent_sk(txn)).delete()
-
-    def recover(self, key: DatasetKey) -> None:
-        """Finish or remove the leftovers of calls whose lease ended (one
-        Query on the dataset's commit records)."""
-        pk, now = key.pk, time.time()
-        for rec in TermRow.query(pk, TermRow.sk.startswith(INTENT_PREFIX), consistent_read=True):
-            txn, lease_until = rec.sk[len(INTENT_PREFIX) :], float(rec.lease_until or 0)
-            if lease_until > now:
-                continue
-            if rec.state == COMMITTED:
-                log.warning("finishing the commit of %s, left by a call that died", txn)
-                self.finish(pk, txn, unpack(rec.keys), unpack(rec.finish))
-            elif rec.state == PENDING or (rec.state == ABORTED and rec.keys):
-                if self.leases.mark_aborted(pk, txn, lease_until):
-                    log.warning("removing the rows of %s, left by a call that died", txn)
-                    self.cleanup(pk, txn, unpack(rec.keys))
-                    # a marker, kept while a late call of that txn could still try
-                    TermRow(pk, intent_sk(txn)).update(actions=[TermRow.keys.remove()])
-            elif lease_until + self.leases.lease_s < now:
-                TermRow(pk, intent_sk(txn)).delete()
-
-
-_TABLES: dict[str, Any] = {"names": NameRow, "terms": TermRow, "links": LinkRow}
-
-
-def _row_of(pk: str, table: str, rk: str) -> Model:
-    """A row to delete, named in a record as (short table name, range key)."""
-    return _TABLES[table](pk, rk)

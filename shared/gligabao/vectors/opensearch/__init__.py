@@ -1,1 +1,1 @@
-"""The vector index on OpenSearch: the store, the transport to a node, the request bodies."""
+"""The vector index on OpenSearch: the store, its indexes, searches and writes, the transport, the request bodies."""
