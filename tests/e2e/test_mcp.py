@@ -159,6 +159,9 @@ def test_the_sdk_client_lists_and_calls_every_tool(
     assert missing.content[0].text == http.body["error"]
     assert missing.structured_content["status"] == 404
     assert missing.structured_content["error"] == http.body["error"]
+    # Its structured content conforms to the tool's output schema too (clients
+    # such as the MCP Inspector check it even on an error).
+    jsonschema.validate(missing.structured_content, tools["query"].output_schema)
     # An unknown tool is the protocol's error, raised by the client.
     assert out["unknown"].error.code == -32602
     assert "unknown tool" in out["unknown"].error.message

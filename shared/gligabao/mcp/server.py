@@ -144,8 +144,31 @@ def input_schema(model: type[BaseModel], principal_bound: bool) -> dict[str, Any
     return schema
 
 
+# The structured content of a tool's execution error (``tool_error``).
+TOOL_ERROR_SCHEMA: dict[str, Any] = {
+    "title": "ToolError",
+    "type": "object",
+    "properties": {
+        "error": {"type": "string", "description": "the HTTP API's message"},
+        "status": {"type": "integer", "description": "the HTTP API's status"},
+        "call_id": {"type": "string"},
+        "retry_after": {"type": "number", "description": "seconds, for a 409 to retry"},
+    },
+    "required": ["error", "status", "call_id"],
+    "additionalProperties": False,
+}
+
+
 def output_schema(model: type[BaseModel]) -> dict[str, Any]:
-    return model.model_json_schema(mode="serialization")
+    """The tool's result, or its execution error: structured content must
+    conform to the output schema either way (a client may check it even when
+    ``isError`` is set, as the MCP Inspector does)."""
+    schema = model.model_json_schema(mode="serialization")
+    defs = schema.pop("$defs", None)
+    out: dict[str, Any] = {"type": "object", "anyOf": [schema, TOOL_ERROR_SCHEMA]}
+    if defs is not None:
+        out["$defs"] = defs  # where the result's references point (#/$defs/...)
+    return out
 
 
 def _dump(model: BaseModel) -> dict[str, Any]:
