@@ -272,8 +272,7 @@ class McpServer:
                 result = self._dispatch_modern(
                     message, version, caller(principal), principal is not None, call_id
                 )
-            else:
-                self._check_version(headers.get(VERSION_HEADER), message.method)
+            else:  # initialize, a handshake version in the header, or no version at all
                 result = self._dispatch(message, caller(principal), principal is not None, call_id)
         except _RpcError as exc:
             status = MODERN_STATUS.get(exc.error.code, exc.status) if modern else exc.status
@@ -310,17 +309,6 @@ class McpServer:
             return model.model_validate(raw)
         except ValidationError as exc:
             raise _RpcError(INVALID_REQUEST, _first_error(exc), status=400) from exc
-
-    def _check_version(self, header: str | None, method: str) -> None:
-        # The header is absent before the handshake settles a version.
-        if header is None or method == "initialize" or header in PROTOCOL_VERSIONS:
-            return
-        raise _RpcError(
-            UNSUPPORTED_PROTOCOL_VERSION,
-            f"unsupported MCP-Protocol-Version {header!r}",
-            {"supported": list(PROTOCOL_VERSIONS), "requested": header},
-            status=400,
-        )
 
     def _check_modern(self, req: JSONRPCRequest, headers: Mapping[str, str]) -> str:
         """A 2026-07-28 request's envelope, in the order the specification
