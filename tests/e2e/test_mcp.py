@@ -58,9 +58,9 @@ def rpc(served: ServedCounting, message: Any, *, raw: bytes | None = None, **hea
 # ------------------------------------------------------------ the SDK's client
 
 
-async def _session(url: str, user: str) -> dict[str, Any]:
+async def _session(url: str, user: str, mode: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    async with mcp_client.Client(url) as client:
+    async with mcp_client.Client(url, mode=mode) as client:
         out["version"] = client.protocol_version
         out["server"] = client.server_info.name if client.server_info else None
         out["tools"] = {t.name: t for t in (await client.list_tools()).tools}
@@ -85,15 +85,27 @@ async def _session(url: str, user: str) -> dict[str, Any]:
     return out
 
 
-def test_the_sdk_client_initializes_lists_and_calls_every_tool(
-    served: ServedCounting, llm: FakeAnthropic
+# The SDK's modes: "legacy" is the initialize handshake (the newest handshake
+# revision); "auto" probes server/discover and stays stateless when the server
+# speaks 2026-07-28; a version pins it without a probe.
+SDK_MODES = [("legacy", "2025-11-25"), ("auto", "2026-07-28"), ("2026-07-28", "2026-07-28")]
+
+
+@pytest.mark.parametrize(("mode", "version"), SDK_MODES)
+def test_the_sdk_client_lists_and_calls_every_tool(
+    served: ServedCounting, llm: FakeAnthropic, mode: str, version: str
 ) -> None:
     llm.script("extract", EXTRACT)
     llm.script("query", {"answer": "At Acme.", "entities": [], "edges": [1], "passages": []})
-    out = asyncio.run(_session(served.url + "/mcp", "sdk-user"))
+    user = f"sdk-user-{mode}"
+    out = asyncio.run(_session(served.url + "/mcp", user, mode))
 
-    assert out["version"] == "2025-11-25"
-    assert out["server"] == "gligabao"
+    assert out["version"] == version
+    # A pinned version sends no server/discover: nothing named the server yet.
+    assert out["server"] == (None if mode == version else "gligabao")
+    if version == "2026-07-28":  # each result names it instead
+        meta = out["remember"].meta or {}
+        assert meta["io.modelcontextprotocol/serverInfo"]["name"] == "gligabao"
     tools = out["tools"]
     assert sorted(tools) == ["forget", "list_datasets", "query", "remember", "search"]
     # The schemas are the HTTP API's request models: every field, no other.
@@ -140,13 +152,16 @@ def test_the_sdk_client_initializes_lists_and_calls_every_tool(
     # message as text, its status as structured content.
     missing = out["missing"]
     http = Client(served.url).post(
-        "/v1/gb/query", {"user_id": "sdk-user", "query": "x", "dataset": "nope"}
+        "/v1/gb/query", {"user_id": user, "query": "x", "dataset": "nope"}
     )
     assert http.status == 404
     assert missing.is_error is True
     assert missing.content[0].text == http.body["error"]
     assert missing.structured_content["status"] == 404
     assert missing.structured_content["error"] == http.body["error"]
+    # Its structured content conforms to the tool's output schema too (clients
+    # such as the MCP Inspector check it even on an error).
+    jsonschema.validate(missing.structured_content, tools["query"].output_schema)
     # An unknown tool is the protocol's error, raised by the client.
     assert out["unknown"].error.code == -32602
     assert "unknown tool" in out["unknown"].error.message
@@ -383,7 +398,10 @@ def test_the_handshake_notifications_and_what_a_stateless_server_refuses(
     )
     assert bad.status == 400
     assert bad.body["error"]["code"] == -32022
-    assert bad.body["error"]["data"]["supported"] == ["2025-06-18", "2025-11-25"]
+    assert bad.body["error"]["data"] == {
+        "supported": ["2026-07-28", "2025-11-25", "2025-06-18"],
+        "requested": "2099-01-01",
+    }
     ok = rpc(
         served,
         {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},

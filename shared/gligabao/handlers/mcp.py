@@ -32,7 +32,6 @@ if TYPE_CHECKING:
     from ..mcp.server import McpServer
 
 app = make_app()
-PROTOCOL_HEADER = "mcp-protocol-version"
 
 
 def _remember(caller: Caller, req: RememberRequest, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -139,7 +138,7 @@ def mcp() -> Response[str]:
         body = None
     reply = server().handle(
         body,
-        event.headers.get(PROTOCOL_HEADER),
+        {name.lower(): value for name, value in (event.headers or {}).items()},
         lambda: authenticate(event),
         lambda principal: Caller(principal, event, app.lambda_context),
         current_call_id(),

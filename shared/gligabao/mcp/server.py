@@ -10,6 +10,20 @@ Tools are the API's own request and response models: their input and output
 schemas are generated from them, and a tool's arguments go through the same
 validation as an HTTP body, so a field the API gains, the tool gains.
 
+Two eras of the protocol, served side by side on the one endpoint:
+
+- the handshake revisions (2025-06-18, 2025-11-25): ``initialize`` settles a
+  version, which later requests repeat in the ``MCP-Protocol-Version`` header;
+- the stateless revision 2026-07-28: no handshake; every request declares its
+  version (and the client's capabilities) in ``params._meta`` and mirrors it,
+  with its method and its tool's name, in the ``MCP-Protocol-Version``,
+  ``Mcp-Method`` and ``Mcp-Name`` headers, which must agree with the body
+  (``HeaderMismatch``, -32020); ``server/discover`` names the versions, the
+  capabilities and the server. A request is of that era when its header or its
+  ``_meta`` names a version that is not a handshake one; ``initialize``, or a
+  handshake version in the header, or neither header nor ``_meta`` version, is
+  served exactly as before.
+
 Errors, as the 2025-11-25 specification divides them: what goes wrong in
 running a tool (its arguments refused, a dataset missing, an upstream down,
 a write to retry) is a ``CallToolResult`` with ``isError``, so that the model
@@ -20,17 +34,24 @@ or method, a malformed request, the server's own failure (a 500).
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import mcp_types as types
 from mcp_types import (
+    CLIENT_CAPABILITIES_META_KEY,
+    HEADER_MISMATCH,
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
     PARSE_ERROR,
+    PROTOCOL_VERSION_META_KEY,
+    SERVER_INFO_META_KEY,
     UNSUPPORTED_PROTOCOL_VERSION,
     ErrorData,
     JSONRPCError,
@@ -51,7 +72,33 @@ __all__ = ["Caller", "McpServer", "Reply", "ToolSpec", "error_envelope", "status
 # answered with the newest, as the specification asks.
 PROTOCOL_VERSIONS = ("2025-06-18", "2025-11-25")
 LATEST = PROTOCOL_VERSIONS[-1]
+# The stateless revisions: the version travels in each request (no handshake).
+MODERN_VERSIONS = ("2026-07-28",)
+SUPPORTED_VERSIONS = (*reversed(MODERN_VERSIONS), *reversed(PROTOCOL_VERSIONS))  # newest first
 SERVER_ERROR = -32000  # JSON-RPC's implementation-defined range: any other HTTP status
+
+# The request headers of the 2026-07-28 streamable HTTP transport (lowercase:
+# header names compare without case; their values with it).
+VERSION_HEADER = "mcp-protocol-version"
+METHOD_HEADER = "mcp-method"
+NAME_HEADER = "mcp-name"
+# The methods whose target the Mcp-Name header mirrors, and the param it mirrors.
+NAMED_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+# How long a client may cache server/discover and tools/list (the tools change
+# only with a deployment); "private": the endpoint is behind authorization.
+CACHE_TTL_MS = 300_000
+# HTTP status of a 2026-07-28 error, by JSON-RPC code (streamable HTTP, "Protocol
+# Version Header" and "Server Validation"; basic, "Per-request protocol fields").
+MODERN_STATUS = {
+    PARSE_ERROR: 400,
+    INVALID_REQUEST: 400,
+    INVALID_PARAMS: 400,
+    HEADER_MISMATCH: 400,
+    UNSUPPORTED_PROTOCOL_VERSION: 400,
+    METHOD_NOT_FOUND: 404,
+}
+_HEADER_SAFE = re.compile(r"[\x20-\x7e\t]*")
+_BASE64_SENTINEL = re.compile(r"=\?base64\?(?P<payload>[A-Za-z0-9+/=]*)\?=")
 
 
 class _RpcError(Exception):
@@ -97,8 +144,31 @@ def input_schema(model: type[BaseModel], principal_bound: bool) -> dict[str, Any
     return schema
 
 
+# The structured content of a tool's execution error (``tool_error``).
+TOOL_ERROR_SCHEMA: dict[str, Any] = {
+    "title": "ToolError",
+    "type": "object",
+    "properties": {
+        "error": {"type": "string", "description": "the HTTP API's message"},
+        "status": {"type": "integer", "description": "the HTTP API's status"},
+        "call_id": {"type": "string"},
+        "retry_after": {"type": "number", "description": "seconds, for a 409 to retry"},
+    },
+    "required": ["error", "status", "call_id"],
+    "additionalProperties": False,
+}
+
+
 def output_schema(model: type[BaseModel]) -> dict[str, Any]:
-    return model.model_json_schema(mode="serialization")
+    """The tool's result, or its execution error: structured content must
+    conform to the output schema either way (a client may check it even when
+    ``isError`` is set, as the MCP Inspector does)."""
+    schema = model.model_json_schema(mode="serialization")
+    defs = schema.pop("$defs", None)
+    out: dict[str, Any] = {"type": "object", "anyOf": [schema, TOOL_ERROR_SCHEMA]}
+    if defs is not None:
+        out["$defs"] = defs  # where the result's references point (#/$defs/...)
+    return out
 
 
 def _dump(model: BaseModel) -> dict[str, Any]:
@@ -121,6 +191,49 @@ def _error_reply(status: int, request_id: RequestId | None, error: ErrorData) ->
     return Reply(status, error_envelope(request_id, error))
 
 
+def _unsupported(requested: str) -> _RpcError:
+    return _RpcError(
+        UNSUPPORTED_PROTOCOL_VERSION,
+        f"unsupported protocol version {requested!r}: this server speaks "
+        + ", ".join(SUPPORTED_VERSIONS),
+        _dump(
+            types.UnsupportedProtocolVersionErrorData(
+                supported=list(SUPPORTED_VERSIONS), requested=requested
+            )
+        ),
+        status=400,
+    )
+
+
+def _mismatch(message: str) -> _RpcError:
+    return _RpcError(HEADER_MISMATCH, f"header mismatch: {message}", status=400)
+
+
+def decode_header_value(value: str) -> str | None:
+    """A header value as the client meant it: ``=?base64?...?=`` is the UTF-8
+    text it encodes (None if it encodes none); any other value is itself."""
+    found = _BASE64_SENTINEL.fullmatch(value)
+    if found is None:
+        return value
+    try:
+        return base64.b64decode(found["payload"], validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        return None
+
+
+def _modern_version(message: JSONRPCRequest, headers: Mapping[str, str]) -> str | None:
+    """The version a request of the stateless era declares (its ``_meta``'s,
+    else its header's); None for a request of the handshake era."""
+    header = headers.get(VERSION_HEADER)
+    if message.method == "initialize" or header in PROTOCOL_VERSIONS:
+        return None
+    meta = (message.params or {}).get("_meta")
+    declared = meta.get(PROTOCOL_VERSION_META_KEY) if isinstance(meta, dict) else None
+    if declared is None:
+        return header  # None: no version anywhere, a handshake-era request as before
+    return declared if isinstance(declared, str) else repr(declared)
+
+
 class McpServer:
     def __init__(
         self, name: str, version: str, tools: list[ToolSpec], instructions: str | None = None
@@ -132,14 +245,15 @@ class McpServer:
     def handle(
         self,
         body: str | None,
-        protocol_header: str | None,
+        headers: Mapping[str, str],
         authenticate: Callable[[], str | None],
         caller: Callable[[str | None], Caller],
         call_id: str,
     ) -> Reply:
         """One POST. ``authenticate`` raises a GbError for a caller the HTTP
         routes would refuse, and returns the principal; ``caller`` builds the
-        Caller of a tool call from it."""
+        Caller of a tool call from it. ``headers`` are the request's, their
+        names in lowercase."""
         try:
             message = self._parse(body)
         except _RpcError as exc:
@@ -151,11 +265,18 @@ class McpServer:
             return _error_reply(exc.status, request_id, domain_error(exc, call_id))
         if not isinstance(message, JSONRPCRequest):
             return Reply(202, None)  # a notification or a response: nothing to answer
+        modern = _modern_version(message, headers) is not None
         try:
-            self._check_version(protocol_header, message.method)
-            result = self._dispatch(message, caller(principal), principal is not None, call_id)
+            if modern:
+                version = self._check_modern(message, headers)
+                result = self._dispatch_modern(
+                    message, version, caller(principal), principal is not None, call_id
+                )
+            else:  # initialize, a handshake version in the header, or no version at all
+                result = self._dispatch(message, caller(principal), principal is not None, call_id)
         except _RpcError as exc:
-            return _error_reply(exc.status, request_id, exc.error)
+            status = MODERN_STATUS.get(exc.error.code, exc.status) if modern else exc.status
+            return _error_reply(status, request_id, exc.error)
         except GbError as exc:
             return _error_reply(200, request_id, domain_error(exc, call_id))
         return Reply(200, _dump(JSONRPCResponse(jsonrpc="2.0", id=message.id, result=result)))
@@ -189,18 +310,97 @@ class McpServer:
         except ValidationError as exc:
             raise _RpcError(INVALID_REQUEST, _first_error(exc), status=400) from exc
 
-    def _check_version(self, header: str | None, method: str) -> None:
-        # The header is absent before the handshake settles a version.
-        if header is None or method == "initialize" or header in PROTOCOL_VERSIONS:
-            return
-        raise _RpcError(
-            UNSUPPORTED_PROTOCOL_VERSION,
-            f"unsupported MCP-Protocol-Version {header!r}",
-            {"supported": list(PROTOCOL_VERSIONS), "requested": header},
-            status=400,
-        )
+    def _check_modern(self, req: JSONRPCRequest, headers: Mapping[str, str]) -> str:
+        """A 2026-07-28 request's envelope, in the order the specification
+        gives: ``_meta``'s required fields (-32602), the headers against the
+        body (-32020), the version (-32022). Returns the version."""
+        params = req.params or {}
+        meta = params.get("_meta")
+        header = headers.get(VERSION_HEADER)
+        required = (PROTOCOL_VERSION_META_KEY, CLIENT_CAPABILITIES_META_KEY)
+        missing = [k for k in required if not isinstance(meta, dict) or k not in meta]
+        if missing:
+            if header is not None and header not in SUPPORTED_VERSIONS:
+                raise _unsupported(header)
+            raise _RpcError(
+                INVALID_PARAMS,
+                f"params._meta lacks {' and '.join(missing)}: without an initialize "
+                f"handshake, each request declares its protocol version and the "
+                f"client's capabilities",
+                status=400,
+            )
+        assert isinstance(meta, dict)
+        version = meta[PROTOCOL_VERSION_META_KEY]
+        # Mirrors of the body that a gateway may route on: they must agree with it.
+        for name in (VERSION_HEADER, METHOD_HEADER, NAME_HEADER):
+            value = headers.get(name)
+            if value is not None and not _HEADER_SAFE.fullmatch(value):
+                raise _mismatch(f"the {name} header has characters a header value may not")
+        if header is None:
+            raise _mismatch("the MCP-Protocol-Version header is missing")
+        if header != version:
+            raise _mismatch(
+                f"MCP-Protocol-Version header {header!r} is not the request's "
+                f"{PROTOCOL_VERSION_META_KEY} {version!r}"
+            )
+        method = headers.get(METHOD_HEADER)
+        if method is None:
+            raise _mismatch("the Mcp-Method header is missing")
+        if method != req.method:
+            raise _mismatch(f"Mcp-Method header {method!r} is not the body's {req.method!r}")
+        key = NAMED_PARAM.get(req.method)
+        if key is not None and params.get(key) is not None:
+            target = headers.get(NAME_HEADER)
+            if target is None:
+                raise _mismatch(f"the Mcp-Name header is missing (a {req.method} names its {key})")
+            if decode_header_value(target) != params[key]:
+                raise _mismatch(f"Mcp-Name header {target!r} is not the body's {key}")
+        if not isinstance(version, str):
+            raise _RpcError(INVALID_PARAMS, f"{PROTOCOL_VERSION_META_KEY} must be a string")
+        if version not in MODERN_VERSIONS:
+            raise _unsupported(version)
+        if not isinstance(meta[CLIENT_CAPABILITIES_META_KEY], dict):
+            raise _RpcError(INVALID_PARAMS, f"{CLIENT_CAPABILITIES_META_KEY} must be an object")
+        return version
 
     # ------------------------------------------------------------ the methods
+
+    def _dispatch_modern(
+        self,
+        req: JSONRPCRequest,
+        version: str,
+        caller: Caller,
+        principal_bound: bool,
+        call_id: str,
+    ) -> dict[str, Any]:
+        """A 2026-07-28 method: its result with ``resultType`` and, in its
+        ``_meta``, the server's identity (no handshake told the client)."""
+        params = req.params or {}
+        result: BaseModel
+        if req.method == "server/discover":
+            result = types.DiscoverResult(
+                supported_versions=list(SUPPORTED_VERSIONS),
+                capabilities=self._capabilities(),
+                instructions=self.instructions,
+                ttl_ms=CACHE_TTL_MS,
+                cache_scope="private",
+            )
+        elif req.method == "tools/list":
+            result = self._list_tools(principal_bound, ttl_ms=CACHE_TTL_MS)
+        elif req.method == "tools/call":
+            result = self._call_tool(params, caller, call_id)
+        else:
+            raise _RpcError(
+                METHOD_NOT_FOUND,
+                f"method not found: {req.method} (under {version}: server/discover, "
+                "tools/list, tools/call)",
+            )
+        out = _dump(result)
+        out["_meta"] = {**out.get("_meta", {}), SERVER_INFO_META_KEY: _dump(self.info)}
+        return out
+
+    def _capabilities(self) -> types.ServerCapabilities:
+        return types.ServerCapabilities(tools=types.ToolsCapability(list_changed=False))
 
     def _dispatch(
         self, req: JSONRPCRequest, caller: Caller, principal_bound: bool, call_id: str
@@ -224,14 +424,16 @@ class McpServer:
         version = init.protocol_version if init.protocol_version in PROTOCOL_VERSIONS else LATEST
         result = types.InitializeResult(
             protocol_version=version,
-            capabilities=types.ServerCapabilities(tools=types.ToolsCapability(list_changed=False)),
+            capabilities=self._capabilities(),
             server_info=self.info,
             instructions=self.instructions,
         )
         return _result(result)
 
-    def _list_tools(self, principal_bound: bool) -> types.ListToolsResult:
+    def _list_tools(self, principal_bound: bool, ttl_ms: int = 0) -> types.ListToolsResult:
         return types.ListToolsResult(
+            ttl_ms=ttl_ms,
+            cache_scope="private",
             tools=[
                 types.Tool(
                     name=t.name,
@@ -243,7 +445,7 @@ class McpServer:
                     ),
                 )
                 for t in self.tools.values()
-            ]
+            ],
         )
 
     def _call_tool(
