@@ -62,12 +62,3 @@ def opensearch_url() -> Iterator[str]:
 def opensearch_prefix() -> str:
     """Index prefix unique to this test session (index names are lowercase)."""
     return f"gbt-{uuid.uuid4().hex[:10]}"
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Under pytest-xdist (`--dist loadgroup`), every test that uses the node
-    runs on one worker: the worker that starts the node stops it at its end,
-    which must not be while another worker still searches it."""
-    for item in items:
-        if "opensearch_url" in getattr(item, "fixturenames", ()):
-            item.add_marker(pytest.mark.xdist_group("opensearch"))
