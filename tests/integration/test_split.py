@@ -80,7 +80,8 @@ def test_split_moves_facts_and_mentions_and_keeps_history(mem: Harness) -> None:
     }
     assert mem.llm.calls() == llm_calls  # no LLM call: one embeddings request
     g = mem.graph
-    old, new = g.get_edges(KEY, [2, 3]).values()
+    edges = g.get_edges(KEY, [2, 3])  # a batch read's order is not the IDs'
+    old, new = edges[2], edges[3]
     # The original is kept, expired (the memory no longer holds it about Dan);
     # in the world it never ended.
     assert old.expired_at is not None and old.invalid_at is None
