@@ -60,7 +60,8 @@ type User = { user_id?: string };
  * in the API (snake_case); `user_id` defaults to the client's. */
 export type Fields<Op extends OperationId, Given extends string> = Omit<BodyOf<Op>, Given | "user_id"> & User;
 
-export type RememberOptions = Fields<"remember", "text"> & {
+/** `remember` stores a text: `messages` is the other form of the body. */
+export type RememberOptions = Fields<"remember", "text" | "messages"> & {
   /** Queue it (`Prefer: respond-async`): answered 202 with the call to poll. */
   respondAsync?: boolean;
 };
@@ -153,12 +154,12 @@ export class Client {
   /** An entity, its live facts and the texts it was mentioned in. */
   async entity(id: number | string, options: BrowseOptions<"getEntity"> = {}): Promise<ResultOf<"getEntity">> {
     const query = { ...options, user_id: this.user(options.user_id) };
-    return (await this.request("getEntity", { path: { id: String(id) }, query })).body;
+    return (await this.request("getEntity", { path: { id: Number(id) }, query })).body;
   }
 
   /** A fact with its sources and its history both ways. */
   async edge(id: number | string, options: BrowseOptions<"getEdge"> = {}): Promise<ResultOf<"getEdge">> {
-    return (await this.request("getEdge", { path: { id: String(id) }, query: { ...options, user_id: this.user(options.user_id) } })).body;
+    return (await this.request("getEdge", { path: { id: Number(id) }, query: { ...options, user_id: this.user(options.user_id) } })).body;
   }
 
   /** A dataset's texts (or one session's, in the order said). */
@@ -169,13 +170,13 @@ export class Client {
   /** A remembered text and what was extracted from it. */
   async artifact(id: number | string, options: BrowseOptions<"getArtifact"> = {}): Promise<ResultOf<"getArtifact">> {
     const query = { ...options, user_id: this.user(options.user_id) };
-    return (await this.request("getArtifact", { path: { id: String(id) }, query })).body;
+    return (await this.request("getArtifact", { path: { id: Number(id) }, query })).body;
   }
 
   /** Forget one text: what was removed and what was restored. */
   async forget(id: number | string, options: BrowseOptions<"forgetArtifact"> = {}): Promise<ResultOf<"forgetArtifact">> {
     const query = { ...options, user_id: this.user(options.user_id) };
-    return (await this.request("forgetArtifact", { path: { id: String(id) }, query })).body;
+    return (await this.request("forgetArtifact", { path: { id: Number(id) }, query })).body;
   }
 
   /** LLM and embeddings requests, newest first; `next` is the cursor of the next page. */
