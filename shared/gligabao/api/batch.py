@@ -6,13 +6,13 @@ defaults of its items."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, StrictBool, Tag
 
 from .fields import IdempotencyKey, SessionId, Speaker, Text, Timestamp
 from .requests import Message, _Common
-from .stages import RememberModels, RememberReasoning
+from .stages import REMEMBER_STAGES, RememberModels, RememberReasoning
 
 MAX_BATCH_ITEMS = 1000
 
@@ -71,6 +71,7 @@ BatchItem = Annotated[
 
 
 class BatchRequest(_Common):
+    STAGES: ClassVar[tuple[str, ...]] = REMEMBER_STAGES
     items: list[BatchItem] = Field(min_length=1, max_length=MAX_BATCH_ITEMS)
     reference_time: Timestamp | None = None
     reasoning: RememberReasoning | None = None

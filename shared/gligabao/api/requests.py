@@ -8,7 +8,7 @@ come from them. ``None`` is accepted where the schema says ``null``.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, ClassVar, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, model_validator
 from pydantic.config import JsonDict
@@ -65,6 +65,7 @@ _STRICT = ConfigDict(extra="forbid", strict=True, defer_build=True)
 
 class _Common(BaseModel):
     model_config = _STRICT
+    STAGES: ClassVar[tuple[str, ...]] = ()  # those its reasoning and models may name
 
     user_id: UserId
     dataset: DatasetName = "main"
@@ -109,6 +110,7 @@ _TEXT_OR_MESSAGES: JsonDict = {
 
 class RememberRequest(_Common):
     model_config = ConfigDict(**_STRICT, json_schema_extra=_TEXT_OR_MESSAGES)
+    STAGES: ClassVar[tuple[str, ...]] = REMEMBER_STAGES
 
     text: Text | None = None
     messages: Annotated[list[Message], Field(min_length=1, max_length=MAX_MESSAGES)] | None = None
@@ -134,6 +136,7 @@ class RememberRequest(_Common):
 
 
 class QueryRequest(_Common):
+    STAGES: ClassVar[tuple[str, ...]] = QUERY_STAGES
     query: Text
     reasoning: QueryReasoning | None = None
     models: QueryModels | None = None
@@ -154,6 +157,7 @@ class SearchRequest(QueryRequest):
     ``models`` only name the stage retrieval may run (the nearby search's
     place detection)."""
 
+    STAGES: ClassVar[tuple[str, ...]] = SEARCH_STAGES
     reasoning: SearchReasoning | None = None  # type: ignore[assignment]
     models: SearchModels | None = None  # type: ignore[assignment]
 
@@ -195,7 +199,7 @@ def _where(loc: tuple[int | str, ...]) -> str:
     return ".".join(parts) or "body"
 
 
-def _describe(exc: ValidationError) -> str:
+def _describe(exc: ValidationError, stages: tuple[str, ...] = ()) -> str:
     parts = []
     for err in exc.errors()[:3]:
         loc = err["loc"]
@@ -203,6 +207,8 @@ def _describe(exc: ValidationError) -> str:
         if err["type"] == "extra_forbidden":
             stage = len(loc) > 1 and loc[0] in ("reasoning", "models")
             msg = f"unknown stage {loc[-1]!r}" if stage else "unknown field"
+            if stage and stages:
+                msg += f" (expected one of {', '.join(stages)})"
             loc = loc[:1] if stage else loc
         elif err["type"] == "missing":
             msg = "required"
@@ -220,4 +226,4 @@ def validate(model: type[M], body: Any) -> M:
     try:
         return model.model_validate(body)
     except ValidationError as exc:
-        raise BadRequest(_describe(exc)) from exc
+        raise BadRequest(_describe(exc, getattr(model, "STAGES", ()))) from exc
