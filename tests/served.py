@@ -9,6 +9,7 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -87,7 +88,16 @@ class Served:
             if line.startswith("  geo:"):
                 break
         assert any("listening on" in b for b in self.banner), self.banner
+        # Read on while it runs: a full pipe would block the server's logging.
+        self._out: list[str] = []
+        self._drain = threading.Thread(target=self._read, daemon=True)
+        self._drain.start()
         self.client = Client(f"http://127.0.0.1:{self.port}")
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self._out.append(line)
 
     def remember(self, text: str, user_id: str = "u1", **fields: str) -> Reply:
         """POST /v1/gb/remember, which must succeed (200)."""
@@ -97,8 +107,9 @@ class Served:
 
     def stop(self, sig: int = signal.SIGTERM) -> tuple[int, str]:
         self.proc.send_signal(sig)
-        out, _ = self.proc.communicate(timeout=30)
-        return self.proc.returncode, out
+        self.proc.wait(timeout=30)
+        self._drain.join(timeout=30)
+        return self.proc.returncode, "".join(self._out)
 
 
 class ServedCounting(Served):

@@ -12,7 +12,8 @@ def now() -> datetime:
 def fmt(ts: datetime | None) -> str | None:
     if ts is None:
         return None
-    return ts.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    # isoformat, not strftime: the year has its four digits below 1000 too.
+    return ts.astimezone(UTC).replace(tzinfo=None).isoformat(timespec="seconds") + "Z"
 
 
 def now_str() -> str:
@@ -38,5 +39,5 @@ def normalize(value: str | None) -> str | None:
         return None
     try:
         return fmt(parse(value))
-    except ValueError:
+    except (ValueError, OverflowError):  # OverflowError: beyond year 1 to 9999 in UTC
         return None

@@ -7,6 +7,7 @@ import json
 import os
 from typing import Any
 
+import pytest
 import schemathesis
 from hypothesis import HealthCheck, given, settings
 from schemathesis.checks import (
@@ -40,9 +41,20 @@ def test_document_lists_every_route_of_the_handlers() -> None:
 
 
 def test_local_server_serves_it(gb: Harness) -> None:
+    """As it is configured: geo off (the default), no nearby search's fields."""
     r = gb.client.get("/openapi.json")
     assert r.status == 200
-    assert r.body == json.loads(render())
+    assert r.body == json.loads(render(geo=False))
+    for model in ("QueryRequest", "SearchRequest"):
+        assert "geo_nearby" not in r.body["components"]["schemas"][model]["properties"]
+
+
+@pytest.mark.parametrize("gb_env", [{"GB_GEO": "on"}])
+def test_local_server_with_geo_serves_the_committed_document(gb: Harness) -> None:
+    r = gb.client.get("/openapi.json")
+    assert r.status == 200
+    assert r.body == json.loads(DOC.read_text())
+    assert "geo_radius_km" in r.body["components"]["schemas"]["QueryRequest"]["properties"]
 
 
 MAX_EXAMPLES = int(os.environ.get("GB_SCHEMATHESIS_EXAMPLES", "30"))

@@ -60,6 +60,7 @@ type User = { user_id?: string };
  * in the API (snake_case); `user_id` defaults to the client's. */
 export type Fields<Op extends OperationId, Given extends string> = Omit<BodyOf<Op>, Given | "user_id"> & User;
 
+/** The body's fields other than its content (`text`, or `messages` for `rememberMessages`). */
 export type RememberOptions = Fields<"remember", "text" | "messages"> & {
   /** Queue it (`Prefer: respond-async`): answered 202 with the call to poll. */
   respondAsync?: boolean;
@@ -125,7 +126,9 @@ export class Client {
     const { respondAsync, idempotency_key, user_id, ...fields } = options;
     const headers: Record<string, string> = { "Idempotency-Key": idempotency_key ?? globalThis.crypto.randomUUID() };
     if (respondAsync) headers["Prefer"] = "respond-async";
-    const body = this.body(user_id, { ...fields, ...content });
+    // One of the body's two forms (text, or messages without a speaker): the
+    // server answers 400 for a mix, as the document's schema says.
+    const body = this.body(user_id, { ...fields, ...content }) as BodyOf<"remember">;
     return this.acceptedOr<RememberOut>(await this.send("remember", { body, headers }), body.user_id);
   }
 
@@ -170,12 +173,12 @@ export class Client {
   /** An entity, its live facts and the texts it was mentioned in. */
   async entity(id: number | string, options: BrowseOptions<"getEntity"> = {}): Promise<ResultOf<"getEntity">> {
     const query = { ...options, user_id: this.user(options.user_id) };
-    return (await this.request("getEntity", { path: { id: String(id) }, query })).body;
+    return (await this.request("getEntity", { path: { id: Number(id) }, query })).body;
   }
 
   /** A fact with its sources and its history both ways. */
   async edge(id: number | string, options: BrowseOptions<"getEdge"> = {}): Promise<ResultOf<"getEdge">> {
-    return (await this.request("getEdge", { path: { id: String(id) }, query: { ...options, user_id: this.user(options.user_id) } })).body;
+    return (await this.request("getEdge", { path: { id: Number(id) }, query: { ...options, user_id: this.user(options.user_id) } })).body;
   }
 
   /** A dataset's texts (or one session's, in the order said). */
@@ -186,13 +189,13 @@ export class Client {
   /** A remembered text and what was extracted from it. */
   async artifact(id: number | string, options: BrowseOptions<"getArtifact"> = {}): Promise<ResultOf<"getArtifact">> {
     const query = { ...options, user_id: this.user(options.user_id) };
-    return (await this.request("getArtifact", { path: { id: String(id) }, query })).body;
+    return (await this.request("getArtifact", { path: { id: Number(id) }, query })).body;
   }
 
   /** Forget one text: what was removed and what was restored. */
   async forget(id: number | string, options: BrowseOptions<"forgetArtifact"> = {}): Promise<ResultOf<"forgetArtifact">> {
     const query = { ...options, user_id: this.user(options.user_id) };
-    return (await this.request("forgetArtifact", { path: { id: String(id) }, query })).body;
+    return (await this.request("forgetArtifact", { path: { id: Number(id) }, query })).body;
   }
 
   /** LLM and embeddings requests, newest first; `next` is the cursor of the next page. */

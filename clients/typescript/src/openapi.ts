@@ -395,36 +395,13 @@ export interface components {
             idempotency_key?: string | null;
             /** Items */
             items: (components["schemas"]["TextItem"] | components["schemas"]["MessageItem"])[];
-            /**
-             * Models
-             * @default null
-             */
-            models?: {
-                extract?: string;
-                invalidate?: string;
-                summarize?: string;
-            };
+            /** @default null */
+            models?: components["schemas"]["RememberModels"] | null;
             /**
              * Reasoning
              * @default null
              */
-            reasoning?: ("none" | "low" | "medium" | "high") | {
-                /**
-                 * @description case-insensitive
-                 * @enum {string}
-                 */
-                extract?: "none" | "low" | "medium" | "high";
-                /**
-                 * @description case-insensitive
-                 * @enum {string}
-                 */
-                invalidate?: "none" | "low" | "medium" | "high";
-                /**
-                 * @description case-insensitive
-                 * @enum {string}
-                 */
-                summarize?: "none" | "low" | "medium" | "high";
-            };
+            reasoning?: (("none" | "low" | "medium" | "high") | components["schemas"]["RememberLevels"]) | null;
             /**
              * Reference Time
              * @default null
@@ -432,13 +409,12 @@ export interface components {
             reference_time?: string | null;
             /**
              * Session Id
-             * @description at most 128 bytes, no control characters
              * @default null
              */
-            session_id?: string;
+            session_id?: string | null;
             /**
              * User Id
-             * @description 1 to 128 bytes, no control characters
+             * @description 1 to 128 bytes (UTF-8), no control characters
              */
             user_id: string;
         };
@@ -803,17 +779,16 @@ export interface components {
             content: string;
             /**
              * Created At
-             * Format: date-time
              * @description when it was said (else the request's reference_time, else now)
              * @default null
              */
-            created_at?: string;
+            created_at?: string | null;
             /**
              * Name
              * @description who wrote it (its speaker; else the role is)
              * @default null
              */
-            name?: string;
+            name?: string | null;
             /**
              * Role
              * @enum {string}
@@ -829,11 +804,10 @@ export interface components {
             content: string;
             /**
              * Created At
-             * Format: date-time
              * @description when it was said (else the request's reference_time, else now)
              * @default null
              */
-            created_at?: string;
+            created_at?: string | null;
             /**
              * Extract
              * @default true
@@ -844,7 +818,7 @@ export interface components {
              * @description who wrote it (its speaker; else the role is)
              * @default null
              */
-            name?: string;
+            name?: string | null;
             /**
              * Role
              * @enum {string}
@@ -852,10 +826,9 @@ export interface components {
             role: "user" | "assistant" | "system" | "tool";
             /**
              * Session Id
-             * @description at most 128 bytes, no control characters
              * @default null
              */
-            session_id?: string;
+            session_id?: string | null;
         };
         /** MovedOut */
         MovedOut: {
@@ -927,6 +900,28 @@ export interface components {
              */
             text?: string | null;
         };
+        /** QueryLevels */
+        QueryLevels: {
+            /**
+             * Detect Geo
+             * @description case-insensitive
+             * @enum {string}
+             */
+            detect_geo?: "none" | "low" | "medium" | "high";
+            /**
+             * Query
+             * @description case-insensitive
+             * @enum {string}
+             */
+            query?: "none" | "low" | "medium" | "high";
+        };
+        /** QueryModels */
+        QueryModels: {
+            /** Detect Geo */
+            detect_geo?: string;
+            /** Query */
+            query?: string;
+        };
         /** QueryOut */
         QueryOut: {
             /** Answer */
@@ -944,11 +939,10 @@ export interface components {
         QueryRequest: {
             /**
              * As Of
-             * Format: date-time
              * @description RFC 3339: answer from the world as it stood at that instant (the facts valid then, superseded since or not)
              * @default null
              */
-            as_of?: string;
+            as_of?: string | null;
             /**
              * Dataset
              * @default main
@@ -963,49 +957,61 @@ export interface components {
              * Geo Radius Km
              * @default null
              */
-            geo_radius_km?: number;
+            geo_radius_km?: number | null;
             /**
              * Max Context Tokens
              * @default null
              */
             max_context_tokens?: number | null;
-            /**
-             * Models
-             * @default null
-             */
-            models?: {
-                detect_geo?: string;
-                query?: string;
-            };
+            /** @default null */
+            models?: components["schemas"]["QueryModels"] | null;
             /** Query */
             query: string;
             /**
              * Reasoning
              * @default null
              */
-            reasoning?: ("none" | "low" | "medium" | "high") | {
-                /**
-                 * @description case-insensitive
-                 * @enum {string}
-                 */
-                detect_geo?: "none" | "low" | "medium" | "high";
-                /**
-                 * @description case-insensitive
-                 * @enum {string}
-                 */
-                query?: "none" | "low" | "medium" | "high";
-            };
+            reasoning?: (("none" | "low" | "medium" | "high") | components["schemas"]["QueryLevels"]) | null;
             /**
              * Session Id
-             * @description at most 128 bytes, no control characters
              * @default null
              */
-            session_id?: string;
+            session_id?: string | null;
             /**
              * User Id
-             * @description 1 to 128 bytes, no control characters
+             * @description 1 to 128 bytes (UTF-8), no control characters
              */
             user_id: string;
+        };
+        /** RememberLevels */
+        RememberLevels: {
+            /**
+             * Extract
+             * @description case-insensitive
+             * @enum {string}
+             */
+            extract?: "none" | "low" | "medium" | "high";
+            /**
+             * Invalidate
+             * @description case-insensitive
+             * @enum {string}
+             */
+            invalidate?: "none" | "low" | "medium" | "high";
+            /**
+             * Summarize
+             * @description case-insensitive
+             * @enum {string}
+             */
+            summarize?: "none" | "low" | "medium" | "high";
+        };
+        /** RememberModels */
+        RememberModels: {
+            /** Extract */
+            extract?: string;
+            /** Invalidate */
+            invalidate?: string;
+            /** Summarize */
+            summarize?: string;
         };
         /** RememberOut */
         RememberOut: {
@@ -1049,36 +1055,13 @@ export interface components {
              * @default null
              */
             messages?: components["schemas"]["Message"][] | null;
-            /**
-             * Models
-             * @default null
-             */
-            models?: {
-                extract?: string;
-                invalidate?: string;
-                summarize?: string;
-            };
+            /** @default null */
+            models?: components["schemas"]["RememberModels"] | null;
             /**
              * Reasoning
              * @default null
              */
-            reasoning?: ("none" | "low" | "medium" | "high") | {
-                /**
-                 * @description case-insensitive
-                 * @enum {string}
-                 */
-                extract?: "none" | "low" | "medium" | "high";
-                /**
-                 * @description case-insensitive
-                 * @enum {string}
-                 */
-                invalidate?: "none" | "low" | "medium" | "high";
-                /**
-                 * @description case-insensitive
-                 * @enum {string}
-                 */
-                summarize?: "none" | "low" | "medium" | "high";
-            };
+            reasoning?: (("none" | "low" | "medium" | "high") | components["schemas"]["RememberLevels"]) | null;
             /**
              * Reference Time
              * @default null
@@ -1086,16 +1069,15 @@ export interface components {
             reference_time?: string | null;
             /**
              * Session Id
-             * @description at most 128 bytes, no control characters
              * @default null
              */
-            session_id?: string;
+            session_id?: string | null;
             /**
              * Speaker
              * @description who is talking (e.g. the user's name): "I" and "my" in the text are this person
              * @default null
              */
-            speaker?: string;
+            speaker?: string | null;
             /**
              * Text
              * @default null
@@ -1103,10 +1085,17 @@ export interface components {
             text?: string | null;
             /**
              * User Id
-             * @description 1 to 128 bytes, no control characters
+             * @description 1 to 128 bytes (UTF-8), no control characters
              */
             user_id: string;
-        };
+        } & ({
+            messages?: null;
+            text: string;
+        } | {
+            messages: unknown[];
+            speaker?: null;
+            text?: null;
+        });
         /** RememberedEntityOut */
         RememberedEntityOut: {
             /** Created */
@@ -1157,6 +1146,20 @@ export interface components {
             /** Edges */
             edges: number[];
         };
+        /** SearchLevels */
+        SearchLevels: {
+            /**
+             * Detect Geo
+             * @description case-insensitive
+             * @enum {string}
+             */
+            detect_geo?: "none" | "low" | "medium" | "high";
+        };
+        /** SearchModels */
+        SearchModels: {
+            /** Detect Geo */
+            detect_geo?: string;
+        };
         /**
          * SearchOut
          * @description The context a query's answer would be given from, best first.
@@ -1191,11 +1194,10 @@ export interface components {
         SearchRequest: {
             /**
              * As Of
-             * Format: date-time
              * @description RFC 3339: answer from the world as it stood at that instant (the facts valid then, superseded since or not)
              * @default null
              */
-            as_of?: string;
+            as_of?: string | null;
             /**
              * Dataset
              * @default main
@@ -1210,41 +1212,29 @@ export interface components {
              * Geo Radius Km
              * @default null
              */
-            geo_radius_km?: number;
+            geo_radius_km?: number | null;
             /**
              * Max Context Tokens
              * @default null
              */
             max_context_tokens?: number | null;
-            /**
-             * Models
-             * @default null
-             */
-            models?: {
-                detect_geo?: string;
-            };
+            /** @default null */
+            models?: components["schemas"]["SearchModels"] | null;
             /** Query */
             query: string;
             /**
              * Reasoning
              * @default null
              */
-            reasoning?: ("none" | "low" | "medium" | "high") | {
-                /**
-                 * @description case-insensitive
-                 * @enum {string}
-                 */
-                detect_geo?: "none" | "low" | "medium" | "high";
-            };
+            reasoning?: (("none" | "low" | "medium" | "high") | components["schemas"]["SearchLevels"]) | null;
             /**
              * Session Id
-             * @description at most 128 bytes, no control characters
              * @default null
              */
-            session_id?: string;
+            session_id?: string | null;
             /**
              * User Id
-             * @description 1 to 128 bytes, no control characters
+             * @description 1 to 128 bytes (UTF-8), no control characters
              */
             user_id: string;
         };
@@ -1275,7 +1265,7 @@ export interface components {
             name?: string | null;
             /**
              * User Id
-             * @description 1 to 128 bytes, no control characters
+             * @description 1 to 128 bytes (UTF-8), no control characters
              */
             user_id: string;
         };
@@ -1305,15 +1295,14 @@ export interface components {
             reference_time?: string | null;
             /**
              * Session Id
-             * @description at most 128 bytes, no control characters
              * @default null
              */
-            session_id?: string;
+            session_id?: string | null;
             /**
              * Speaker
              * @default null
              */
-            speaker?: string;
+            speaker?: string | null;
             /** Text */
             text: string;
         };
@@ -1396,7 +1385,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -1457,7 +1446,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -1685,7 +1674,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -1808,7 +1797,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                id: string;
+                id: number;
             };
             cookie?: never;
         };

@@ -6,42 +6,15 @@ defaults of its items."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
-from pydantic import (
-    BaseModel,
-    BeforeValidator,
-    ConfigDict,
-    Discriminator,
-    Field,
-    StrictBool,
-    Tag,
-    WithJsonSchema,
-    field_validator,
-)
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, StrictBool, Tag
 
-from .. import clock
-from .requests import (
-    MAX_SPEAKER_CHARS,
-    REMEMBER_STAGES,
-    Message,
-    SessionId,
-    _Common,
-    _models_schema,
-    _reasoning_schema,
-    check_speaker,
-)
+from .fields import IdempotencyKey, SessionId, Speaker, Text, Timestamp
+from .requests import Message, _Common
+from .stages import REMEMBER_STAGES, RememberModels, RememberReasoning
 
 MAX_BATCH_ITEMS = 1000
-
-
-def check_reference_time(v: str | None) -> str | None:
-    if v is None:
-        return None
-    ts = clock.normalize(v)
-    if ts is None:
-        raise ValueError("reference_time must be an RFC 3339 timestamp")
-    return ts
 
 
 class TextItem(BaseModel):
@@ -49,27 +22,11 @@ class TextItem(BaseModel):
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    text: str = Field(min_length=1)
-    speaker: Annotated[
-        str | None,
-        BeforeValidator(check_speaker),
-        WithJsonSchema({"type": "string", "minLength": 1, "maxLength": MAX_SPEAKER_CHARS}),
-    ] = None
-    reference_time: str | None = None
-    session_id: SessionId = None
+    text: Text
+    speaker: Speaker | None = None
+    reference_time: Timestamp | None = None
+    session_id: SessionId | None = None
     extract: StrictBool = True
-
-    @field_validator("text")
-    @classmethod
-    def _text(cls, v: str) -> str:
-        if not v.strip():
-            raise ValueError("text must be a non-empty string")
-        return v
-
-    @field_validator("reference_time")
-    @classmethod
-    def _time(cls, v: str | None) -> str | None:
-        return check_reference_time(v)
 
     @property
     def said_by(self) -> str | None:
@@ -87,7 +44,7 @@ class TextItem(BaseModel):
 class MessageItem(Message):
     """A chat message of a batch, as one of remember's ``messages``."""
 
-    session_id: SessionId = None
+    session_id: SessionId | None = None
     extract: StrictBool = True
 
     @property
@@ -114,14 +71,10 @@ BatchItem = Annotated[
 
 
 class BatchRequest(_Common):
+    STAGES: ClassVar[tuple[str, ...]] = REMEMBER_STAGES
     items: list[BatchItem] = Field(min_length=1, max_length=MAX_BATCH_ITEMS)
-    reference_time: str | None = None
-    reasoning: Annotated[Any, WithJsonSchema(_reasoning_schema(REMEMBER_STAGES))] = None
-    models: Annotated[Any, WithJsonSchema(_models_schema(REMEMBER_STAGES))] = None
+    reference_time: Timestamp | None = None
+    reasoning: RememberReasoning | None = None
+    models: RememberModels | None = None
     # The batch's key (else the Idempotency-Key header): a rerun skips what it committed.
-    idempotency_key: str | None = Field(default=None, min_length=1, max_length=256)
-
-    @field_validator("reference_time")
-    @classmethod
-    def _time(cls, v: str | None) -> str | None:
-        return check_reference_time(v)
+    idempotency_key: IdempotencyKey | None = None

@@ -12,7 +12,10 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
+from ..memory.browse import MAX_LIMIT as BROWSE_LIMIT
 from .batch import BatchRequest
+from .fields import DatasetName, RowId, SessionId, Text, UserId
+from .params import CallId, Cursor, HeaderKey, page_limit, schema
 from .requests import QueryRequest, RememberRequest, SearchRequest, SplitRequest
 from .schemas import (
     AcceptedOut,
@@ -84,12 +87,13 @@ def _errors(*codes: int) -> dict[str, Any]:
 
 def _param(
     name: str,
+    kind: Any,
     required: bool = False,
     where: str = "query",
-    schema: dict[str, Any] | None = None,
     description: str | None = None,
 ) -> dict[str, Any]:
-    out = {"name": name, "in": where, "required": required, "schema": schema or {"type": "string"}}
+    """A parameter whose schema is its type's (api/params.py reads it so)."""
+    out = {"name": name, "in": where, "required": required, "schema": schema(kind)}
     if description:
         out["description"] = description
     return out
@@ -97,6 +101,7 @@ def _param(
 
 PREFER = _param(
     "Prefer",
+    str,
     where="header",
     description=(
         "RFC 7240. `respond-async`: the request is validated, queued and answered 202; "
@@ -117,15 +122,24 @@ ACCEPTED = {
 }
 
 
-USER = _param("user_id", True, schema={"type": "string", "minLength": 1, "maxLength": 128})
+USER = _param("user_id", UserId, True)
+IDEMPOTENCY_KEY = _param("Idempotency-Key", HeaderKey, where="header")
+# The fields of the nearby search: in the document only when the server has geo on.
+GEO_FIELDS = ("geo_nearby", "geo_radius_km")
 
 
-def build() -> dict[str, Any]:
+def build(geo: bool = True) -> dict[str, Any]:
+    """The document; ``geo``: as a server with geo on serves it (the committed
+    copy), else without the nearby search's fields."""
     _, defs = models_json_schema(
         [(m, "validation" if m in REQUESTS else "serialization") for m in _MODELS],
         ref_template="#/components/schemas/{model}",
     )
     schemas = defs.get("$defs", {})
+    if not geo:
+        for model in (QueryRequest, SearchRequest):
+            for field in GEO_FIELDS:
+                schemas[model.__name__]["properties"].pop(field)
     return {
         "openapi": "3.1.0",
         "info": {
@@ -138,7 +152,7 @@ def build() -> dict[str, Any]:
                 "post": {
                     "operationId": "remember",
                     "summary": "Remember a text",
-                    "parameters": [_param("Idempotency-Key", where="header"), PREFER],
+                    "parameters": [IDEMPOTENCY_KEY, PREFER],
                     "requestBody": {"required": True, **_json(RememberRequest)},
                     "responses": {
                         "200": {"description": "what was stored", **_json(RememberOut)},
@@ -158,7 +172,7 @@ def build() -> dict[str, Any]:
                         "with the same key (Idempotency-Key or `idempotency_key`) and the "
                         "same texts skips those committed."
                     ),
-                    "parameters": [_param("Idempotency-Key", where="header")],
+                    "parameters": [IDEMPOTENCY_KEY],
                     "requestBody": {"required": True, **_json(BatchRequest)},
                     "responses": {
                         "202": {**ACCEPTED, "description": "queued"},
@@ -203,7 +217,7 @@ def build() -> dict[str, Any]:
                         "each fact is copied onto it (same validity, sources and time learned) "
                         "and the original expired; each text names the new entity instead."
                     ),
-                    "parameters": [_param("id", True, "path", {"type": "integer", "minimum": 1})],
+                    "parameters": [_param("id", RowId, True, "path")],
                     "requestBody": {"required": True, **_json(SplitRequest)},
                     "responses": {
                         "200": {"description": "the new entity", **_json(SplitOut)},
@@ -226,7 +240,7 @@ def build() -> dict[str, Any]:
                 "delete": {
                     "operationId": "deleteDataset",
                     "summary": "Delete a dataset and everything in it",
-                    "parameters": [_param("name", True, "path"), USER],
+                    "parameters": [_param("name", DatasetName, True, "path"), USER],
                     "responses": {"204": {"description": "deleted"}, **_errors(400, 401, 403, 404)},
                 }
             },
@@ -240,15 +254,7 @@ def build() -> dict[str, Any]:
                         "GET /v1/gb/calls/{call_id}?user_id= reads its record. A user with "
                         "nothing stored is erased all the same (zero counts)."
                     ),
-                    "parameters": [
-                        _param(
-                            "user_id",
-                            True,
-                            "path",
-                            {"type": "string", "minLength": 1, "maxLength": 128},
-                            "percent-encoded",
-                        )
-                    ],
+                    "parameters": [_param("user_id", UserId, True, "path", "percent-encoded")],
                     "responses": {
                         "202": {
                             "description": "erased",
@@ -266,11 +272,11 @@ def build() -> dict[str, Any]:
                     "summary": "LLM and embeddings requests, newest first",
                     "parameters": [
                         USER,
-                        _param("dataset"),
-                        _param("session_id"),
-                        _param("call_id"),
-                        _param("limit", schema={"type": "integer", "minimum": 1, "maximum": 200}),
-                        _param("cursor"),
+                        _param("dataset", DatasetName),
+                        _param("session_id", SessionId),
+                        _param("call_id", CallId),
+                        _param("limit", page_limit(200)),
+                        _param("cursor", Cursor),
                     ],
                     "responses": {
                         "200": {"description": "inference rows", **_json(InferencesOut)},
@@ -282,7 +288,7 @@ def build() -> dict[str, Any]:
                 "get": {
                     "operationId": "getCall",
                     "summary": "The trajectory of one call",
-                    "parameters": [_param("call_id", True, "path"), USER],
+                    "parameters": [_param("call_id", CallId, True, "path"), USER],
                     "responses": {
                         "200": {"description": "the call", **_json(CallOut)},
                         **_errors(400, 401, 403, 404),
@@ -296,17 +302,14 @@ def build() -> dict[str, Any]:
 
 def _browse_paths() -> dict[str, Any]:
     """The browse and forget routes (docs/api.md#browse-and-forget)."""
-    ds = _param("dataset")
-    page = [
-        _param("limit", schema={"type": "integer", "minimum": 1, "maximum": 100}),
-        _param("cursor"),
-    ]
+    ds = _param("dataset", DatasetName)
+    page = [_param("limit", page_limit(BROWSE_LIMIT)), _param("cursor", Cursor)]
 
     def one(op: str, summary: str, out: Any, name: str) -> dict[str, Any]:
         return {
             "operationId": op,
             "summary": summary,
-            "parameters": [_param(name, True, "path"), USER, ds],
+            "parameters": [_param(name, RowId, True, "path"), USER, ds],
             "responses": {
                 "200": {"description": summary, **_json(out)},
                 **_errors(400, 401, 403, 404),
@@ -318,7 +321,7 @@ def _browse_paths() -> dict[str, Any]:
             "get": {
                 "operationId": "listEntities",
                 "summary": "Entities, newest updated first, or those whose name matches q",
-                "parameters": [USER, ds, _param("q"), *page],
+                "parameters": [USER, ds, _param("q", Text), *page],
                 "responses": {
                     "200": {"description": "a page of entities", **_json(EntitiesOut)},
                     **_errors(400, 401, 403, 404),
@@ -337,7 +340,7 @@ def _browse_paths() -> dict[str, Any]:
             "get": {
                 "operationId": "listArtifacts",
                 "summary": "Remembered texts, newest first (a session's in the order said)",
-                "parameters": [USER, ds, _param("session_id"), *page],
+                "parameters": [USER, ds, _param("session_id", SessionId), *page],
                 "responses": {
                     "200": {"description": "a page of texts", **_json(ArtifactsOut)},
                     **_errors(400, 401, 403, 404),
@@ -356,8 +359,8 @@ def _browse_paths() -> dict[str, Any]:
     }
 
 
-def render() -> str:
-    return json.dumps(build(), indent=2, sort_keys=True) + "\n"
+def render(geo: bool = True) -> str:
+    return json.dumps(build(geo), indent=2, sort_keys=True) + "\n"
 
 
 if __name__ == "__main__":

@@ -15,7 +15,8 @@ from typing import Any
 from .. import clock, wiring
 from ..api.app import run_call
 from ..api.batch import BatchRequest
-from ..api.requests import MAX_MESSAGES, REMEMBER_STAGES, parse_models, parse_reasoning
+from ..api.requests import MAX_MESSAGES
+from ..api.stages import levels, models
 from ..config import settings
 from ..errors import GbError, NotConfigured
 from ..memory.batch import BatchInput, Item, ledger_id
@@ -31,8 +32,8 @@ def batch_input(req: BatchRequest, call_id: str, key: str | None, now: str) -> B
     cfg = settings()
     options = StageOptions(
         cfg.llm_model,
-        parse_reasoning(req.reasoning, REMEMBER_STAGES, "extract"),
-        parse_models(req.models, REMEMBER_STAGES),
+        levels(req.reasoning, "extract"),
+        models(req.models),
     )
     reference = req.reference_time or now
     items = [

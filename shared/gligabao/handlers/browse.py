@@ -4,7 +4,6 @@ GET /v1/gb/artifacts[/{id}], DELETE /v1/gb/artifacts/{id}
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from aws_lambda_powertools.event_handler import Response
@@ -13,23 +12,21 @@ from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEventV2
 from .. import wiring
 from ..api.app import json_response, lambda_entry, make_app
 from ..api.auth import authorize
-from ..api.requests import check_query_params, check_session_id, param_dataset, param_user
-from ..errors import BadRequest
-from ..memory.browse import Browse, check_limit
+from ..api.params import (
+    check_query_params,
+    param_cursor,
+    param_dataset,
+    param_id,
+    param_limit,
+    param_q,
+    param_session,
+    param_user,
+)
+from ..memory.browse import DEFAULT_LIMIT, MAX_LIMIT, Browse
 from ..memory.forget import Forget
 from ..models import DatasetKey
 
 app = make_app()
-_ID = re.compile(r"^[1-9][0-9]{0,17}$")
-
-
-def row_id(value: Any, what: str = "id") -> int:
-    """A row ID: a positive integer (in a path: digits only)."""
-    if isinstance(value, int) and not isinstance(value, bool) and 0 < value < 10**18:
-        return value
-    if isinstance(value, str) and _ID.fullmatch(value):
-        return int(value)
-    raise BadRequest(f"{what} must be a positive integer")
 
 
 def _key(allowed: set[str]) -> tuple[DatasetKey, dict[str, str]]:
@@ -42,12 +39,7 @@ def _key(allowed: set[str]) -> tuple[DatasetKey, dict[str, str]]:
 
 
 def _limit(params: dict[str, str]) -> int:
-    raw = params.get("limit")
-    if raw is None:
-        return check_limit(None)
-    if not re.fullmatch(r"[0-9]{1,4}", raw):
-        raise BadRequest("limit must be an integer from 1 to 100")
-    return check_limit(int(raw))
+    return param_limit(params, DEFAULT_LIMIT, MAX_LIMIT)
 
 
 def _browse() -> Browse:
@@ -58,22 +50,19 @@ def _browse() -> Browse:
 def list_entities() -> Response[str]:
     key, params = _key({"q", "limit", "cursor"})
     limit = _limit(params)
-    q = params.get("q")
-    if q is not None and not q.strip():
-        raise BadRequest("q must not be empty")
-    return json_response(200, _browse().entities(key, q, limit, params.get("cursor")))
+    return json_response(200, _browse().entities(key, param_q(params), limit, param_cursor(params)))
 
 
 @app.get("/v1/gb/entities/<id>")
 def get_entity(id: str) -> Response[str]:
-    wanted = row_id(id)
+    wanted = param_id(id)
     key, _ = _key(set())
     return json_response(200, _browse().entity(key, wanted))
 
 
 @app.get("/v1/gb/edges/<id>")
 def get_edge(id: str) -> Response[str]:
-    wanted = row_id(id)
+    wanted = param_id(id)
     key, _ = _key(set())
     return json_response(200, _browse().edge(key, wanted))
 
@@ -82,16 +71,13 @@ def get_edge(id: str) -> Response[str]:
 def list_artifacts() -> Response[str]:
     key, params = _key({"session_id", "limit", "cursor"})
     limit = _limit(params)
-    try:
-        session_id = check_session_id(params.get("session_id"))
-    except ValueError as exc:
-        raise BadRequest(str(exc)) from exc
-    return json_response(200, _browse().artifacts(key, session_id, limit, params.get("cursor")))
+    session_id = param_session(params)
+    return json_response(200, _browse().artifacts(key, session_id, limit, param_cursor(params)))
 
 
 @app.get("/v1/gb/artifacts/<id>")
 def get_artifact(id: str) -> Response[str]:
-    wanted = row_id(id)
+    wanted = param_id(id)
     key, _ = _key(set())
     return json_response(200, _browse().artifact(key, wanted))
 
@@ -104,7 +90,7 @@ def forget(event: APIGatewayProxyEventV2, key: DatasetKey, artifact_id: int) -> 
 
 @app.delete("/v1/gb/artifacts/<id>")
 def delete_artifact(id: str) -> Response[str]:
-    wanted = row_id(id)
+    wanted = param_id(id)
     key, _ = _key(set())
     return json_response(200, forget(app.current_event, key, wanted))
 

@@ -11,7 +11,7 @@ from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEventV2
 from .. import wiring
 from ..api.app import current_call_id, json_response, lambda_entry, make_app
 from ..api.auth import authorize
-from ..api.requests import check_query_params, param_dataset, param_path_user, param_user
+from ..api.params import check_query_params, param_dataset, param_path_user, param_user
 from ..memory.datasets import Datasets
 from ..memory.erase import Erase
 

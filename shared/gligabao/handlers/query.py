@@ -23,15 +23,8 @@ from ..api.app import (
     run_call,
 )
 from ..api.auth import authorize
-from ..api.requests import (
-    QUERY_STAGES,
-    SEARCH_STAGES,
-    QueryRequest,
-    SearchRequest,
-    parse_models,
-    parse_reasoning,
-    validate,
-)
+from ..api.requests import QueryRequest, SearchRequest, validate
+from ..api.stages import levels, models
 from ..config import settings
 from ..errors import BadRequest, NotConfigured
 from ..memory.options import StageOptions
@@ -56,13 +49,13 @@ def geo_radius(req: QueryRequest) -> float | None:
     return None
 
 
-def retrieval_input(req: QueryRequest, stages: tuple[str, ...], main_stage: str) -> QueryInput:
+def retrieval_input(req: QueryRequest, main_stage: str) -> QueryInput:
     """The retrieval's input from a query or search request (one place, so
     that a field the query gains, search gains too); BadRequest first."""
     options = StageOptions(
         settings().llm_model,
-        parse_reasoning(req.reasoning, stages, main_stage),
-        parse_models(req.models, stages),
+        levels(req.reasoning, main_stage),
+        models(req.models),
     )
     return QueryInput(
         req.user_id,
@@ -78,7 +71,7 @@ def retrieval_input(req: QueryRequest, stages: tuple[str, ...], main_stage: str)
 
 def query_input(req: QueryRequest) -> QueryInput:
     """The use case's input; BadRequest / NotConfigured before anything runs."""
-    inp = retrieval_input(req, QUERY_STAGES, "query")
+    inp = retrieval_input(req, "query")
     cfg = settings()
     if not cfg.llm_configured:
         raise NotConfigured(cfg.llm_missing)
@@ -121,7 +114,7 @@ def context(event: APIGatewayProxyEventV2, req: SearchRequest) -> dict[str, Any]
     """The query's retrieval without the answer: no LLM key needed, unless
     the caller asks for the nearby search (its place detection is an LLM call)."""
     authorize(event, req.user_id)
-    inp = retrieval_input(req, SEARCH_STAGES, "detect_geo")
+    inp = retrieval_input(req, "detect_geo")
     cfg = settings()
     if inp.geo_radius_km is not None and not cfg.llm_configured:
         raise NotConfigured(cfg.llm_missing)

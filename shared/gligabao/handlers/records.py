@@ -2,20 +2,25 @@
 
 from __future__ import annotations
 
-import re
-
 from aws_lambda_powertools.event_handler import Response
 
 from .. import wiring
 from ..api.app import json_response, lambda_entry, make_app
 from ..api.auth import authorize
-from ..api.requests import check_query_params, check_session_id, param_dataset, param_user
-from ..errors import BadRequest, NotFound
+from ..api.params import (
+    check_query_params,
+    param_call_id,
+    param_cursor,
+    param_dataset,
+    param_limit,
+    param_session,
+    param_user,
+)
+from ..errors import NotFound
 from ..oneway import erased_user
 
 app = make_app()
 MAX_LIMIT = 200
-_LIMIT = re.compile(r"^[0-9]{1,4}$")  # str.isdigit() also takes "²", which int() refuses
 
 
 @app.get("/v1/gb/inferences")
@@ -25,20 +30,13 @@ def list_inferences() -> Response[str]:
     user_id = param_user(params)
     authorize(app.current_event, user_id, operator_ok=True)
     dataset = param_dataset(params["dataset"]) if "dataset" in params else None
-    try:
-        session_id = check_session_id(params.get("session_id"))
-    except ValueError as exc:
-        raise BadRequest(str(exc)) from exc
-    raw_limit = params.get("limit", "50")
-    if not _LIMIT.match(raw_limit) or not 1 <= int(raw_limit) <= MAX_LIMIT:
-        raise BadRequest(f"limit must be an integer from 1 to {MAX_LIMIT}")
     rows, cursor = wiring.record_store().list_inferences(
         user_id,
         dataset=dataset,
-        session_id=session_id,
-        call_id=params.get("call_id"),
-        limit=int(raw_limit),
-        cursor=params.get("cursor"),
+        session_id=param_session(params),
+        call_id=param_call_id(params.get("call_id")),
+        limit=param_limit(params, 50, MAX_LIMIT),
+        cursor=param_cursor(params),
     )
     return json_response(200, {"inferences": [r.public() for r in rows], "next": cursor})
 
@@ -49,6 +47,7 @@ def get_call(call_id: str) -> Response[str]:
     check_query_params(params, {"user_id"})
     user_id = param_user(params)
     authorize(app.current_event, user_id, operator_ok=True)
+    call_id = str(param_call_id(call_id))
     store = wiring.record_store()
     # An erase's record outlives the user, under a one-way hash of the ID.
     call = store.get_call(user_id, call_id) or store.get_call(erased_user(user_id), call_id)

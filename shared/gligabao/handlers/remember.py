@@ -14,17 +14,11 @@ from .. import clock, wiring
 from ..api.app import current_call_id, json_body, json_response, lambda_entry, make_app, run_call
 from ..api.auth import authorize
 from ..api.batch import BatchRequest
-from ..api.requests import (
-    REMEMBER_STAGES,
-    RememberRequest,
-    SplitRequest,
-    param_id,
-    parse_models,
-    parse_reasoning,
-    validate,
-)
+from ..api.params import header_idempotency_key, param_id
+from ..api.requests import RememberRequest, SplitRequest, validate
+from ..api.stages import levels, models
 from ..config import settings
-from ..errors import BadRequest, NotConfigured
+from ..errors import NotConfigured
 from ..memory.options import StageOptions
 from ..memory.remember import RememberInput
 from ..memory.split import SplitInput
@@ -40,8 +34,8 @@ def remember_input(req: RememberRequest, call_id: str, reference_time: str) -> R
     cfg = settings()
     options = StageOptions(
         cfg.llm_model,
-        parse_reasoning(req.reasoning, REMEMBER_STAGES, "extract"),
-        parse_models(req.models, REMEMBER_STAGES),
+        levels(req.reasoning, "extract"),
+        models(req.models),
     )
     # A message's time: its own, else the request's (reference_time, else now).
     messages = (
@@ -78,9 +72,7 @@ def remember() -> Response[str]:
     body = json_body(app)
     req = validate(RememberRequest, body)
     authorize(app.current_event, req.user_id)
-    header_key = app.current_event.headers.get("idempotency-key")
-    if header_key is not None and not header_key.strip():
-        raise BadRequest("Idempotency-Key must not be empty")
+    header_key = header_idempotency_key(app.current_event.headers)
     queued = wants_async(app.current_event.headers.get("prefer"))
     result = store(req, body, header_key or req.idempotency_key, app.lambda_context, queued=queued)
     if result.get("status") == ACCEPTED:  # queued now, or a replayed 202
@@ -133,9 +125,7 @@ def remember_batch() -> Response[str]:
     body = json_body(app)
     req = validate(BatchRequest, body)
     authorize(app.current_event, req.user_id)
-    header_key = app.current_event.headers.get("idempotency-key")
-    if header_key is not None and not header_key.strip():
-        raise BadRequest("Idempotency-Key must not be empty")
+    header_key = header_idempotency_key(app.current_event.headers)
     return accepted_response(
         queue_batch(req, body, current_call_id(), header_key or req.idempotency_key)
     )

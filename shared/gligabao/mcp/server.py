@@ -138,6 +138,10 @@ def tool_error(exc: GbError, call_id: str) -> types.CallToolResult:
 
 def input_schema(model: type[BaseModel], principal_bound: bool) -> dict[str, Any]:
     schema = model.model_json_schema(mode="validation")
+    # A tool's input is a plain object for the models that call it (function
+    # calling refuses a top-level oneOf): remember's "text or messages" rule
+    # is the server's to enforce, as a tool error.
+    schema.pop("oneOf", None)
     if principal_bound:  # the token names the user: not an argument
         schema["properties"].pop("user_id", None)
         schema["required"] = [r for r in schema.get("required", []) if r != "user_id"]
