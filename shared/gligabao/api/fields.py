@@ -29,7 +29,6 @@ MAX_RADIUS_KM = 20015.0
 MIN_CONTEXT_TOKENS = 100
 MAX_CONTEXT_TOKENS = 16000
 MAX_ROW_ID = 10**18 - 1  # 18 digits: what a path's ID may spell
-LEVELS = ("none", "low", "medium", "high")
 
 # No C0 or C1 control character, anywhere.
 NO_CONTROL = r"^[^\u0000-\u001f\u007f-\u009f]*$"

@@ -28,10 +28,11 @@ Cursor = Annotated[
     StringConstraints(min_length=1, max_length=1024, pattern=r"^[A-Za-z0-9_-]+$"),
     says("not a cursor of this listing"),
 ]
+# A call's ID (one too long for a store's key is simply not found).
 CallId = Annotated[
     str,
-    StringConstraints(min_length=1, max_length=128, pattern=NO_CONTROL),
-    says("must be 1 to 128 characters, without control characters"),
+    StringConstraints(min_length=1, pattern=NO_CONTROL),
+    says("must be a non-empty string without control characters"),
 ]
 
 

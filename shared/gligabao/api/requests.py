@@ -15,11 +15,6 @@ from pydantic.config import JsonDict
 
 from ..errors import BadRequest
 from .fields import (
-    MAX_CONTEXT_TOKENS,
-    MAX_ID_BYTES,
-    MAX_RADIUS_KM,
-    MAX_SPEAKER_CHARS,
-    MIN_CONTEXT_TOKENS,
     ContextTokens,
     DatasetName,
     IdempotencyKey,
@@ -33,7 +28,6 @@ from .fields import (
     UserId,
 )
 from .stages import (
-    ALL_STAGES,
     FORM_TAGS,
     QUERY_STAGES,
     REMEMBER_STAGES,
@@ -46,19 +40,6 @@ from .stages import (
     SearchReasoning,
 )
 
-__all__ = [
-    "ALL_STAGES",
-    "MAX_CONTEXT_TOKENS",
-    "MAX_ID_BYTES",
-    "MAX_RADIUS_KM",
-    "MAX_SPEAKER_CHARS",
-    "MIN_CONTEXT_TOKENS",
-    "QUERY_STAGES",
-    "REMEMBER_STAGES",
-    "SEARCH_STAGES",
-]
-
-MESSAGE_ROLES = ("user", "assistant", "system", "tool")
 MAX_MESSAGES = 100
 _STRICT = ConfigDict(extra="forbid", strict=True, defer_build=True)
 

@@ -16,7 +16,6 @@ from .fields import Level, ModelName
 REMEMBER_STAGES = ("extract", "invalidate", "summarize")
 QUERY_STAGES = ("query", "detect_geo")
 SEARCH_STAGES = ("detect_geo",)
-ALL_STAGES = REMEMBER_STAGES + QUERY_STAGES + ("embed", "rerank")
 # The tags of a reasoning's two forms (in a validation error's location).
 FORM_TAGS = ("level", "stages")
 _STRICT = ConfigDict(extra="forbid", strict=True)
