@@ -136,10 +136,11 @@ class Retriever:
         return ctx
 
     def _is_passage(self, a: Artifact) -> bool:
-        # A chunk, or a text short enough not to have been chunked.
+        # A chunk or window, or a text short enough to be searched whole.
         if a.parent_id is not None:
             return True
-        return estimate_tokens(a.text) <= self.settings.chunk_threshold_tokens
+        whole = self.settings.passage_tokens or self.settings.chunk_threshold_tokens
+        return estimate_tokens(a.text) <= whole
 
     def _passages(
         self,
