@@ -126,21 +126,17 @@ def chunk_text(text: str, target_tokens: int, overlap_tokens: int) -> list[str]:
 
 
 def passage_windows(text: str, target_tokens: int) -> list[str]:
-    """A text longer than ``target_tokens`` cut into passages of about that
-    size on line boundaries (a line longer than that, on sentences), in
-    order, without overlap: the units the query's search finds and shows,
-    so that a session's matching lines come without the rest of it. A text
-    that fits is not cut (an empty list)."""
+    """A text of several lines longer than ``target_tokens`` cut into
+    passages of about that size on line boundaries, in order, without
+    overlap: the units the query's search finds and shows, so that a
+    session's matching lines come without the rest of it. A line is never
+    cut (one longer than that is a passage of its own), so a text of one line
+    (a paragraph) is not cut, nor one that fits (an empty list)."""
     if target_tokens <= 0 or estimate_tokens(text) <= target_tokens:
         return []
-    units: list[str] = []
-    for line in text.splitlines():
-        if not line.strip():
-            continue
-        if estimate_tokens(line) <= target_tokens:
-            units.append(line)
-            continue
-        units += [s for s in _SENTENCE.split(line) if s.strip()]
+    units = [line for line in text.splitlines() if line.strip()]
+    if len(units) < 2:
+        return []
     windows: list[str] = []
     current: list[str] = []
     size = 0

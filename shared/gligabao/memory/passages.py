@@ -16,6 +16,7 @@ import re
 
 from ..models import Artifact
 from ..text import passage_text, query_terms
+from ..vectors.port import Hit
 
 BEFORE_CHARS = 400  # of the turn before, its end, embedded with a turn
 NEIGHBOURS_OF = 10  # best matched passages whose neighbours are read
@@ -86,3 +87,34 @@ def named_speakers(question: str, speakers: set[str]) -> set[str]:
     of their name ("What did Melanie paint?" names "Melanie")."""
     asked = set(query_terms(question, 1000))
     return {s for s in speakers if asked & set(query_terms(s, 1000))}
+
+
+def beside_scores(
+    matched: dict[int, float], rows: dict[int, Artifact], beside: dict[int, Artifact], share: float
+) -> dict[int, float]:
+    """The rows next to a matched passage (a turn of the same session, a
+    window of the same text, one ID off), each with ``share`` of the best
+    score of a match it is next to; a match next to a better one gets it too
+    when it is more than its own. ``matched``: score by passage ID."""
+    every = {**beside, **rows}
+    out: dict[int, float] = {}
+    for i, s in matched.items():
+        a = rows.get(i)
+        if a is None:
+            continue
+        for j in (i - 1, i + 1):
+            b = every.get(j)
+            if b is not None and adjacent(a, b) and share * s > out.get(j, 0.0):
+                out[j] = share * s
+    return {j: s for j, s in out.items() if s > matched.get(j, 0.0)}
+
+
+def passage_rank(chunk_hits: list[Hit], summary_hits: list[Hit]) -> dict[int, tuple[int, bool]]:
+    """Chunk ID -> (best rank in either list, found by its text)."""
+    out: dict[int, tuple[int, bool]] = {}
+    for rank, h in enumerate(chunk_hits):
+        out.setdefault(h.id, (rank, True))
+    for rank, h in enumerate(summary_hits):
+        best, by_text = out.get(h.id, (rank, False))
+        out[h.id] = (min(best, rank), by_text)
+    return out
