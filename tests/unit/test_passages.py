@@ -56,6 +56,8 @@ def test_adjacent_rows_share_a_session_or_a_text() -> None:
     assert not adjacent(turn(4), turn(6))
     assert adjacent(turn(4, parent=1), turn(5, parent=1))  # two windows of one text
     assert not adjacent(turn(4, parent=1), turn(5, parent=2))
+    chunk = Artifact(5, "x", "t", "t", "s1", 1, 1, summary="a long text's chunk")
+    assert not adjacent(turn(4, parent=1), chunk)
 
 
 def test_a_match_lends_its_neighbours_a_share_of_its_score() -> None:

@@ -24,7 +24,8 @@ newest entities are the seeds: their edges and ends cost two more waves.
 
 Every bound is a constant: at most 12 terms, 100 names, 10 + 10 seeds (two
 edge queries each), ``HOP2_FROM`` neighbours, 100 + 50 edges, one vector
-search round trip; batch reads of at most 100 keys go out at once.
+search round trip, 40 + 5 passages and the 20 rows next to the 10 best (read
+with them); batch reads of at most 100 keys go out at once.
 """
 
 from __future__ import annotations

@@ -57,11 +57,12 @@ def neighbour_ids(matched: list[int], limit: int = NEIGHBOURS_OF) -> list[int]:
 
 def adjacent(a: Artifact, b: Artifact) -> bool:
     """``b`` is next to ``a``: one ID off, and part of the same text (two
-    windows of one session) or of the same session (two turns)."""
+    windows of one session) or of the same session (two turns). The chunks
+    of a long text (summarized: 800 tokens that overlap) are not."""
     if abs(a.id - b.id) != 1:
         return False
     if a.parent_id is not None or b.parent_id is not None:
-        return a.parent_id == b.parent_id
+        return a.parent_id == b.parent_id and a.summary is None and b.summary is None
     return a.session_id is not None and a.session_id == b.session_id
 
 
