@@ -200,6 +200,10 @@ class Settings(BaseSettings):
         100, "`remember/batch`: the texts of one extraction call (at most 100)"
     )
     chunk_overlap_tokens: int = var(80, "the overlap of two chunks")
+    passage_tokens: int = var(
+        200, "a text longer than this (and not chunked) is searched and shown by windows of "
+        "its lines of about this size (0: whole texts only)",
+    )
     context_tokens: int = var(
         2000, "the token budget of a query's context (a request's `max_context_tokens`, 100 to "
         "16,000, overrides it)",

@@ -125,6 +125,40 @@ def chunk_text(text: str, target_tokens: int, overlap_tokens: int) -> list[str]:
     return chunks
 
 
+def passage_windows(text: str, target_tokens: int) -> list[str]:
+    """A text of several lines longer than ``target_tokens`` cut into
+    passages of about that size on line boundaries, in order, without
+    overlap: the units the query's search finds and shows, so that a
+    session's matching lines come without the rest of it. A line is never
+    cut (one longer than that is a passage of its own), so a text of one line
+    (a paragraph) is not cut, nor one that fits (an empty list)."""
+    if target_tokens <= 0 or estimate_tokens(text) <= target_tokens:
+        return []
+    units = [line for line in text.splitlines() if line.strip()]
+    if len(units) < 2:
+        return []
+    windows: list[str] = []
+    current: list[str] = []
+    size = 0
+    for unit in units:
+        t = estimate_tokens(unit) + 1
+        if current and size + t > target_tokens:
+            windows.append("\n".join(current))
+            current, size = [], 0
+        current.append(unit)
+        size += t
+    if current:
+        windows.append("\n".join(current))
+    return windows
+
+
+def passage_text(text: str, speaker: str | None) -> str:
+    """What a passage's vector and its words (the lexical search) hold: the
+    text, after its speaker's name when it has one ("Melanie: I painted a
+    sunset"), so that a question naming the speaker meets the text."""
+    return f"{speaker}: {text}" if speaker else text
+
+
 def fact_text(relation: str, description: str) -> str:
     """What an edge's vector embeds: its relation and its sentence."""
     return f"{relation}: {description}" if description else relation

@@ -184,6 +184,7 @@ def part_of(read: Read, part: list[int], first: bool) -> Read:
         read,
         said=[read.said[i] for i in part],
         text_vectors=[read.text_vectors[i] for i in part],
+        words=[read.words[i] for i in part] if read.words else [],
         extracted=extracted,
         stated=stated,
     )

@@ -38,6 +38,10 @@ class Texts:
     call_id: str | None
     messages: list[Said] | None = None  # a window: one artifact each, instead of ``text``
     speaker: str | None = None  # of ``text``
+    # What each passage's vector embeds and its words (the lexical search)
+    # hold; None: the pieces themselves.
+    passage_words: list[str] | None = None
+    windows: bool = False  # ``chunks`` are a session-sized text's windows (no summaries)
 
     def artifact_count(self) -> int:
         return len(self.messages) if self.messages is not None else 1 + len(self.chunks)
@@ -170,6 +174,8 @@ class Writer:
         else:
             pieces = texts.chunks or [texts.text]
             passage_ids = chunk_ids if texts.chunks else [artifacts[0].id]
+        if texts.passage_words is not None:
+            pieces = texts.passage_words
         vectors = {
             "entities": entity_vectors,
             "edges": edge_vectors,
@@ -205,7 +211,8 @@ class Writer:
                 names[eid] = ent.name
         matched = {r.entity.id: r.match for r in unique if not r.created}
         tops = [a.id for a in artifacts if a.parent_id is None]
-        return plan.response(planned, matched, names, tops, len(texts.chunks), texts.session_id)
+        chunks = 0 if texts.windows else len(texts.chunks)
+        return plan.response(planned, matched, names, tops, chunks, texts.session_id)
 
     def _claim_facts(
         self,

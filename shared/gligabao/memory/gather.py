@@ -24,7 +24,8 @@ newest entities are the seeds: their edges and ends cost two more waves.
 
 Every bound is a constant: at most 12 terms, 100 names, 10 + 10 seeds (two
 edge queries each), ``HOP2_FROM`` neighbours, 100 + 50 edges, one vector
-search round trip; batch reads of at most 100 keys go out at once.
+search round trip, 40 + 5 passages and the 20 rows next to the 10 best (read
+with them); batch reads of at most 100 keys go out at once.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ from ..vectors.port import Hit, SearchRequest, VectorIndex
 from .keywords import PER_TERM, missing_named, name_lookups, rank_keywords
 from .options import StageOptions
 from .parallel import done, start
+from .passages import NEIGHBOURS_OF, neighbour_ids, passage_rank
 from .scoring import HOP1, HOP2, W_ENTITY_SIM, W_KEYWORD, above, fact_score, reach, stem
 from .temporal import Interval, contains
 
@@ -53,7 +55,10 @@ from .temporal import Interval, contains
 KEYWORD_SEEDS = 10
 SIMILAR_ENTITIES = 10
 SIMILAR_EDGES = 20
-SIMILAR_PASSAGES = 10
+# Passages: a wide pool, cut by relevance (their score decays with the
+# rank, and the relevance floor leaves out the tail): LoCoMo's evidence turns
+# are often past the 10th (bench/locomo.py; docs/retrieval.md).
+SIMILAR_PASSAGES = 40
 SIMILAR_SUMMARIES = 5
 FALLBACK_SEEDS = 25
 EDGE_CAP = 100  # one hop
@@ -103,6 +108,7 @@ class Gathered:
     hop2: list[Edge]
     entities: dict[int, Entity]  # seeds and every read fact's ends
     passages: dict[int, Artifact]  # rows of the matched passages
+    beside: dict[int, Artifact]  # rows one off the best matched passages (not matched)
     texts: dict[int, Artifact]  # texts the best facts were stated in
     question: set[str]  # the question's stems, less the seeds' names
     degree: Counter[int]  # facts per entity among the one-hop facts
@@ -255,7 +261,11 @@ class Gatherer:
             ranks = passage_rank(found.chunks, found.summaries)
             vec_rows_f = start(g.get_entities, key, vec_only) if vec_only else done({})
             similar_f = start(g.get_edges, key, list(edge_sim)) if edge_sim else done({})
-            passages_f = start(g.get_artifacts, key, list(ranks)) if ranks else done({})
+            # The rows one off the best matches are read with them (their
+            # neighbours in a session or a text: retrieve keeps the adjacent).
+            ranked = sorted(ranks, key=lambda i: ranks[i][0])
+            wanted = [*ranks, *neighbour_ids(ranked, NEIGHBOURS_OF)]
+            passages_f = start(g.get_artifacts, key, wanted) if ranks else done({})
             unmatched = not strength and not edge_sim  # the fallback's read, sent now
             recent_f = start(g.recent_entities, key, FALLBACK_SEEDS) if unmatched else done([])
             fallback = False
@@ -265,7 +275,9 @@ class Gatherer:
             similar_edges = [e for e in similar_f.result().values() if kept(e, inp)]
             seed_rows = {**kw_rows, **vec_rows_f.result()}
             strength = {i: s for i, s in strength.items() if i in seed_rows}  # deleted rows
-            passages = passages_f.result()
+            read_rows = passages_f.result()
+            passages = {i: a for i, a in read_rows.items() if i in ranks}
+            beside = {i: a for i, a in read_rows.items() if i not in ranks}
             around = _newest([*kw_around, *vec_around], EDGE_CAP)
             matched = [seed_rows[i] for i in strength]  # keyword ones first
             if not strength and not similar_edges:
@@ -319,6 +331,7 @@ class Gatherer:
             hop2=hop2,
             entities=entities,
             passages=passages,
+            beside=beside,
             texts=texts,
             question=question,
             degree=degree,
@@ -403,17 +416,6 @@ def _newest(edges: list[Edge], limit: int) -> list[Edge]:
     """The ``limit`` newest (highest ID) of the edges, each once."""
     unique = {e.id: e for e in edges}
     return sorted(unique.values(), key=lambda e: -e.id)[:limit]
-
-
-def passage_rank(chunk_hits: list[Hit], summary_hits: list[Hit]) -> dict[int, tuple[int, bool]]:
-    """Chunk ID -> (best rank in either list, found by its text)."""
-    out: dict[int, tuple[int, bool]] = {}
-    for rank, h in enumerate(chunk_hits):
-        out.setdefault(h.id, (rank, True))
-    for rank, h in enumerate(summary_hits):
-        best, by_text = out.get(h.id, (rank, False))
-        out[h.id] = (min(best, rank), by_text)
-    return out
 
 
 __all__ = [

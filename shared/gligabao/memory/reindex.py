@@ -14,9 +14,10 @@ from typing import TypeVar
 
 from ..ai.port import Embedder
 from ..graph.port import GraphStore
-from ..models import DatasetKey
-from ..text import fact_text
+from ..models import Artifact, DatasetKey
+from ..text import fact_text, passage_text
 from ..vectors.port import Kind, VectorIndex, VectorItem
+from .passages import embedded_text
 
 BATCH = 256
 T = TypeVar("T")
@@ -65,13 +66,24 @@ def reindex(
             [(e.id, fact_text(e.relation, e.description), None, None) for e in edges],
             live={e.id: e.live for e in edges},
         )
-    # Passages: the chunks of long texts and the short texts whole (a text
-    # with chunks is not one itself). Chunks follow their text (higher IDs).
+    # Passages: the chunks (or windows) of long texts and the short texts
+    # whole (a text with chunks is not one itself), embedded as remember
+    # embedded them: a chunk after its text's speaker, a turn after the
+    # session's text before it. Chunks follow their text (higher IDs).
     parents = {a.parent_id for a in graph.iter_artifacts(key) if a.parent_id is not None}
+    last: dict[str, Artifact] = {}  # the session's latest text so far (IDs ascending)
     for batch in _batches(graph.iter_artifacts(key), BATCH):
-        passages = [a for a in batch if a.parent_id is not None or a.id not in parents]
-        if passages:
-            put("chunks", [(a.id, a.text, None, None) for a in passages], texts=True)
+        rows: list[tuple[int, str, float | None, float | None]] = []
+        for a in batch:
+            if a.parent_id is not None:
+                rows.append((a.id, passage_text(a.text, a.speaker), None, None))
+            elif a.id not in parents:
+                before = last.get(a.session_id) if a.session_id else None
+                rows.append((a.id, embedded_text(a.text, a.speaker, before), None, None))
+            if a.session_id is not None and a.parent_id is None:
+                last[a.session_id] = a
+        if rows:
+            put("chunks", rows, texts=True)
         summed = [a for a in batch if a.parent_id is not None and a.summary]
         if summed:
             put("summaries", [(a.id, a.summary or "", None, None) for a in summed])

@@ -22,13 +22,14 @@ from typing import Any, Protocol
 from .. import clock
 from ..config import Settings
 from ..graph.port import GraphStore
-from ..models import DatasetKey, Entity
+from ..models import Artifact, DatasetKey, Entity
 from ..records.meter import Meter
-from ..text import chunk_text, estimate_tokens, fact_text
+from ..text import chunk_text, estimate_tokens, fact_text, passage_text, passage_windows
 from ..vectors.port import VectorIndex
 from . import extract, facts, resolve, window
 from .commit import Texts, Writer
 from .options import StageOptions
+from .passages import embedded_text
 
 PLACE_TYPES = frozenset(
     {
@@ -74,6 +75,8 @@ class Read:
     windowed: bool
     chunks: list[str]
     text_vectors: list[list[float]]
+    windows: list[str] = field(default_factory=list)  # a session-sized text's passages
+    words: list[str] = field(default_factory=list)  # what each passage embeds, its words
     known: list[Entity] = field(default_factory=list)
     summaries: list[str] = field(default_factory=list)
     extracted: list[extract.Extracted] = field(default_factory=list)
@@ -124,15 +127,25 @@ class Remember:
                 if long_text
                 else []
             )
+            # A text too short to chunk but longer than a passage (a chat
+            # session) is searched by windows of its lines: its children.
+            windows = (
+                []
+                if chunks or windowed
+                else passage_windows(inp.text, self.settings.passage_tokens)
+            )
             c["chunks"] = len(chunks)
-        pieces = chunks or [m.text for m in said]
+            c["passages"] = len(windows)
+        pieces = chunks or [m.text for m in said]  # what extraction reads
 
-        # Embeddings, request 1: the texts (or the chunks). Finds the known
-        # entities the texts probably name; each is also stored as a passage.
+        # Embeddings, request 1: the passages (the texts, chunks or windows).
+        # Finds the known entities the texts probably name; each is also
+        # stored as a passage.
         with call.step("embed_text") as c:
-            text_vectors = meter.embed(pieces, "document").vectors
-            c["inputs"] = len(pieces)
-        read = Read(said, windowed, chunks, text_vectors)
+            words = self._passage_words(key, inp, said, chunks or windows, exists)
+            text_vectors = meter.embed(words, "document").vectors
+            c["inputs"] = len(words)
+        read = Read(said, windowed, chunks, text_vectors, windows, words)
         if not inp.extract:  # passages only: no LLM call, no graph rows
             return read
 
@@ -179,6 +192,31 @@ class Remember:
             c["edges"] = len(read.stated)
         return read
 
+    def _passage_words(
+        self,
+        key: DatasetKey,
+        inp: RememberInput,
+        said: list[window.Said],
+        children: list[str],
+        exists: bool,
+    ) -> list[str]:
+        """What each passage's vector embeds (and its words hold): a chunk
+        after its text's speaker; a window as it is (its lines name their
+        speakers); a message after the end of the session's text before it
+        (the window's previous message, or the session's last stored text: one
+        read)."""
+        if children:
+            return [passage_text(p, inp.speaker) for p in children]
+        sid = inp.session_id if exists else None
+        before = next(iter(self.graph.session_texts(key, sid, 1)), None) if sid else None
+        last: dict[str | None, Artifact | None] = {inp.session_id: before}
+        out: list[str] = []
+        for m in said:
+            own = m.session_id or inp.session_id
+            out.append(embedded_text(m.text, m.speaker, last.get(own) if own else None))
+            last[own] = Artifact(0, m.text, "", m.reference_time, own, speaker=m.speaker)
+        return out
+
     def apply(self, inp: RememberInput, meter: Meter, read: Read) -> dict[str, Any]:
         """From what ``read`` found to the graph: entity resolution, facts,
         invalidation (one LLM call at most), then the writes."""
@@ -190,7 +228,7 @@ class Remember:
         if not inp.extract:  # passages only: no LLM call, no graph rows
             texts = Texts(
                 joined,
-                chunks,
+                chunks or read.windows,
                 [],
                 read.text_vectors,
                 [],
@@ -200,6 +238,8 @@ class Remember:
                 inp.call_id,
                 said if windowed else None,
                 inp.speaker,
+                read.words or None,
+                bool(read.windows),
             )
             with call.step("write") as c:
                 result = self.writer.write(key, now, texts, {}, facts.FactsPlan())
@@ -269,7 +309,7 @@ class Remember:
         # ------------------------------------------------------------ writes
         texts = Texts(
             joined,
-            chunks,
+            chunks or read.windows,
             summaries,
             read.text_vectors,
             summary_vecs,
@@ -279,6 +319,8 @@ class Remember:
             inp.call_id,
             said if windowed else None,
             inp.speaker,
+            read.words or None,
+            bool(read.windows),
         )
         with call.step("write") as c:
             result = self.writer.write(key, now, texts, resolved, fplan)

@@ -22,13 +22,15 @@ from ..config import Settings
 from ..graph.port import GraphStore
 from ..models import Artifact, DatasetKey, Edge
 from ..records.meter import Meter
-from ..text import estimate_tokens
+from ..text import estimate_tokens, passage_text
 from ..vectors.port import VectorIndex
 from .context import Context, Passage, Scored, fill
 from .gather import Gathered, Gatherer, QueryInput, kept
+from .passages import beside_scores
 from .rerank import rerank
 from .scoring import (
     HOP1,
+    W_BESIDE,
     W_PROVENANCE,
     W_RECENCY,
     W_SEED_LINE,
@@ -136,10 +138,11 @@ class Retriever:
         return ctx
 
     def _is_passage(self, a: Artifact) -> bool:
-        # A chunk, or a text short enough not to have been chunked.
+        # A chunk or window, or a text short enough to be searched whole.
         if a.parent_id is not None:
             return True
-        return estimate_tokens(a.text) <= self.settings.chunk_threshold_tokens
+        whole = self.settings.passage_tokens or self.settings.chunk_threshold_tokens
+        return estimate_tokens(a.text) <= whole
 
     def _passages(
         self,
@@ -153,21 +156,36 @@ class Retriever:
         ranks = got.ranks
         by_summary = {h.id for h in got.found.summaries}
         out: list[Scored] = []
+        own: dict[int, float] = {}
         for cid, (rank, by_text) in ranks.items():
             row = rows.get(cid)
             if row is None:  # a deleted row's vector is dropped
                 continue
             summary = row.summary if cid in by_summary else None
-            words = row.text if by_text else (summary or "")
+            # A turn's speaker is one of its words ("What did Melanie paint?").
+            words = passage_text(row.text, row.speaker) if by_text else (summary or "")
             s = passage_score(rank, got.question, words) + sources.get(cid, 0.0)
             if within(periods, row.reference_time):
                 s += W_WHEN
+            own[cid] = s
             if by_text:
                 whole = Passage(row, summary, row.text)
                 short = [Passage(row, summary, None)] if summary is not None else []
                 out.append(Scored(s, passage=whole, alternatives=short))
             elif summary is not None:
                 out.append(Scored(s, passage=Passage(row, summary, None)))
+        # The turns (windows) next to a match: the answer is often the reply.
+        # (A row next to a match that is not a passage itself, a text with
+        # chunks, is left out; one that is a fact's source is scored below.)
+        near = {i: a for i, a in got.beside.items() if self._is_passage(a)}
+        beside = beside_scores(own, rows, near, W_BESIDE)
+        for c in out:
+            if c.passage is not None and c.passage.chunk.id in beside:
+                c.score = beside.pop(c.passage.chunk.id)
+        for bid, s in beside.items():
+            if bid in near:
+                row = near[bid]
+                out.append(Scored(s, passage=Passage(row, row.summary, row.text)))
         for aid, s in sources.items():
             row = rows.get(aid)
             if row is not None and aid not in ranks and self._is_passage(row):

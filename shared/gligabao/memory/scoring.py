@@ -22,7 +22,10 @@ W_LEXICAL = 2.0  # times the share of the question's terms the fact holds
 W_RECENCY = 0.2  # newest fact of the pool; oldest 0
 W_PROVENANCE = 0.5  # a fact stated in a matched passage
 W_PASSAGE = 1.5  # best passage; decays with its rank
-PASSAGE_DECAY = 0.25
+# The decay of a passage's score down the hybrid search's ranks: slow, so
+# that a pool of 40 is cut by the relevance floor rather than by its size
+# (LoCoMo: 0.25 drops evidence ranked 10th to 40th; bench/locomo.py).
+PASSAGE_DECAY = 0.1
 # A passage's rank score is scaled by this plus the share of the question's
 # terms it holds: the hybrid search ranks every text, so the best-ranked one
 # is not relevant by rank alone ("What's my job title?" ranks "Any tips for a
@@ -39,6 +42,9 @@ W_WHEN = 1.0  # a fact that began or ended, a passage said, in a period the ques
 # 8% of the history's tokens; 0.15 and 0.2 the same recall in more tokens, 0.3
 # and up drop second hops and paraphrases.
 RELEVANCE_FLOOR = 0.25
+# A passage next to a matched one (its session's turn, its text's window):
+# this share of the match's score.
+W_BESIDE = 0.5
 
 
 @functools.lru_cache(maxsize=2**16)

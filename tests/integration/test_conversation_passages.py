@@ -1,0 +1,75 @@
+"""Passages of a conversation (issue 25): what a turn's vector embeds, a
+session-sized text searched by windows of its lines, and the turn next to a
+matched one brought into the context."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from conftest import Harness
+from gligabao.models import DatasetKey
+
+
+def key() -> DatasetKey:
+    return DatasetKey("u1", "main")
+
+
+def remember(gb: Harness, text: str, **extra: Any) -> dict[str, Any]:
+    body = {"user_id": "u1", "text": text, "extract": False, **extra}
+    r = gb.client.post("/v1/gb/remember", body)
+    assert r.status == 200, r.body
+    return r.body
+
+
+def search(gb: Harness, question: str, **extra: Any) -> dict[str, Any]:
+    r = gb.client.post("/v1/gb/search", {"user_id": "u1", "query": question, **extra})
+    assert r.status == 200, r.body
+    return r.body
+
+
+def test_a_turn_is_embedded_after_its_speaker_and_the_turn_before(gb: Harness) -> None:
+    remember(gb, "What did you paint last week?", speaker="Caroline", session_id="s1")
+    remember(gb, "A sunset over the lake.", speaker="Melanie", session_id="s1")
+    remember(gb, "Hello there.", speaker="Melanie", session_id="s2")
+    first, second, other = gb.emb.inputs()
+    assert first == "Caroline: What did you paint last week?"
+    assert second == "Caroline: What did you paint last week?\nMelanie: A sunset over the lake."
+    assert other == "Melanie: Hello there."  # another session: nothing before it
+
+
+def test_messages_are_embedded_after_the_message_before(gb: Harness) -> None:
+    r = gb.client.post("/v1/gb/remember", {
+        "user_id": "u1", "session_id": "s1", "extract": False,
+        "messages": [
+            {"role": "user", "name": "Dana", "content": "Where should I go in May?"},
+            {"role": "assistant", "content": "Lisbon is lovely then."},
+        ],
+    })
+    assert r.status == 200, r.body
+    assert gb.emb.inputs() == [
+        "Dana: Where should I go in May?",
+        "Dana: Where should I go in May?\nassistant: Lisbon is lovely then.",
+    ]
+
+
+def test_a_session_sized_text_is_searched_by_windows_of_its_lines(gb: Harness) -> None:
+    lines = [f"Caroline: line {i} about the weather and nothing much." for i in range(60)]
+    lines[41] = "Melanie: I finally finished the pottery bowl for my daughter."
+    out = remember(gb, "\n".join(lines), session_id="s1")
+    assert out["chunks"] == 0  # windows are passages, not chunks (no summaries)
+    got = search(gb, "What did Melanie make for her daughter?")
+    texts = [p["text"] for p in got["passages"]]
+    assert texts and "pottery bowl" in texts[0]
+    assert len(texts[0]) < len("\n".join(lines)) / 3  # a window, not the session
+    assert got["passages"][0]["parent_id"] == out["artifact_id"]
+
+
+def test_the_turn_next_to_a_matched_one_comes_with_it(gb: Harness) -> None:
+    remember(gb, "Guess what arrived this morning!", session_id="s1")
+    remember(gb, "A violin for my boy, he practises every evening.", session_id="s1")
+    remember(gb, "We should meet for lunch soon.", session_id="s2")
+    got = search(gb, "Which instrument did the boy get?")
+    texts = [p["text"] for p in got["passages"]]
+    assert "A violin for my boy, he practises every evening." in texts
+    assert "Guess what arrived this morning!" in texts  # no word of the question: beside it
+    assert "We should meet for lunch soon." not in texts  # another session

@@ -1,0 +1,79 @@
+"""The passage rules of issue 25: windows of a session-sized text, what a
+turn embeds, the rows next to a match and the speaker a question names."""
+
+from __future__ import annotations
+
+from gligabao.memory.passages import (
+    BEFORE_CHARS,
+    adjacent,
+    beside_scores,
+    embedded_text,
+    named_speakers,
+    neighbour_ids,
+)
+from gligabao.models import Artifact
+from gligabao.text import estimate_tokens, passage_windows
+
+
+def turn(i: int, text: str = "hi", session: str | None = "s1", parent: int | None = None,
+         speaker: str | None = None) -> Artifact:
+    return Artifact(i, text, "t", "t", session, parent, speaker=speaker)
+
+
+def test_windows_cut_a_session_on_its_lines_in_order() -> None:
+    lines = [f"Speaker{i % 2}: line number {i} of the session, a few words." for i in range(40)]
+    text = "\n".join(lines)
+    windows = passage_windows(text, 100)
+    assert len(windows) > 3
+    assert "\n".join(windows) == text  # every line once, in order, none cut
+    assert all(estimate_tokens(w) <= 110 for w in windows)
+
+
+def test_a_text_that_fits_or_has_one_line_is_not_cut() -> None:
+    assert passage_windows("A: short\nB: short too", 100) == []
+    assert passage_windows("One long paragraph. " * 200, 100) == []  # a line is never cut
+    assert passage_windows("A: x\n" * 500, 0) == []  # GB_PASSAGE_TOKENS=0: whole texts only
+
+
+def test_a_turn_embeds_its_speaker_after_the_end_of_the_turn_before() -> None:
+    before = turn(1, "x" * 1000 + " What did you paint?", speaker="Caroline")
+    out = embedded_text("A sunset.", "Melanie", before)
+    first, second = out.split("\n")
+    assert second == "Melanie: A sunset."
+    assert len(first) == BEFORE_CHARS and first.endswith("What did you paint?")
+    assert embedded_text("A sunset.", None, None) == "A sunset."
+
+
+def test_neighbour_ids_are_one_off_the_best_matches_not_matched() -> None:
+    assert neighbour_ids([10, 11, 30, 50], limit=3) == [9, 12, 29, 31]
+    assert neighbour_ids([1], limit=5) == [2]  # no ID 0
+
+
+def test_adjacent_rows_share_a_session_or_a_text() -> None:
+    assert adjacent(turn(4), turn(5))
+    assert not adjacent(turn(4), turn(5, session="s2"))
+    assert not adjacent(turn(4, session=None), turn(5, session=None))
+    assert not adjacent(turn(4), turn(6))
+    assert adjacent(turn(4, parent=1), turn(5, parent=1))  # two windows of one text
+    assert not adjacent(turn(4, parent=1), turn(5, parent=2))
+    chunk = Artifact(5, "x", "t", "t", "s1", 1, 1, summary="a long text's chunk")
+    assert not adjacent(turn(4, parent=1), chunk)
+
+
+def test_a_match_lends_its_neighbours_a_share_of_its_score() -> None:
+    rows = {5: turn(5), 9: turn(9)}
+    beside = {4: turn(4), 6: turn(6, session="s2"), 8: turn(8), 10: turn(10)}
+    got = beside_scores({5: 2.0, 9: 1.0}, rows, beside, 0.5)
+    assert got == {4: 1.0, 8: 0.5, 10: 0.5}  # 6 is of another session
+    # a match next to a better one is raised to its share, never lowered
+    rows[6] = turn(6)
+    got = beside_scores({5: 2.0, 6: 0.2}, rows, {}, 0.5)
+    assert got == {6: 1.0}
+    assert beside_scores({5: 2.0, 6: 1.5}, rows, {}, 0.5) == {}
+
+
+def test_named_speakers_by_a_word_of_their_name() -> None:
+    speakers = {"Melanie", "Caroline", "Jon Snow"}
+    assert named_speakers("What did Melanie paint?", speakers) == {"Melanie"}
+    assert named_speakers("Where does Jon live?", speakers) == {"Jon Snow"}
+    assert named_speakers("What did she paint?", speakers) == set()
