@@ -75,12 +75,12 @@ class Read:
     windowed: bool
     chunks: list[str]
     text_vectors: list[list[float]]
-    windows: list[str] = field(default_factory=list)  # a session-sized text's passages
-    words: list[str] = field(default_factory=list)  # what each passage embeds, its words
     known: list[Entity] = field(default_factory=list)
     summaries: list[str] = field(default_factory=list)
     extracted: list[extract.Extracted] = field(default_factory=list)
     stated: list[extract.Fact] = field(default_factory=list)
+    windows: list[str] = field(default_factory=list)  # a session-sized text's passages
+    words: list[str] = field(default_factory=list)  # what each passage embeds, its words
 
 
 class Remember:
@@ -145,7 +145,7 @@ class Remember:
             words = self._passage_words(key, inp, said, chunks or windows, exists)
             text_vectors = meter.embed(words, "document").vectors
             c["inputs"] = len(words)
-        read = Read(said, windowed, chunks, text_vectors, windows, words)
+        read = Read(said, windowed, chunks, text_vectors, windows=windows, words=words)
         if not inp.extract:  # passages only: no LLM call, no graph rows
             return read
 
