@@ -15,9 +15,20 @@ from conftest import Harness, Reply
 N = 8
 
 
+def _text(body: dict[str, Any]) -> str:
+    """The call's own text in an extract prompt. Not the whole prompt: its
+    <known_entities> come first and hold the texts of calls that committed
+    already (Zed's facts "Zed met friend4."), so a search of the whole prompt
+    finds another call's friend whenever this call extracts after one of
+    them committed (the timing of a loaded full-suite run)."""
+    m = re.search(r"<text>\n(.*?)\n</text>", body["messages"][0]["content"], re.S)
+    assert m, body
+    return m.group(1)
+
+
 def _extract(body: dict[str, Any]) -> dict[str, Any]:
     """Every text "Zed met friend<i>." names Zed, and a friend of its own."""
-    m = re.search(r"Zed met (friend\d+)\.", body["messages"][0]["content"])
+    m = re.fullmatch(r"Zed met (friend\d+)\.", _text(body))
     assert m, body
     friend = m.group(1)
     return extraction(
@@ -35,6 +46,11 @@ def test_concurrent_calls_create_a_new_entity_once(gb: Harness) -> None:
     zeds = [next(e for e in out["entities"] if e["name"] == "Zed") for out in outs]
     assert len({z["id"] for z in zeds}) == 1, zeds
     assert sum(z["created"] for z in zeds) == 1, zeds
+    # every call created its own friend
+    friends = [next(e for e in out["entities"] if e["name"] != "Zed") for out in outs]
+    assert [(f["name"], f["created"]) for f in friends] == [
+        (f"friend{i}", True) for i in range(N)
+    ], friends
     zed = zeds[0]["id"]
     rows = gb.scan("entities")
     names = sorted(r["name"]["S"] for r in rows)
@@ -66,6 +82,21 @@ def test_concurrent_calls_create_a_new_entity_once(gb: Harness) -> None:
     assert later["entities"][0]["id"] > max(entity_ids)
 
 
+def test_the_fake_model_reads_each_calls_own_text(gb: Harness) -> None:
+    """A call after another committed sees "Zed met friend0." among Zed's
+    known facts, before its own text: the fake must still answer friend1."""
+    gb.llm.default("extract", _extract)
+    first = gb.remember("Zed met friend0.")
+    second = gb.remember("Zed met friend1.")
+    assert "Zed met friend0." in gb.llm.requests_for("extract")[-1]["messages"][0]["content"]
+    assert {e["name"]: e["created"] for e in first["entities"]} == {"Zed": True, "friend0": True}
+    assert {e["name"]: e["created"] for e in second["entities"]} == {
+        "Zed": False,
+        "friend1": True,
+    }
+    assert sorted(r["name"]["S"] for r in gb.scan("entities")) == ["Zed", "friend0", "friend1"]
+
+
 def test_concurrent_first_calls_create_the_dataset_once(gb: Harness) -> None:
     replies = remember_all(gb, [f"Nothing here {i}." for i in range(N)])
     assert [r.status for r in replies] == [200] * N, [r.body for r in replies]
@@ -78,7 +109,7 @@ def test_concurrent_enrichment_of_an_existing_entity_loses_nothing(gb: Harness) 
     gb.remember("Alice is an engineer.")
 
     def enrich(body: dict[str, Any]) -> dict[str, Any]:
-        m = re.search(r"Alice likes (\w+)\.", body["messages"][0]["content"])
+        m = re.fullmatch(r"Alice likes (\w+)\.", _text(body))
         assert m, body
         return extraction([ent("Alice", "person", f"likes {m.group(1)}")])
 
