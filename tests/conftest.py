@@ -18,7 +18,7 @@ import pytest
 from fakes.anthropic_server import FakeAnthropic
 from fakes.openai_server import FakeOpenAI
 
-pytest_plugins = ["fakes.fixtures", "dynamo_fixtures", "opensearch_node"]
+pytest_plugins = ["fakes.fixtures", "dynamo_fixtures", "opensearch_node", "served_fixtures"]
 
 EMBED_DIM = 64
 

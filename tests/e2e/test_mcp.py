@@ -8,7 +8,6 @@ import asyncio
 import json
 import threading
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import jsonschema
@@ -16,7 +15,6 @@ import pytest
 
 from conftest import Client
 from fakes.anthropic_server import FakeAnthropic
-from fakes.openai_server import FakeOpenAI
 from gligabao.api.requests import (
     DatasetsRequest,
     ForgetRequest,
@@ -35,20 +33,6 @@ INIT = {
     "capabilities": {},
     "clientInfo": {"name": "raw", "version": "0"},
 }
-
-
-@pytest.fixture(scope="module")
-def served(
-    fake_anthropic_session: FakeAnthropic, fake_openai_session: FakeOpenAI
-) -> Iterator[ServedCounting]:
-    s = ServedCounting({**fake_anthropic_session.env(), **fake_openai_session.env()})
-    yield s
-    s.stop()
-
-
-@pytest.fixture
-def llm(fake_anthropic_shared: FakeAnthropic, fake_openai_shared: FakeOpenAI) -> FakeAnthropic:
-    return fake_anthropic_shared
 
 
 def rpc(served: ServedCounting, message: Any, *, raw: bytes | None = None, **headers: str) -> Any:

@@ -10,14 +10,12 @@ official SDK (``mcp_types.methods``)."""
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from conftest import Client, Reply
 from fakes.anthropic_server import FakeAnthropic
-from fakes.openai_server import FakeOpenAI
 from served import ALICE_AT_ACME, AT_ACME, ServedCounting
 
 methods = pytest.importorskip("mcp_types.methods")
@@ -29,20 +27,6 @@ META = {
     "io.modelcontextprotocol/clientCapabilities": {},
 }
 TOOLS = ["forget", "list_datasets", "query", "remember", "search"]
-
-
-@pytest.fixture(scope="module")
-def served(
-    fake_anthropic_session: FakeAnthropic, fake_openai_session: FakeOpenAI
-) -> Iterator[ServedCounting]:
-    s = ServedCounting({**fake_anthropic_session.env(), **fake_openai_session.env()})
-    yield s
-    s.stop()
-
-
-@pytest.fixture
-def llm(fake_anthropic_shared: FakeAnthropic, fake_openai_shared: FakeOpenAI) -> FakeAnthropic:
-    return fake_anthropic_shared
 
 
 def request(method: str, id_: Any = 1, meta: Any = META, **params: Any) -> dict[str, Any]:

@@ -14,13 +14,11 @@ import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from fakes.anthropic_server import FakeAnthropic
-from fakes.openai_server import FakeOpenAI
 from served import ALICE_AT_ACME, AT_ACME, ROOT, ServedCounting
 
 TOOLING = ROOT / "infra" / "mcp-inspector" / "node_modules"
@@ -61,20 +59,6 @@ pytestmark = [
         "run `bash infra/mcp-inspector.sh`",
     ),
 ]
-
-
-@pytest.fixture(scope="module")
-def served(
-    fake_anthropic_session: FakeAnthropic, fake_openai_session: FakeOpenAI
-) -> Iterator[ServedCounting]:
-    s = ServedCounting({**fake_anthropic_session.env(), **fake_openai_session.env()})
-    yield s
-    s.stop()
-
-
-@pytest.fixture
-def llm(fake_anthropic_shared: FakeAnthropic, fake_openai_shared: FakeOpenAI) -> FakeAnthropic:
-    return fake_anthropic_shared
 
 
 def inspector(url: str, era: str, method: str, *args: str, exit_code: int = 0) -> dict[str, Any]:

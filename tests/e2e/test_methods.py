@@ -6,23 +6,11 @@ from __future__ import annotations
 
 import json
 import socket
-from collections.abc import Iterator
 
 import pytest
 
 from conftest import Client
-from fakes.anthropic_server import FakeAnthropic
-from fakes.openai_server import FakeOpenAI
 from served import ServedCounting
-
-
-@pytest.fixture(scope="module")
-def served(
-    fake_anthropic_session: FakeAnthropic, fake_openai_session: FakeOpenAI
-) -> Iterator[ServedCounting]:
-    s = ServedCounting({**fake_anthropic_session.env(), **fake_openai_session.env()})
-    yield s
-    s.stop()
 
 
 @pytest.mark.parametrize(
