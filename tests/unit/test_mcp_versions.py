@@ -13,8 +13,9 @@ import jsonschema
 import pytest
 from pydantic import BaseModel, ConfigDict
 
-from gligabao.mcp.server import McpServer, decode_header_value
+from gligabao.mcp.server import McpServer
 from gligabao.mcp.tools import Caller, ToolSpec
+from gligabao.mcp.versions import decode_header_value
 
 V = "2026-07-28"
 META = {

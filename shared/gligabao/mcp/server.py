@@ -34,10 +34,7 @@ or method, a malformed request, the server's own failure (a 500).
 
 from __future__ import annotations
 
-import base64
-import binascii
 import json
-import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -65,40 +62,26 @@ from pydantic import BaseModel, ValidationError
 from ..api.requests import validate
 from ..errors import Busy, GbError
 from .tools import Caller, Reply, ToolSpec
+from .versions import (
+    CACHE_TTL_MS,
+    HEADER_SAFE,
+    LATEST,
+    METHOD_HEADER,
+    MODERN_STATUS,
+    MODERN_VERSIONS,
+    NAME_HEADER,
+    NAMED_PARAM,
+    PROTOCOL_VERSIONS,
+    SUPPORTED_VERSIONS,
+    VERSION_HEADER,
+    decode_header_value,
+    modern_version,
+)
 
 __all__ = ["Caller", "McpServer", "Reply", "ToolSpec", "error_envelope", "status_error"]
 
-# The handshake revisions from 2025-06-18 on; a client that offers another is
-# answered with the newest, as the specification asks.
-PROTOCOL_VERSIONS = ("2025-06-18", "2025-11-25")
-LATEST = PROTOCOL_VERSIONS[-1]
-# The stateless revisions: the version travels in each request (no handshake).
-MODERN_VERSIONS = ("2026-07-28",)
-SUPPORTED_VERSIONS = (*reversed(MODERN_VERSIONS), *reversed(PROTOCOL_VERSIONS))  # newest first
 SERVER_ERROR = -32000  # JSON-RPC's implementation-defined range: any other HTTP status
 
-# The request headers of the 2026-07-28 streamable HTTP transport (lowercase:
-# header names compare without case; their values with it).
-VERSION_HEADER = "mcp-protocol-version"
-METHOD_HEADER = "mcp-method"
-NAME_HEADER = "mcp-name"
-# The methods whose target the Mcp-Name header mirrors, and the param it mirrors.
-NAMED_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
-# How long a client may cache server/discover and tools/list (the tools change
-# only with a deployment); "private": the endpoint is behind authorization.
-CACHE_TTL_MS = 300_000
-# HTTP status of a 2026-07-28 error, by JSON-RPC code (streamable HTTP, "Protocol
-# Version Header" and "Server Validation"; basic, "Per-request protocol fields").
-MODERN_STATUS = {
-    PARSE_ERROR: 400,
-    INVALID_REQUEST: 400,
-    INVALID_PARAMS: 400,
-    HEADER_MISMATCH: 400,
-    UNSUPPORTED_PROTOCOL_VERSION: 400,
-    METHOD_NOT_FOUND: 404,
-}
-_HEADER_SAFE = re.compile(r"[\x20-\x7e\t]*")
-_BASE64_SENTINEL = re.compile(r"=\?base64\?(?P<payload>[A-Za-z0-9+/=]*)\?=")
 
 
 class _RpcError(Exception):
@@ -213,31 +196,6 @@ def _mismatch(message: str) -> _RpcError:
     return _RpcError(HEADER_MISMATCH, f"header mismatch: {message}", status=400)
 
 
-def decode_header_value(value: str) -> str | None:
-    """A header value as the client meant it: ``=?base64?...?=`` is the UTF-8
-    text it encodes (None if it encodes none); any other value is itself."""
-    found = _BASE64_SENTINEL.fullmatch(value)
-    if found is None:
-        return value
-    try:
-        return base64.b64decode(found["payload"], validate=True).decode("utf-8")
-    except (binascii.Error, UnicodeDecodeError):
-        return None
-
-
-def _modern_version(message: JSONRPCRequest, headers: Mapping[str, str]) -> str | None:
-    """The version a request of the stateless era declares (its ``_meta``'s,
-    else its header's); None for a request of the handshake era."""
-    header = headers.get(VERSION_HEADER)
-    if message.method == "initialize" or header in PROTOCOL_VERSIONS:
-        return None
-    meta = (message.params or {}).get("_meta")
-    declared = meta.get(PROTOCOL_VERSION_META_KEY) if isinstance(meta, dict) else None
-    if declared is None:
-        return header  # None: no version anywhere, a handshake-era request as before
-    return declared if isinstance(declared, str) else repr(declared)
-
-
 class McpServer:
     def __init__(
         self, name: str, version: str, tools: list[ToolSpec], instructions: str | None = None
@@ -269,7 +227,7 @@ class McpServer:
             return _error_reply(exc.status, request_id, domain_error(exc, call_id))
         if not isinstance(message, JSONRPCRequest):
             return Reply(202, None)  # a notification or a response: nothing to answer
-        modern = _modern_version(message, headers) is not None
+        modern = modern_version(message, headers) is not None
         try:
             if modern:
                 version = self._check_modern(message, headers)
@@ -338,7 +296,7 @@ class McpServer:
         # Mirrors of the body that a gateway may route on: they must agree with it.
         for name in (VERSION_HEADER, METHOD_HEADER, NAME_HEADER):
             value = headers.get(name)
-            if value is not None and not _HEADER_SAFE.fullmatch(value):
+            if value is not None and not HEADER_SAFE.fullmatch(value):
                 raise _mismatch(f"the {name} header has characters a header value may not")
         if header is None:
             raise _mismatch("the MCP-Protocol-Version header is missing")
