@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -57,7 +59,12 @@ class Served:
             if not k.startswith(("GB_", "ANTHROPIC_", "OPENAI_"))
         }
         # The SQLite file: the given one (a restart), else a fresh one per server.
-        self.data = data or os.path.join(tempfile.mkdtemp(prefix="gb-e2e-"), "gligabao.db")
+        if data is None:
+            folder = tempfile.mkdtemp(prefix="gb-e2e-")
+            # Removed when the test run ends, not at stop(): a restart reuses the file.
+            atexit.register(shutil.rmtree, folder, ignore_errors=True)
+            data = os.path.join(folder, "gligabao.db")
+        self.data = data
         full["GB_DATA"] = self.data
         full.update(env)
         self.proc = subprocess.Popen(

@@ -63,8 +63,14 @@ pytestmark = [
 
 def inspector(url: str, era: str, method: str, *args: str, exit_code: int = 0) -> dict[str, Any]:
     """One Inspector CLI run: its JSON result (the CLI exits 5 for a tool's error)."""
+    with tempfile.TemporaryDirectory(prefix="gb-inspector-") as home:  # its state, not ~
+        return _inspector_in(home, url, era, method, *args, exit_code=exit_code)
+
+
+def _inspector_in(
+    home: str, url: str, era: str, method: str, *args: str, exit_code: int
+) -> dict[str, Any]:
     assert NODE is not None
-    home = tempfile.mkdtemp(prefix="gb-inspector-")  # its catalog and state, not ~
     env = {
         **os.environ,
         "HOME": home,
@@ -139,4 +145,3 @@ def test_a_bad_call_comes_back_to_the_inspector_as_a_tool_error(
     )
     assert result["isError"] is True
     assert result["structuredContent"]["status"] == 404
-
