@@ -205,7 +205,7 @@ class Settings(BaseSettings):
         "its lines of about this size (0: whole texts only)",
     )
     context_tokens: int = var(
-        2000, "the token budget of a query's context (a request's `max_context_tokens`, 100 to "
+        3000, "the token budget of a query's context (a request's `max_context_tokens`, 100 to "
         "16,000, overrides it)",
     )
     geo: bool = var(

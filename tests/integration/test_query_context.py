@@ -43,9 +43,9 @@ def test_default_budget_is_honoured_best_first(gb: Harness) -> None:
     gb.query(ask(gb, CONTACTS))
     text = prompt(gb)
     tokens = estimate_tokens(text)
-    # GB_CONTEXT_TOKENS is unset: 2000. Filled close to it (one more fact
+    # GB_CONTEXT_TOKENS is unset: 3000. Filled close to it (one more fact
     # with its contact costs about 100), never past it.
-    assert 2000 - 150 < tokens <= 2000
+    assert 3000 - 150 < tokens <= 3000
     assert 508 in edge_ids(text)  # the similar fact comes first
     assert 1 in entity_ids(text)
     assert len(edge_ids(text)) < 60
@@ -61,7 +61,7 @@ def test_irrelevant_candidates_are_left_out_with_room_to_spare(gb: Harness) -> N
     assert r.status == 200
     text = prompt(gb)
     assert edge_ids(text) == [508]
-    assert estimate_tokens(text) < 400  # of 2000
+    assert estimate_tokens(text) < 400  # of 3000
     steps = {
         s["name"]: s.get("counts", s)
         for s in gb.client.get(f"/v1/gb/calls/{r.call_id}?user_id=u1").body["steps"]

@@ -232,7 +232,7 @@ def test_query_rows_and_trajectory(gb: Harness) -> None:
     assert steps["search_vectors"]["entities"] >= 0
     assert steps["expand"]["edges"] == 1
     assert steps["entities"]["entities"] == 2
-    assert steps["fill"] == {**steps["fill"], "budget": 2000, "edges": 1}
+    assert steps["fill"] == {**steps["fill"], "budget": 3000, "edges": 1}
     query_row = next(row for row in rows if row["stage"] == "query")
     assert steps["llm"]["input_tokens"] == query_row["input_tokens"]
     assert steps["evidence"] == {**steps["evidence"], "entities": 2, "edges": 1, "passages": 0}
