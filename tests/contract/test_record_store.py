@@ -14,6 +14,8 @@ from typing import Any
 
 import pytest
 from dynamo_fixtures import dynamodb_client
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from gligabao.dynamodb import tables
 from gligabao.dynamodb.client import REQUESTS
@@ -216,7 +218,9 @@ def test_cursor_is_the_sort_key_validated_and_scoped_to_the_user(store: Any) -> 
         "u1", dataset=None, session_id=None, call_id=None, limit=2, cursor=None
     )
     last = page[-1]
-    assert cursor == f"i{last.created_at}_{last.id}" == encode_cursor(f"{last.created_at}#{last.id}")
+    assert (
+        cursor == f"i{last.created_at}_{last.id}" == encode_cursor(f"{last.created_at}#{last.id}")
+    )
     assert decode_cursor(cursor) == f"{last.created_at}#{last.id}"
     # u1's cursor used by u2 reads u2's rows only
     other, _ = store.list_inferences(
@@ -328,9 +332,7 @@ def test_many_inferences_in_one_call(store: Any) -> None:
     random.Random(1).shuffle(infs)
     store.save_call(call("big", infs))
     got = store.get_call("u1", "big")
-    assert got is not None and [i.id for i in got.inferences] == [
-        f"{n:032x}" for n in range(1, 61)
-    ]
+    assert got is not None and [i.id for i in got.inferences] == [f"{n:032x}" for n in range(1, 61)]
 
 
 def test_errors_are_upstream_errors(store: Any) -> None:
@@ -354,3 +356,21 @@ def test_records_count_requests(dynamo: str) -> None:
     store.save_call(call("r", [inf(1), inf(2)]))
     assert REQUESTS.total - before == 1  # one BatchWriteItem
     assert store.requests == REQUESTS.total
+
+
+@settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(cursor=st.from_regex(INFERENCE_CURSOR, fullmatch=True))
+def test_every_generated_cursor_of_the_pattern_pages(store: Any, cursor: str) -> None:
+    """What a schema-driven client (schemathesis) makes of the pattern: each
+    string a page on both stores (DynamoDB's ExclusiveStartKey), never an error."""
+    store.save_call(call("c1", [inf(1), inf(2)]))
+    page, nxt = store.list_inferences(
+        "u1", dataset=None, session_id=None, call_id=None, limit=1, cursor=cursor
+    )
+    sk = decode_cursor(cursor)
+    assert all(f"{i.created_at}#{i.id}" < sk for i in page)
+    assert len(page) <= 1 and (nxt is None or page)
