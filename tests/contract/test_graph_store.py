@@ -24,12 +24,15 @@ from typing import Any
 
 import pytest
 from dynamo_fixtures import dynamodb_client
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from gligabao.dynamodb import tables
-from gligabao.errors import Busy, NotFound, UpstreamError
+from gligabao.errors import BadRequest, Busy, NotFound, UpstreamError
 from gligabao.graph.dynamodb.store import DynamoGraphStore
 from gligabao.graph.port import GraphStore
 from gligabao.graph.sqlite.store import SqliteGraphStore
+from gligabao.memory.browse import ARTIFACT_CURSOR, ENTITY_CURSOR, Browse
 from gligabao.models import (
     Artifact,
     DatasetKey,
@@ -618,3 +621,156 @@ def test_session_texts_newest_first_without_chunks(store: Any) -> None:
     assert [a.id for a in store.session_texts(A, "s1", 5, before=6)] == [3, 1]
     assert store.session_texts(B, "s1", 5) == []  # another user's session of the same name
     assert store.session_texts(A, "s3", 5) == []
+
+
+# --- browse pages: every cursor of the OpenAPI pattern is a position ------------------
+
+
+def _browse_rows(store: Any) -> None:
+    store.ensure_dataset(A)
+    store.allocate_ids(A, 4, 0, 4)
+    ts = "2024-01-01T00:00:00Z"
+    store.commit(
+        A,
+        GraphWrite(
+            artifacts=[
+                Artifact(1, "one", ts, ts, session_id="s1"),
+                Artifact(2, "two", ts, ts, session_id="s2"),
+                Artifact(3, "three", ts, ts, session_id="s1"),
+                Artifact(4, "a chunk", ts, ts, session_id="s1", parent_id=3, index=0),
+            ],
+            new_entities=[
+                ent(1, "One", updated_at="2024-01-03T00:00:00Z"),
+                ent(2, "Two", updated_at="2024-01-01T00:00:00Z"),
+                ent(3, "Three", updated_at="2024-01-03T00:00:00Z"),
+                ent(4, "Four", updated_at="2024-01-02T00:00:00Z"),
+            ],
+        ),
+    )
+
+
+def test_browse_cursors_page_to_the_end_in_the_patterns_shape(store: Any) -> None:
+    _browse_rows(store)
+    browse = Browse(store)
+    for listing, pattern, call, want in [
+        ("entities", ENTITY_CURSOR, lambda c: browse.entities(A, None, 1, c), [3, 1, 4, 2]),
+        ("artifacts", ARTIFACT_CURSOR, lambda c: browse.artifacts(A, None, 1, c), [3, 2, 1]),
+        ("artifacts", ARTIFACT_CURSOR, lambda c: browse.artifacts(A, "s1", 1, c), [1, 3]),
+    ]:
+        got, cursor = [], None
+        for _ in range(10):
+            page = call(cursor)
+            got += [row["id"] for row in page[listing]]
+            cursor = page["next_cursor"]
+            if cursor is None:
+                break
+            assert re.fullmatch(pattern, cursor), cursor
+        assert got == want, listing
+    assert browse.entities(A, None, 2, None)["next_cursor"] == "e2024-01-03T00:00:00Z_000000000001"
+    assert browse.artifacts(A, None, 1, None)["next_cursor"] == "a3"
+
+
+@pytest.mark.parametrize(
+    ("cursor", "want"),
+    [
+        ("e_000000000000", []),
+        ("e0000-00-00T00:00:00Z_000000000000", []),
+        ("e9999-99-99T99:99:99Z_999999999999999999", [3, 1, 4, 2]),
+        ("e2024-01-03T00:00:00Z_000000000003", [1, 4, 2]),
+        ("e2024-01-03T00:00:00Z_999999999999999999", [3, 1, 4, 2]),
+        ("e2024-01-02T12:00:00Z_000000000001", [4, 2]),
+    ],
+)
+def test_any_entity_cursor_of_the_pattern_is_a_position(
+    store: Any, cursor: str, want: list[int]
+) -> None:
+    assert re.fullmatch(ENTITY_CURSOR, cursor)
+    _browse_rows(store)
+    page = Browse(store).entities(A, None, 10, cursor)
+    assert [e["id"] for e in page["entities"]] == want and page["next_cursor"] is None
+
+
+@pytest.mark.parametrize(
+    ("cursor", "texts", "session"),
+    [
+        ("a1", [], [3]),
+        ("a2", [1], [3]),
+        ("a3", [2, 1], []),
+        ("a999999999999999999", [3, 2, 1], []),
+    ],
+)
+def test_any_artifact_cursor_of_the_pattern_is_a_position(
+    store: Any, cursor: str, texts: list[int], session: list[int]
+) -> None:
+    """One shape for both orders: the dataset's texts newest first (before
+    the ID), a session's in the order said (after it)."""
+    assert re.fullmatch(ARTIFACT_CURSOR, cursor)
+    _browse_rows(store)
+    browse = Browse(store)
+    assert [a["id"] for a in browse.artifacts(A, None, 10, cursor)["artifacts"]] == texts
+    assert [a["id"] for a in browse.artifacts(A, "s1", 10, cursor)["artifacts"]] == session
+
+
+@pytest.mark.parametrize(
+    "cursor",
+    [
+        "",
+        "e30",  # the base64url JSON cursors of before
+        "eyJrIjoiYXJ0aWZhY3RzIiwicCI6MX0",
+        "e2024-01-01T00:00:00Z#000000000001",  # the page key as it is stored
+        "e2024-01-01T00:00:00Z_00000000001",
+        "e2024-01-01T00:00:00+00:00_000000000001",
+        "e2024-01-01T00:00:00Z_000000000001\n",
+        "a0",
+        "a01",
+        "a1000000000000000000",
+        "a-1",
+        "i2024-01-01T00:00:00Z_" + "0" * 32,  # an inferences cursor
+    ],
+)
+def test_a_cursor_of_another_shape_is_400(store: Any, cursor: str) -> None:
+    _browse_rows(store)
+    browse = Browse(store)
+    for call in (
+        lambda: browse.entities(A, None, 10, cursor),
+        lambda: browse.entities(A, "one", 10, cursor),
+        lambda: browse.artifacts(A, None, 10, cursor),
+        lambda: browse.artifacts(A, "s1", 10, cursor),
+    ):
+        with pytest.raises(BadRequest):
+            call()
+
+
+def test_a_cursor_of_the_other_listing_is_400(store: Any) -> None:
+    _browse_rows(store)
+    browse = Browse(store)
+    with pytest.raises(BadRequest):
+        browse.entities(A, None, 10, "a1")
+    for session in (None, "s1"):
+        with pytest.raises(BadRequest):
+            browse.artifacts(A, session, 10, "e2024-01-01T00:00:00Z_000000000001")
+
+
+@settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    entity=st.from_regex(ENTITY_CURSOR, fullmatch=True),
+    artifact=st.from_regex(ARTIFACT_CURSOR, fullmatch=True),
+)
+def test_every_generated_cursor_of_the_patterns_pages(
+    store: Any, entity: str, artifact: str
+) -> None:
+    """What a schema-driven client (schemathesis) makes of the patterns: each
+    string a page on both stores, never an error."""
+    if store.get_dataset(A) is None:
+        _browse_rows(store)
+    browse = Browse(store)
+    for q in (None, "one"):
+        page = browse.entities(A, q, 10, entity)
+        assert page["next_cursor"] is None
+    for session in (None, "s1"):
+        page = browse.artifacts(A, session, 10, artifact)
+        assert page["next_cursor"] is None

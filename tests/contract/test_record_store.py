@@ -5,6 +5,7 @@ filters, cursor pagination), tenant isolation, dataset deletion, retention."""
 from __future__ import annotations
 
 import random
+import re
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -13,10 +14,13 @@ from typing import Any
 
 import pytest
 from dynamo_fixtures import dynamodb_client
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from gligabao.dynamodb import tables
 from gligabao.dynamodb.client import REQUESTS
 from gligabao.errors import BadRequest, UpstreamError
+from gligabao.records.codec import INFERENCE_CURSOR
 from gligabao.records.dynamodb.store import DynamoRecordStore, decode_cursor, encode_cursor
 from gligabao.records.model import CallRecord, Inference, Step
 from gligabao.records.sqlite.store import SqliteRecordStore
@@ -57,7 +61,7 @@ def inf(
     stage: str = "extract",
 ) -> Inference:
     return Inference(
-        id=f"inf-{n:04d}",
+        id=f"{n:032x}",
         user_id=user,
         dataset=dataset,
         session_id=session,
@@ -207,23 +211,63 @@ def test_pagination_returns_each_item_exactly_once(
     assert pages == max(1, -(-len(want) // limit))
 
 
-def test_cursor_is_opaque_validated_and_scoped_to_the_user(store: Any) -> None:
+def test_cursor_is_the_sort_key_validated_and_scoped_to_the_user(store: Any) -> None:
     save_many(store, 10)
     store.save_call(call("cb", [inf(n, user="u2") for n in range(1, 4)], user="u2"))
     page, cursor = store.list_inferences(
         "u1", dataset=None, session_id=None, call_id=None, limit=2, cursor=None
     )
-    assert cursor is not None and decode_cursor(cursor) == f"{page[-1].created_at}#{page[-1].id}"
+    last = page[-1]
+    assert (
+        cursor == f"i{last.created_at}_{last.id}" == encode_cursor(f"{last.created_at}#{last.id}")
+    )
+    assert decode_cursor(cursor) == f"{last.created_at}#{last.id}"
     # u1's cursor used by u2 reads u2's rows only
     other, _ = store.list_inferences(
         "u2", dataset=None, session_id=None, call_id=None, limit=10, cursor=cursor
     )
     assert all(i.user_id == "u2" for i in other)
-    for bad in ["!!!", "e30", encode_cursor("x")[:-3] + "$$$", "bnVsbA"]:
+    hexid = "0" * 32
+    for bad in [
+        "!!!",
+        "e30",  # the base64url JSON cursors of before
+        "eyJzayI6IjIwMjQtMDEtMDFUMDA6MDA6MDBaIzEifQ",
+        f"2024-01-01T00:00:00Z#{hexid}",  # the sort key as it is stored
+        f"i2024-01-01T00:00:00Z#{hexid}",
+        f"i2024-01-01T00:00:00Z_{hexid[:-1]}",
+        f"i2024-01-01T00:00:00Z_{'A' * 32}",
+        f"i2024-01-01T00:00:00+00:00_{hexid}",
+        f"i2024-01-01T00:00:00Z_{hexid}\n",
+        "e2024-01-01T00:00:00Z_000000000001",  # an entities cursor
+        "a1",  # an artifacts cursor
+    ]:
         with pytest.raises(BadRequest):
             store.list_inferences(
                 "u1", dataset=None, session_id=None, call_id=None, limit=2, cursor=bad
             )
+
+
+@pytest.mark.parametrize(
+    ("cursor", "rows"),
+    [
+        (f"i0000-00-00T00:00:00Z_{'0' * 32}", 0),
+        (f"i9999-99-99T99:99:99Z_{'f' * 32}", 10),
+        (f"i2024-01-01T00:00:05Z_{'0' * 32}", 4),
+        (f"i2024-01-01T00:00:05Z_{'f' * 32}", 5),
+        (f"i2024-01-01T00:00:05Z_{5:032x}", 4),
+    ],
+)
+def test_every_cursor_of_the_pattern_is_a_position(store: Any, cursor: str, rows: int) -> None:
+    """Any string of the cursor's shape (the OpenAPI pattern) pages from
+    there on both stores: DynamoDB takes it as ExclusiveStartKey."""
+    assert re.fullmatch(INFERENCE_CURSOR, cursor)
+    save_many(store, 10)  # created 00:00:01 .. 00:00:10 (and 2 hex IDs in a second)
+    page, nxt = store.list_inferences(
+        "u1", dataset=None, session_id=None, call_id=None, limit=100, cursor=cursor
+    )
+    sk = decode_cursor(cursor)
+    assert [f"{i.created_at}#{i.id}" < sk for i in page] == [True] * len(page)
+    assert len(page) == rows and nxt is None
 
 
 def test_tenant_isolation(store: Any) -> None:
@@ -288,9 +332,7 @@ def test_many_inferences_in_one_call(store: Any) -> None:
     random.Random(1).shuffle(infs)
     store.save_call(call("big", infs))
     got = store.get_call("u1", "big")
-    assert got is not None and [i.id for i in got.inferences] == [
-        f"inf-{n:04d}" for n in range(1, 61)
-    ]
+    assert got is not None and [i.id for i in got.inferences] == [f"{n:032x}" for n in range(1, 61)]
 
 
 def test_errors_are_upstream_errors(store: Any) -> None:
@@ -314,3 +356,21 @@ def test_records_count_requests(dynamo: str) -> None:
     store.save_call(call("r", [inf(1), inf(2)]))
     assert REQUESTS.total - before == 1  # one BatchWriteItem
     assert store.requests == REQUESTS.total
+
+
+@settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(cursor=st.from_regex(INFERENCE_CURSOR, fullmatch=True))
+def test_every_generated_cursor_of_the_pattern_pages(store: Any, cursor: str) -> None:
+    """What a schema-driven client (schemathesis) makes of the pattern: each
+    string a page on both stores (DynamoDB's ExclusiveStartKey), never an error."""
+    store.save_call(call("c1", [inf(1), inf(2)]))
+    page, nxt = store.list_inferences(
+        "u1", dataset=None, session_id=None, call_id=None, limit=1, cursor=cursor
+    )
+    sk = decode_cursor(cursor)
+    assert all(f"{i.created_at}#{i.id}" < sk for i in page)
+    assert len(page) <= 1 and (nxt is None or page)

@@ -161,11 +161,32 @@ def test_browse_pages_to_the_end_and_refuses_bad_cursors(gb: Harness) -> None:
     assert sorted(e["name"] for e in r.body["entities"]) == ["Alice", "Globex"]
     old = _live_facts(gb, "Acme")
     assert old == []  # the Acme fact was superseded
+    # any string of a listing's cursor pattern (the OpenAPI document's) is a page
+    for made_up in ("/v1/gb/entities?user_id=u1&cursor=e_000000000000",
+                    "/v1/gb/entities?user_id=u1&q=alice&cursor=e9999-99-99T99:99:99Z_999999999999999999",
+                    "/v1/gb/entities?user_id=u1&cursor=e0000-00-00T00:00:00Z_000000000001",
+                    "/v1/gb/artifacts?user_id=u1&cursor=a1",
+                    "/v1/gb/artifacts?user_id=u1&session_id=s1&cursor=a999999999999999999",
+                    "/v1/gb/artifacts?user_id=u1&session_id=nope&cursor=a1"):
+        r = gb.client.get(made_up)
+        assert r.status == 200 and r.body["next_cursor"] is None, (made_up, r.body)
+    r = gb.client.get(f"/v1/gb/artifacts?user_id=u1&cursor=a{second}")
+    assert [a["id"] for a in r.body["artifacts"]] == [first]
+    r = gb.client.get(f"/v1/gb/artifacts?user_id=u1&session_id=s1&cursor=a{first}")
+    assert [a["id"] for a in r.body["artifacts"]] == [second]
+    before = gb.row_counts()
     for bad in ("/v1/gb/entities?user_id=u1&cursor=zz", "/v1/gb/entities?user_id=u1&limit=0",
                 "/v1/gb/entities?user_id=u1&limit=101", "/v1/gb/artifacts?user_id=u1&cursor=e30",
+                "/v1/gb/entities?user_id=u1&cursor=a1",  # another listing's cursor
+                "/v1/gb/artifacts?user_id=u1&cursor=e_000000000001",
+                "/v1/gb/artifacts?user_id=u1&cursor=i2024-01-01T00:00:00Z_" + "0" * 32,
+                "/v1/gb/artifacts?user_id=u1&cursor=a0", "/v1/gb/artifacts?user_id=u1&cursor=a01",
+                "/v1/gb/entities?user_id=u1&cursor=e2024-01-01T00:00:00Z%23000000000001",
+                "/v1/gb/entities?user_id=u1&cursor=eyJrIjoiZW50aXRpZXMifQ",
                 "/v1/gb/edges/x?user_id=u1", "/v1/gb/entities/1.5?user_id=u1"):
         r = gb.client.get(bad)
         assert r.status == 400, (bad, r.body)
+    assert gb.row_counts() == before
     assert gb.client.get("/v1/gb/entities?user_id=u1&dataset=nope").status == 404
     assert gb.client.get(f"/v1/gb/artifacts/{second}?user_id=u2").status == 404
 

@@ -366,9 +366,9 @@ def test_inferences_filters_never_reach_b(world: World) -> None:
     assert {i["call_id"] for i in r.body["inferences"]} == set(world.a_calls)
 
 
-def _cursor(sk: str) -> str:
-    raw = json.dumps({"sk": sk}, separators=(",", ":")).encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+def _cursor(created_at: str, row_id: str) -> str:
+    """A cursor of the listing's shape (the OpenAPI pattern), made up."""
+    return f"i{created_at}_{row_id}"
 
 
 def test_b_cursor_with_a_user_id_reads_only_a(world: World) -> None:
@@ -387,13 +387,19 @@ def test_b_cursor_with_a_user_id_reads_only_a(world: World) -> None:
         url = f"/v1/gb/inferences?user_id={B}&limit=1&cursor={r.body['next']}"
     assert len(b_rows) >= 8 and {i["user_id"] for i in b_rows} == {B}
     b_ids = {i["id"] for i in b_rows}
-    crafted = [_cursor("9999"), _cursor("0"), _cursor(f"{B}#x"), _cursor("~")]
+    crafted = [
+        _cursor("9999-12-31T23:59:59Z", "f" * 32),
+        _cursor("0000-00-00T00:00:00Z", "0" * 32),
+        _cursor("2999-01-01T00:00:00Z", b_rows[0]["id"]),
+        _cursor(b_rows[-1]["created_at"], b_rows[-1]["id"]),
+    ]
     for cursor in cursors + crafted:
         r = gb.client.get(f"/v1/gb/inferences?user_id={A}&limit=200&cursor={cursor}")
         assert r.status == 200, r.body
         assert {i["user_id"] for i in r.body["inferences"]} <= {A}
         assert not b_ids & {i["id"] for i in r.body["inferences"]}
-    for bad in ("not-a-cursor", _cursor("")[:-1] + "!", "e30"):
+    old = base64.urlsafe_b64encode(json.dumps({"sk": "9999"}).encode()).decode().rstrip("=")
+    for bad in ("not-a-cursor", _cursor("2024-01-01T00:00:00Z", "0" * 31) + "!", "e30", old):
         r = gb.client.get(f"/v1/gb/inferences?user_id={A}&cursor={bad}")
         assert r.status == 400, (bad, r.body)
 

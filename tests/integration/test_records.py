@@ -441,6 +441,10 @@ def test_inferences_of_other_users_are_never_listed(gb: Harness) -> None:
     "cursor=%21%21", "cursor=e30", "dataset=bad%2Fname", "dataset=",
     "nope=1", "user_id=", "limit=%C2%B2",
     "cursor=" + base64.urlsafe_b64encode(json.dumps({"sk": "x" * 1025}).encode()).decode(),
+    # cursors of another shape: the sort key as stored, another listing's, a near miss
+    "cursor=2024-01-01T00:00:00Z%23" + "0" * 32, "cursor=i2024-01-01T00:00:00Z%23" + "0" * 32,
+    "cursor=e_000000000001", "cursor=a1", "cursor=i2024-01-01T00:00:00Z_" + "0" * 31,
+    "cursor=i2024-01-01T00:00:00Z_" + "A" * 32,
 ])
 def test_inferences_bad_parameters(gb: Harness, query: str) -> None:
     path = f"/v1/gb/inferences?{query}" if "user_id" in query else f"/v1/gb/inferences?user_id=u1&{query}"

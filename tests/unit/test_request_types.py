@@ -125,7 +125,7 @@ def test_parameters_are_read_by_the_types_the_document_gives() -> None:
     with pytest.raises(BadRequest, match="user_id"):
         param_user({"user_id": "a\x85b"})
     with pytest.raises(BadRequest, match="cursor"):
-        param_cursor({"cursor": ""})
+        param_cursor({"cursor": ""}, "inferences")
     assert param_limit({}, 20, 100) == 20 and param_limit({"limit": "100"}, 20, 100) == 100
     with pytest.raises(BadRequest, match="limit must be an integer from 1 to 100"):
         param_limit({"limit": "101"}, 20, 100)

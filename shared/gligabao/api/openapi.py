@@ -15,7 +15,15 @@ from pydantic.json_schema import models_json_schema
 from ..memory.browse import MAX_LIMIT as BROWSE_LIMIT
 from .batch import BatchRequest
 from .fields import DatasetName, RowId, SessionId, Text, UserId
-from .params import CallId, Cursor, HeaderKey, page_limit, schema
+from .params import (
+    ArtifactCursor,
+    CallId,
+    EntityCursor,
+    HeaderKey,
+    InferenceCursor,
+    page_limit,
+    schema,
+)
 from .requests import QueryRequest, RememberRequest, SearchRequest, SplitRequest
 from .schemas import (
     AcceptedOut,
@@ -276,7 +284,7 @@ def build(geo: bool = True) -> dict[str, Any]:
                         _param("session_id", SessionId),
                         _param("call_id", CallId),
                         _param("limit", page_limit(200)),
-                        _param("cursor", Cursor),
+                        _param("cursor", InferenceCursor),
                     ],
                     "responses": {
                         "200": {"description": "inference rows", **_json(InferencesOut)},
@@ -303,7 +311,7 @@ def build(geo: bool = True) -> dict[str, Any]:
 def _browse_paths() -> dict[str, Any]:
     """The browse and forget routes (docs/api.md#browse-and-forget)."""
     ds = _param("dataset", DatasetName)
-    page = [_param("limit", page_limit(BROWSE_LIMIT)), _param("cursor", Cursor)]
+    limit = _param("limit", page_limit(BROWSE_LIMIT))
 
     def one(op: str, summary: str, out: Any, name: str) -> dict[str, Any]:
         return {
@@ -321,7 +329,7 @@ def _browse_paths() -> dict[str, Any]:
             "get": {
                 "operationId": "listEntities",
                 "summary": "Entities, newest updated first, or those whose name matches q",
-                "parameters": [USER, ds, _param("q", Text), *page],
+                "parameters": [USER, ds, _param("q", Text), limit, _param("cursor", EntityCursor)],
                 "responses": {
                     "200": {"description": "a page of entities", **_json(EntitiesOut)},
                     **_errors(400, 401, 403, 404),
@@ -340,7 +348,13 @@ def _browse_paths() -> dict[str, Any]:
             "get": {
                 "operationId": "listArtifacts",
                 "summary": "Remembered texts, newest first (a session's in the order said)",
-                "parameters": [USER, ds, _param("session_id", SessionId), *page],
+                "parameters": [
+                    USER,
+                    ds,
+                    _param("session_id", SessionId),
+                    limit,
+                    _param("cursor", ArtifactCursor),
+                ],
                 "responses": {
                     "200": {"description": "a page of texts", **_json(ArtifactsOut)},
                     **_errors(400, 401, 403, 404),

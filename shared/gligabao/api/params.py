@@ -11,10 +11,18 @@ from urllib.parse import unquote
 from pydantic import ConfigDict, Field, StringConstraints, TypeAdapter, ValidationError
 
 from ..errors import BadRequest
+from ..memory.browse import (
+    ARTIFACT_CURSOR,
+    ARTIFACT_CURSOR_CHARS,
+    ENTITY_CURSOR,
+    ENTITY_CURSOR_CHARS,
+)
+from ..records.codec import INFERENCE_CURSOR, INFERENCE_CURSOR_CHARS
 from .fields import (
     NO_CONTROL,
     NOT_BLANK,
     DatasetName,
+    Doc,
     RowId,
     SessionId,
     Text,
@@ -22,12 +30,23 @@ from .fields import (
     says,
 )
 
-# An opaque page cursor, as a listing's ``next`` gives it (base64url).
-Cursor = Annotated[
-    str,
-    StringConstraints(min_length=1, max_length=1024, pattern=r"^[A-Za-z0-9_-]+$"),
-    says("not a cursor of this listing"),
-]
+
+def _cursor(pattern: str, most: int) -> Any:
+    """A listing's page cursor: what its ``next`` gave. Its pattern says which
+    strings are positions of that listing (each one is: a page, possibly
+    empty); anything else is 400."""
+    return Annotated[
+        str,
+        StringConstraints(min_length=1, max_length=most, pattern=pattern),
+        Doc(description="a position in this listing: pass back what the last page's next gave"),
+        says("not a cursor of this listing"),
+    ]
+
+
+EntityCursor = _cursor(ENTITY_CURSOR, ENTITY_CURSOR_CHARS)
+ArtifactCursor = _cursor(ARTIFACT_CURSOR, ARTIFACT_CURSOR_CHARS)
+InferenceCursor = _cursor(INFERENCE_CURSOR, INFERENCE_CURSOR_CHARS)
+_CURSORS = {"entities": EntityCursor, "artifacts": ArtifactCursor, "inferences": InferenceCursor}
 # A call's ID (one too long for a store's key is simply not found).
 CallId = Annotated[
     str,
@@ -101,9 +120,10 @@ def param_session(params: dict[str, str]) -> str | None:
     return None if value is None else str(read(SessionId, "session_id", value))
 
 
-def param_cursor(params: dict[str, str]) -> str | None:
+def param_cursor(params: dict[str, str], listing: str) -> str | None:
+    """The ``cursor`` of a listing: "entities", "artifacts" or "inferences"."""
     value = params.get("cursor")
-    return None if value is None else str(read(Cursor, "cursor", value))
+    return None if value is None else str(read(_CURSORS[listing], "cursor", value))
 
 
 def param_call_id(value: str | None) -> str | None:

@@ -50,7 +50,9 @@ def _browse() -> Browse:
 def list_entities() -> Response[str]:
     key, params = _key({"q", "limit", "cursor"})
     limit = _limit(params)
-    return json_response(200, _browse().entities(key, param_q(params), limit, param_cursor(params)))
+    return json_response(
+        200, _browse().entities(key, param_q(params), limit, param_cursor(params, "entities"))
+    )
 
 
 @app.get("/v1/gb/entities/<id>")
@@ -72,7 +74,9 @@ def list_artifacts() -> Response[str]:
     key, params = _key({"session_id", "limit", "cursor"})
     limit = _limit(params)
     session_id = param_session(params)
-    return json_response(200, _browse().artifacts(key, session_id, limit, param_cursor(params)))
+    return json_response(
+        200, _browse().artifacts(key, session_id, limit, param_cursor(params, "artifacts"))
+    )
 
 
 @app.get("/v1/gb/artifacts/<id>")

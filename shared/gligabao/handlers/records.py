@@ -36,7 +36,7 @@ def list_inferences() -> Response[str]:
         session_id=param_session(params),
         call_id=param_call_id(params.get("call_id")),
         limit=param_limit(params, 50, MAX_LIMIT),
-        cursor=param_cursor(params),
+        cursor=param_cursor(params, "inferences"),
     )
     return json_response(200, {"inferences": [r.public() for r in rows], "next": cursor})
 

@@ -1,16 +1,19 @@
 """Browse a dataset: its entities, one entity with its facts and mentions,
 one fact with its sources and history, the remembered texts.
 
-Pages end at an opaque cursor: base64url of a small JSON object naming the
-position (the store's keyset position, never an offset), so that rows
-written between two pages neither repeat nor shift the next page.
+Pages end at a cursor naming the position (the store's keyset position,
+never an offset), so that rows written between two pages neither repeat nor
+shift the next page. Clients pass back what ``next_cursor`` gave; its shape is
+in the OpenAPI document (a pattern per listing), and every string of that shape
+is a position the listing accepts (a page, possibly empty):
+
+* entities: "e", the last entity's ``updated_at`` (empty on rows that have
+  none), "_", its ID in 12 to 18 digits (``page_key`` with "_" for "#");
+* texts, of the dataset or of a session: "a" and the last text's ID.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
-import json
 import re
 from typing import Any
 
@@ -19,40 +22,48 @@ from ..graph.port import GraphStore, page_key
 from ..models import Artifact, DatasetKey, Edge, EdgeChange, Entity
 from ..text import index_terms
 
-_PAGE_KEY = re.compile(r"^[0-9A-Za-z:.+-]{0,40}#[0-9]{12}$")  # graph.port.page_key
+_STAMP = r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z"  # clock.fmt
+# The cursors' shapes (JSON Schema patterns too: api/params.py), URL-safe.
+ENTITY_CURSOR = rf"^e({_STAMP})?_[0-9]{{12,18}}$"
+ARTIFACT_CURSOR = r"^a[1-9][0-9]{0,17}$"
+ENTITY_CURSOR_CHARS = 40
+ARTIFACT_CURSOR_CHARS = 19
+_ENTITY = re.compile(ENTITY_CURSOR)
+_ARTIFACT = re.compile(ARTIFACT_CURSOR)
 MAX_LIMIT = 100
 DEFAULT_LIMIT = 20
 FACTS_PER_ENTITY = 100  # live facts shown with an entity
 MATCHES_PER_TERM = 500  # keyword rows read per term of ``q``
 
 
-def encode_cursor(kind: str, position: str | int) -> str:
-    raw = json.dumps({"k": kind, "p": position}, separators=(",", ":")).encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+def entity_cursor(entity: Entity) -> str:
+    """The cursor of a page of entities that ends at this one."""
+    updated_at, _, row_id = page_key(entity).rpartition("#")
+    return f"e{updated_at}_{row_id}"
 
 
-def decode_cursor(cursor: str | None, kind: str) -> Any:
-    """The position a cursor of this kind names; 400 for anything else."""
+def artifact_cursor(artifact: Artifact) -> str:
+    """The cursor of a page of texts that ends at this one."""
+    return f"a{artifact.id}"
+
+
+def entity_position(cursor: str | None) -> str | None:
+    """The page key an entities cursor names; 400 for anything else."""
     if cursor is None:
         return None
-    try:
-        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
-        data = json.loads(raw)
-    except (binascii.Error, ValueError) as exc:
-        raise BadRequest("cursor: not a cursor of this listing") from exc
-    if not isinstance(data, dict) or data.get("k") != kind:
+    if not _ENTITY.fullmatch(cursor):
         raise BadRequest("cursor: not a cursor of this listing")
-    pos = data.get("p")
-    ok = bool(_PAGE_KEY.fullmatch(pos)) if isinstance(pos, str) else False
-    if kind != "entities":
-        ok = _is_id(pos)
-    if not ok:
-        raise BadRequest("cursor: not a cursor of this listing")
-    return pos
+    updated_at, _, row_id = cursor[1:].rpartition("_")
+    return f"{updated_at}#{row_id}"
 
 
-def _is_id(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**62
+def artifact_position(cursor: str | None) -> int | None:
+    """The text ID an artifacts cursor names; 400 for anything else."""
+    if cursor is None:
+        return None
+    if not _ARTIFACT.fullmatch(cursor):
+        raise BadRequest("cursor: not a cursor of this listing")
+    return int(cursor[1:])
 
 
 def check_limit(limit: int | None) -> int:
@@ -114,7 +125,7 @@ class Browse:
     def entities(
         self, key: DatasetKey, q: str | None, limit: int, cursor: str | None
     ) -> dict[str, Any]:
-        after = decode_cursor(cursor, "entities")
+        after = entity_position(cursor)
         self._dataset(key)
         if q is None:
             page = self.graph.entities_page(key, limit + 1, after)
@@ -127,7 +138,7 @@ class Browse:
             item = e.public()
             item.update(created_at=e.created_at, updated_at=e.updated_at, facts=counts[e.id])
             out.append(item)
-        nxt = encode_cursor("entities", page_key(page[-1])) if more and page else None
+        nxt = entity_cursor(page[-1]) if more and page else None
         return {"entities": out, "next_cursor": nxt}
 
     def _matching(self, key: DatasetKey, q: str, limit: int, after: str | None) -> list[Entity]:
@@ -230,13 +241,12 @@ class Browse:
     def artifacts(
         self, key: DatasetKey, session_id: str | None, limit: int, cursor: str | None
     ) -> dict[str, Any]:
-        kind = "session" if session_id is not None else "artifacts"
-        pos = decode_cursor(cursor, kind)
+        pos = artifact_position(cursor)
         self._dataset(key)
         if session_id is not None:
             page = self.graph.session_page(key, session_id, limit + 1, pos)
         else:
             page = self.graph.texts_page(key, limit + 1, pos)
         more, page = len(page) > limit, page[:limit]
-        nxt = encode_cursor(kind, page[-1].id) if more and page else None
+        nxt = artifact_cursor(page[-1]) if more and page else None
         return {"artifacts": [artifact_out(a) for a in page], "next_cursor": nxt}

@@ -1,11 +1,10 @@
-"""What both record stores share: the inference sort key, the opaque list
-cursor, and how a call's steps and result are serialized."""
+"""What both record stores share: the inference sort key, the list cursor,
+and how a call's steps and result are serialized."""
 
 from __future__ import annotations
 
-import base64
-import binascii
 import json
+import re
 from typing import Any
 
 from ..errors import BadRequest
@@ -28,21 +27,29 @@ def inference_sk(inf: Inference) -> str:
     return f"{inf.created_at}#{inf.id}"
 
 
+# A page of inferences ends at a cursor: "i", then the last row's sort key
+# (created_at by clock.fmt, 32 hex digits of inference_id) with "_" for "#",
+# URL-safe. Every string of this shape (the JSON Schema pattern of the
+# parameter too: api/params.py) is a position both stores accept: SQLite
+# compares it, DynamoDB takes it as ExclusiveStartKey (a string sort key of
+# 53 bytes, and the Query has no condition on the sort key that it could
+# fall outside of).
+INFERENCE_CURSOR = r"^i[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z_[0-9a-f]{32}$"
+INFERENCE_CURSOR_CHARS = 54
+_CURSOR = re.compile(INFERENCE_CURSOR)
+
+
 def encode_cursor(sk: str) -> str:
-    raw = json.dumps({"sk": sk}, separators=(",", ":")).encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+    created_at, _, row_id = sk.rpartition("#")
+    return f"i{created_at}_{row_id}"
 
 
 def decode_cursor(cursor: str) -> str:
-    try:
-        padded = cursor + "=" * (-len(cursor) % 4)
-        data = json.loads(base64.urlsafe_b64decode(padded.encode()))
-        sk = data["sk"]
-    except (ValueError, TypeError, KeyError, binascii.Error) as exc:
-        raise BadRequest("invalid cursor") from exc
-    if not isinstance(sk, str) or not sk or len(sk.encode()) > MAX_KEY_BYTES:
-        raise BadRequest("invalid cursor")
-    return sk
+    """The sort key a cursor names; 400 for anything else."""
+    if not _CURSOR.fullmatch(cursor):
+        raise BadRequest("cursor: not a cursor of this listing")
+    created_at, _, row_id = cursor[1:].rpartition("_")
+    return f"{created_at}#{row_id}"
 
 
 def steps_json(steps: list[Step]) -> str:
