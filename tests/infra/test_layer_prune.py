@@ -7,8 +7,10 @@ fails this test rather than the deployed function."""
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -95,3 +97,39 @@ def test_prune_keeps_the_listed_models_and_the_shared_files(tmp_path: Path) -> N
     assert {p.name for p in (py / "boto3" / "data").iterdir()} == {"dynamodb"}
     assert sorted(p.name for p in dist.iterdir()) == ["METADATA", "entry_points.txt"]
     assert sorted(p.name for p in (py / "pkg").iterdir()) == ["__init__.py"]
+
+
+def make_pyc(tmp_path: Path, **variables: str) -> subprocess.CompletedProcess[str]:
+    args = [f"{k}={v}" for k, v in variables.items()]
+    return subprocess.run(
+        ["make", "--no-print-directory", "-f", str(LAYER / "Makefile"), "pyc", *args],
+        env={"ARTIFACTS_DIR": str(tmp_path), "PATH": "/usr/bin:/bin"},
+        cwd=LAYER,
+        capture_output=True,
+        text=True,
+    )
+
+
+def test_the_layer_ships_bytecode_the_runtime_uses_without_a_source_check(
+    tmp_path: Path,
+) -> None:
+    """/opt is read-only on Lambda: without .pyc files every cold start
+    compiles what it imports. They are compiled by the runtime's Python
+    (PY_VERSION) and marked unchecked-hash (a zip keeps mtimes to 2 s only)."""
+    (tmp_path / "python" / "pkg").mkdir(parents=True)
+    (tmp_path / "python" / "pkg" / "__init__.py").write_text("X = 1\n")
+    version = f"{sys.version_info.major}.{sys.version_info.minor}"
+    done = make_pyc(tmp_path, PY_VERSION=version, PYC_PYTHON=sys.executable)
+    assert done.returncode == 0, done.stderr
+    pyc = tmp_path / "python" / "pkg" / "__pycache__" / f"__init__.{sys.implementation.cache_tag}.pyc"
+    data = pyc.read_bytes()
+    assert data[:4] == importlib.util.MAGIC_NUMBER
+    assert int.from_bytes(data[4:8], "little") == 0b01  # hash-based, source not checked
+
+
+def test_bytecode_of_another_python_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "python").mkdir()
+    refused = make_pyc(tmp_path, PY_VERSION="3.99", PYC_PYTHON=sys.executable)
+    assert refused.returncode != 0
+    assert "needs the runtime's Python 3.99" in refused.stderr
+    assert make_pyc(tmp_path, PY_VERSION="3.99", PYC_PYTHON="none").returncode == 0
