@@ -1,6 +1,6 @@
 """Deployment package size and cold import time of the Lambda handlers.
 
-    .venv/bin/python -m bench.package_size [--fresh] [--runs N] [--against DIR]
+    .venv/bin/python -m bench.package_size [--fresh] [--runs N] [--no-pyc] [--against DIR]
 
 ``--against DIR`` (another tree's shared/ folder, e.g. from
 ``git archive main shared | tar -x -C /tmp/main``): only the imports, each
@@ -15,7 +15,11 @@ handler of both trees in turn, run by run, and the ratio of their CPU times.
 2. The cold import time of each handler module in a fresh interpreter
    (this machine's Python and .venv, not Lambda's: compare the figures with
    each other and over time), best and median of N runs, with the modules
-   that `python -X importtime` shows as the costliest.
+   that `python -X importtime` shows as the costliest. shared/gligabao is
+   compiled first, as the layer ships it (.pyc files, layers/core/Makefile);
+   ``--no-pyc`` measures instead what a layer without bytecode costs on
+   Lambda, where /opt is read-only: every module but the stdlib's compiled
+   by every cold start.
 3. That importing a handler imports nothing on
    gligabao.handlers.COLD_START_DENIED (the X-Ray SDK, the MCP SDK's models,
    the LLM SDKs, numpy, sqlite3, ...): they load on first use only.
@@ -86,6 +90,8 @@ def report_layer(layer: Path, source: str) -> None:
     print(f"  zipped   {zipped_size(layer) / MiB:7.1f} MiB")
     own = tree_size(python_dir / "gligabao") if (python_dir / "gligabao").exists() else 0
     print(f"  of which gligabao itself {own / 2**10:.0f} KiB")
+    pyc = sum(p.stat().st_size for p in python_dir.rglob("*.pyc"))
+    print(f"  of which bytecode (.pyc) {pyc / MiB:.1f} MiB")
     print("  largest:")
     for name, size in top_level(python_dir):
         print(f"    {name:<28} {size / MiB:6.1f} MiB")
@@ -103,12 +109,30 @@ print(json.dumps({"ms": (t1 - t0) * 1000, "cpu_ms": (c1 - c0) * 1000, "modules":
 """
 
 
-def import_once(module: str, shared: Path | None = None) -> tuple[float, float, set[str]]:
+def stdlib_only_bytecode() -> dict[str, str]:
+    """The environment of an interpreter that finds bytecode for the stdlib
+    only (as on Lambda with a layer that ships none): a PYTHONPYCACHEPREFIX
+    holding the stdlib's .pyc files, compiled once, and nothing written."""
+    import sysconfig
+
+    prefix = Path(tempfile.gettempdir()) / f"gb-stdlib-pyc-{sys.implementation.cache_tag}"
+    env = {"PYTHONPYCACHEPREFIX": str(prefix), "PYTHONDONTWRITEBYTECODE": "1"}
+    if not prefix.exists():
+        stdlib = sysconfig.get_paths()["stdlib"]
+        subprocess.run([sys.executable, "-m", "compileall", "-q", "-j", "0", stdlib],
+                       env={**os.environ, **env}, capture_output=True, check=False)  # fmt: skip
+    return env
+
+
+def import_once(
+    module: str, shared: Path | None = None, extra_env: dict[str, str] | None = None
+) -> tuple[float, float, set[str]]:
     """(wall ms, CPU ms, the modules loaded) of one import in a fresh
     interpreter (from ``shared``, another tree's package folder, when given).
     The CPU time leaves out the waits for a core: on a shared, loaded machine
     it is the steadier figure (the wall one is what Lambda's init phase bills)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GB_", "PYTHONPROFILE"))}
+    env.update(extra_env or {})
     if shared is not None:
         env["PYTHONPATH"] = str(shared)
     out = subprocess.run(
@@ -180,6 +204,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=5, help="fresh interpreters per handler")
     parser.add_argument("--no-layer", action="store_true", help="only the import figures")
     parser.add_argument("--against", type=Path, help="another tree's shared/: interleaved imports")
+    parser.add_argument("--no-pyc", action="store_true", help="only the stdlib's bytecode")
     args = parser.parse_args()
     if args.against:
         compare(args.against.resolve(), args.runs)
@@ -194,13 +219,22 @@ def main() -> int:
                 report_layer(Path(tmp), "built by layers/core/Makefile")
         print()
 
+    if args.no_pyc:
+        extra_env = stdlib_only_bytecode()
+        compiled = "no bytecode but the stdlib's (a layer without .pyc on Lambda)"
+    else:
+        extra_env = {}
+        subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "shared")],
+                       check=True, capture_output=True)  # fmt: skip
+        compiled = "gligabao and its dependencies compiled (.pyc, as the layer ships them)"
     print(f"cold import of each handler ({sys.executable}, Python {sys.version.split()[0]},")
+    print(f"{compiled};")
     print(f"best / median of {args.runs} fresh interpreters, wall and CPU time; the interpreter's")
     print(f"own start excluded; {os.getloadavg()[0]:.1f} load average)")
     failed = False
     for name in HANDLERS:
         module = f"gligabao.handlers.{name}"
-        runs = [import_once(module) for _ in range(args.runs)]
+        runs = [import_once(module, extra_env=extra_env) for _ in range(args.runs)]
         times = [ms for ms, _, _ in runs]
         cpu = [c for _, c, _ in runs]
         loaded = runs[-1][2]
@@ -215,6 +249,7 @@ def main() -> int:
         print(f"      loads: {', '.join(shown) or '-'}")
         top = ", ".join(f"{m} {us / 1000:.0f} ms" for m, us in importtime_top(module))
         print(f"      costliest imports: {top}")
+    print(f"(load average at the end: {os.getloadavg()[0]:.1f})")
     return 1 if failed else 0
 
 

@@ -121,7 +121,9 @@ def test_the_layer_ships_bytecode_the_runtime_uses_without_a_source_check(
     version = f"{sys.version_info.major}.{sys.version_info.minor}"
     done = make_pyc(tmp_path, PY_VERSION=version, PYC_PYTHON=sys.executable)
     assert done.returncode == 0, done.stderr
-    pyc = tmp_path / "python" / "pkg" / "__pycache__" / f"__init__.{sys.implementation.cache_tag}.pyc"
+    pyc = (
+        tmp_path / "python" / "pkg" / "__pycache__" / f"__init__.{sys.implementation.cache_tag}.pyc"
+    )
     data = pyc.read_bytes()
     assert data[:4] == importlib.util.MAGIC_NUMBER
     assert int.from_bytes(data[4:8], "little") == 0b01  # hash-based, source not checked

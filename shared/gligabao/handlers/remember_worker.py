@@ -44,7 +44,6 @@ from ..queue.sqs import SqsJobQueue
 from ..records.monitor import lambda_stack, logger
 from .batch import KIND as BATCH
 from .batch import run_batch
-from .query import run_query
 from .remember import remember_input
 
 NOT_DONE = ("accepted", "running")
@@ -82,6 +81,10 @@ def process_job(job: dict[str, Any], *, final_attempt: bool = True) -> bool:
     with call_id_set(call_id):
         try:
             if isinstance(req, QueryRequest):
+                # The query route's code (retrieval, context, prompts) loads with the
+                # first queued query: most jobs are remembers (docs/performance.md).
+                from .query import run_query
+
                 run_query(req, background=True, retry_if=retry_if)
             elif isinstance(req, BatchRequest):
                 run_batch(req, call_id, job, retry_if)
