@@ -89,6 +89,8 @@ def test_bad_values_fail_as_before(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_reading_the_settings_loads_no_pydantic_settings() -> None:
-    probe = "import sys, gligabao.config as c; c.Settings(); print('pydantic_settings' in sys.modules)"
+    probe = (
+        "import sys, gligabao.config as c; c.Settings(); print('pydantic_settings' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
