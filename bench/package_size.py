@@ -32,6 +32,7 @@ import argparse
 import io
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -45,6 +46,7 @@ from .harness import ROOT
 
 LAYER_SRC = ROOT / "layers" / "core"
 SAM_LAYER = ROOT / ".aws-sam" / "build" / "CoreLayer"
+TEMPLATE = ROOT / "template.yaml"
 HANDLERS = ["remember", "query", "datasets", "records", "browse", "mcp", "remember_worker"]
 ALSO_SHOW = ["boto3", "botocore", "pynamodb", "opensearchpy", "pydantic", "httpx"]
 LAMBDA_UNZIPPED_LIMIT = 250 * 2**20
@@ -219,16 +221,20 @@ def main() -> int:
                 report_layer(Path(tmp), "built by layers/core/Makefile")
         print()
 
+    # The functions' environment as far as imports see it (template.yaml's Globals).
+    globals_env = dict(
+        re.findall(r"^\s+(PYDANTIC_DISABLE_PLUGINS): (\S+)$", TEMPLATE.read_text(), re.M)
+    )
     if args.no_pyc:
-        extra_env = stdlib_only_bytecode()
+        extra_env = {**globals_env, **stdlib_only_bytecode()}
         compiled = "no bytecode but the stdlib's (a layer without .pyc on Lambda)"
     else:
-        extra_env = {}
+        extra_env = dict(globals_env)
         subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "shared")],
                        check=True, capture_output=True)  # fmt: skip
         compiled = "gligabao and its dependencies compiled (.pyc, as the layer ships them)"
     print(f"cold import of each handler ({sys.executable}, Python {sys.version.split()[0]},")
-    print(f"{compiled};")
+    print(f"{compiled}; {' '.join(f'{k}={v}' for k, v in globals_env.items()) or 'no env'};")
     print(f"best / median of {args.runs} fresh interpreters, wall and CPU time; the interpreter's")
     print(f"own start excluded; {os.getloadavg()[0]:.1f} load average)")
     failed = False
