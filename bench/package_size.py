@@ -40,7 +40,7 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from gligabao.handlers import COLD_START_ALLOWED, COLD_START_DENIED
+from gligabao.handlers import COLD_START_DENIED, COLD_START_DENIED_IN
 
 from .harness import ROOT
 
@@ -244,7 +244,7 @@ def main() -> int:
         times = [ms for ms, _, _ in runs]
         cpu = [c for _, c, _ in runs]
         loaded = runs[-1][2]
-        denied = [d for d in COLD_START_DENIED if d not in COLD_START_ALLOWED.get(name, ())]
+        denied = [*COLD_START_DENIED, *COLD_START_DENIED_IN.get(name, ())]
         bad = [d for d in denied if any(m == d or m.startswith(d + ".") for m in loaded)]
         shown = [m for m in ALSO_SHOW if m in loaded]
         failed |= bool(bad)

@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from gligabao.handlers import COLD_START_ALLOWED as ALLOWED
 from gligabao.handlers import COLD_START_DENIED as DENIED
+from gligabao.handlers import COLD_START_DENIED_IN as DENIED_IN
 
 HANDLERS = ["remember", "query", "datasets", "records", "browse", "mcp", "remember_worker"]
 
@@ -23,7 +23,7 @@ def loaded_by(code: str) -> set[str]:
 
 
 def denied_in(loaded: set[str], handler: str = "") -> list[str]:
-    denied = set(DENIED) - set(ALLOWED.get(handler, ()))
+    denied = {*DENIED, *DENIED_IN.get(handler, ())}
     return sorted(d for d in denied if any(m == d or m.startswith(d + ".") for m in loaded))
 
 

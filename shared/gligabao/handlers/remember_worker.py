@@ -26,21 +26,22 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
 from .. import deadline, wiring
 from ..api.app import RETRYING, call_id_set, run_call
-from ..api.batch import BatchRequest
 from ..api.requests import QueryRequest, RememberRequest, validate
 from ..errors import GbError, is_transient
 from ..queue.port import RetryLater
 from ..queue.sqs import SqsJobQueue
 from ..records.monitor import lambda_stack, logger
-from .batch import KIND as BATCH
-from .batch import run_batch
+from .jobs import BATCH_KIND
 from .remember import remember_input
+
+if TYPE_CHECKING:
+    from ..api.batch import BatchRequest
 
 NOT_DONE = ("accepted", "running")
 # Visibility backoff of a job to retry: 30 s, 60 s, 120 s ... at most 15 min.
@@ -57,13 +58,17 @@ def process_job(job: dict[str, Any], *, final_attempt: bool = True) -> bool:
     RetryLater on a transient failure unless this is the final attempt."""
     call_id = str(job["call_id"])
     kind = str(job.get("kind", "remember"))
-    req: QueryRequest | RememberRequest | BatchRequest = (
-        validate(QueryRequest, job["request"])
-        if kind == "query"
-        else validate(BatchRequest, job["request"])
-        if kind == BATCH
-        else validate(RememberRequest, job["request"])
-    )
+    req: QueryRequest | RememberRequest | BatchRequest
+    if kind == "query":
+        req = validate(QueryRequest, job["request"])
+    elif kind == BATCH_KIND:
+        # A batch's request model and use case load with the first queued batch:
+        # most jobs are single remembers (docs/performance.md).
+        from ..api.batch import BatchRequest
+
+        req = validate(BatchRequest, job["request"])
+    else:
+        req = validate(RememberRequest, job["request"])
     existing = wiring.record_store().get_call(req.user_id, call_id)
     if existing is None:
         # The request saved it (accepted) before queueing the job: gone
@@ -82,9 +87,7 @@ def process_job(job: dict[str, Any], *, final_attempt: bool = True) -> bool:
                 from .query import run_query
 
                 run_query(req, background=True, retry_if=retry_if)
-            elif isinstance(req, BatchRequest):
-                run_batch(req, call_id, job, retry_if)
-            else:
+            elif isinstance(req, RememberRequest):
                 inp = remember_input(req, call_id, str(job["reference_time"]))
                 run_call(
                     wiring.call_services(),
@@ -96,6 +99,10 @@ def process_job(job: dict[str, Any], *, final_attempt: bool = True) -> bool:
                     background=True,
                     retry_if=retry_if,
                 )
+            else:
+                from .batch import run_batch
+
+                run_batch(req, call_id, job, retry_if)
         except GbError as exc:
             if retry_if is not None and retry_if(exc):
                 raise RetryLater(exc.message) from exc
