@@ -4,7 +4,9 @@
 
 ``--against DIR`` (another tree's shared/ folder, e.g. from
 ``git archive main shared | tar -x -C /tmp/main``): only the imports, each
-handler of both trees in turn, run by run, and the ratio of their CPU times.
+handler of both trees in turn, run by run, and the ratio of their CPU times;
+with ``--no-pyc``, the other tree without bytecode (as Lambda ran the layer
+before it shipped any) against this one compiled.
 
 1. The size of the core layer (the Lambda dependency set of
    layers/core/requirements.txt plus shared/gligabao), unzipped and zipped,
@@ -176,10 +178,13 @@ def importtime_top(module: str, n: int = 6) -> list[tuple[str, int]]:
     return sorted(rows.items(), key=lambda r: -r[1])[:n]
 
 
-def compare(other: Path, runs: int) -> None:
+def compare(other: Path, runs: int, other_env: dict[str, str], this_env: dict[str, str]) -> None:
     """Each handler of this checkout and of ``other`` (a tree's shared/ folder,
     e.g. ``git archive main shared | tar -x -C /tmp/main``), interleaved run
-    by run so that both see the same load: medians and the CPU ratio."""
+    by run so that both see the same load: medians and the CPU ratio. Both
+    trees are compiled; ``other_env`` (e.g. stdlib-only bytecode: the layer
+    before it shipped any) and ``this_env`` (template.yaml's variables) apply
+    to each."""
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(other), str(ROOT / "shared")],
                    check=True, capture_output=True)  # fmt: skip
     print(f"this checkout against {other}, median of {runs}, interleaved "
@@ -190,8 +195,8 @@ def compare(other: Path, runs: int) -> None:
             continue
         ours, theirs = [], []
         for _ in range(runs):
-            theirs.append(import_once(module, other))
-            ours.append(import_once(module, ROOT / "shared"))
+            theirs.append(import_once(module, other, other_env))
+            ours.append(import_once(module, ROOT / "shared", this_env))
         (tw, tc), (ow, oc) = [
             (statistics.median(r[0] for r in rs), statistics.median(r[1] for r in rs))
             for rs in (theirs, ours)
@@ -208,8 +213,15 @@ def main() -> int:
     parser.add_argument("--against", type=Path, help="another tree's shared/: interleaved imports")
     parser.add_argument("--no-pyc", action="store_true", help="only the stdlib's bytecode")
     args = parser.parse_args()
+    # The functions' environment as far as imports see it (template.yaml's Globals).
+    globals_env = dict(
+        re.findall(r"^\s+(PYDANTIC_DISABLE_PLUGINS): (\S+)$", TEMPLATE.read_text(), re.M)
+    )
     if args.against:
-        compare(args.against.resolve(), args.runs)
+        # --no-pyc with --against: the other tree as Lambda ran a layer without
+        # bytecode, this one as the layer ships now.
+        other_env = stdlib_only_bytecode() if args.no_pyc else {}
+        compare(args.against.resolve(), args.runs, other_env, globals_env)
         return 0
 
     if not args.no_layer:
@@ -221,10 +233,6 @@ def main() -> int:
                 report_layer(Path(tmp), "built by layers/core/Makefile")
         print()
 
-    # The functions' environment as far as imports see it (template.yaml's Globals).
-    globals_env = dict(
-        re.findall(r"^\s+(PYDANTIC_DISABLE_PLUGINS): (\S+)$", TEMPLATE.read_text(), re.M)
-    )
     if args.no_pyc:
         extra_env = {**globals_env, **stdlib_only_bytecode()}
         compiled = "no bytecode but the stdlib's (a layer without .pyc on Lambda)"
