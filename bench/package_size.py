@@ -1,10 +1,12 @@
 """Deployment package size and cold import time of the Lambda handlers.
 
-    .venv/bin/python -m bench.package_size [--fresh] [--runs N] [--against DIR]
+    .venv/bin/python -m bench.package_size [--fresh] [--runs N] [--no-pyc] [--against DIR]
 
 ``--against DIR`` (another tree's shared/ folder, e.g. from
 ``git archive main shared | tar -x -C /tmp/main``): only the imports, each
-handler of both trees in turn, run by run, and the ratio of their CPU times.
+handler of both trees in turn, run by run, and the ratio of their CPU times;
+with ``--no-pyc``, the other tree without bytecode (as Lambda ran the layer
+before it shipped any) against this one compiled.
 
 1. The size of the core layer (the Lambda dependency set of
    layers/core/requirements.txt plus shared/gligabao), unzipped and zipped,
@@ -15,7 +17,11 @@ handler of both trees in turn, run by run, and the ratio of their CPU times.
 2. The cold import time of each handler module in a fresh interpreter
    (this machine's Python and .venv, not Lambda's: compare the figures with
    each other and over time), best and median of N runs, with the modules
-   that `python -X importtime` shows as the costliest.
+   that `python -X importtime` shows as the costliest. shared/gligabao is
+   compiled first, as the layer ships it (.pyc files, layers/core/Makefile);
+   ``--no-pyc`` measures instead what a layer without bytecode costs on
+   Lambda, where /opt is read-only: every module but the stdlib's compiled
+   by every cold start.
 3. That importing a handler imports nothing on
    gligabao.handlers.COLD_START_DENIED (the X-Ray SDK, the MCP SDK's models,
    the LLM SDKs, numpy, sqlite3, ...): they load on first use only.
@@ -28,6 +34,7 @@ import argparse
 import io
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -35,12 +42,13 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from gligabao.handlers import COLD_START_DENIED
+from gligabao.handlers import COLD_START_DENIED, COLD_START_DENIED_IN
 
 from .harness import ROOT
 
 LAYER_SRC = ROOT / "layers" / "core"
 SAM_LAYER = ROOT / ".aws-sam" / "build" / "CoreLayer"
+TEMPLATE = ROOT / "template.yaml"
 HANDLERS = ["remember", "query", "datasets", "records", "browse", "mcp", "remember_worker"]
 ALSO_SHOW = ["boto3", "botocore", "pynamodb", "opensearchpy", "pydantic", "httpx"]
 LAMBDA_UNZIPPED_LIMIT = 250 * 2**20
@@ -86,6 +94,8 @@ def report_layer(layer: Path, source: str) -> None:
     print(f"  zipped   {zipped_size(layer) / MiB:7.1f} MiB")
     own = tree_size(python_dir / "gligabao") if (python_dir / "gligabao").exists() else 0
     print(f"  of which gligabao itself {own / 2**10:.0f} KiB")
+    pyc = sum(p.stat().st_size for p in python_dir.rglob("*.pyc"))
+    print(f"  of which bytecode (.pyc) {pyc / MiB:.1f} MiB")
     print("  largest:")
     for name, size in top_level(python_dir):
         print(f"    {name:<28} {size / MiB:6.1f} MiB")
@@ -103,12 +113,30 @@ print(json.dumps({"ms": (t1 - t0) * 1000, "cpu_ms": (c1 - c0) * 1000, "modules":
 """
 
 
-def import_once(module: str, shared: Path | None = None) -> tuple[float, float, set[str]]:
+def stdlib_only_bytecode() -> dict[str, str]:
+    """The environment of an interpreter that finds bytecode for the stdlib
+    only (as on Lambda with a layer that ships none): a PYTHONPYCACHEPREFIX
+    holding the stdlib's .pyc files, compiled once, and nothing written."""
+    import sysconfig
+
+    prefix = Path(tempfile.gettempdir()) / f"gb-stdlib-pyc-{sys.implementation.cache_tag}"
+    env = {"PYTHONPYCACHEPREFIX": str(prefix), "PYTHONDONTWRITEBYTECODE": "1"}
+    if not prefix.exists():
+        stdlib = sysconfig.get_paths()["stdlib"]
+        subprocess.run([sys.executable, "-m", "compileall", "-q", "-j", "0", stdlib],
+                       env={**os.environ, **env}, capture_output=True, check=False)  # fmt: skip
+    return env
+
+
+def import_once(
+    module: str, shared: Path | None = None, extra_env: dict[str, str] | None = None
+) -> tuple[float, float, set[str]]:
     """(wall ms, CPU ms, the modules loaded) of one import in a fresh
     interpreter (from ``shared``, another tree's package folder, when given).
     The CPU time leaves out the waits for a core: on a shared, loaded machine
     it is the steadier figure (the wall one is what Lambda's init phase bills)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GB_", "PYTHONPROFILE"))}
+    env.update(extra_env or {})
     if shared is not None:
         env["PYTHONPATH"] = str(shared)
     out = subprocess.run(
@@ -150,10 +178,13 @@ def importtime_top(module: str, n: int = 6) -> list[tuple[str, int]]:
     return sorted(rows.items(), key=lambda r: -r[1])[:n]
 
 
-def compare(other: Path, runs: int) -> None:
+def compare(other: Path, runs: int, other_env: dict[str, str], this_env: dict[str, str]) -> None:
     """Each handler of this checkout and of ``other`` (a tree's shared/ folder,
     e.g. ``git archive main shared | tar -x -C /tmp/main``), interleaved run
-    by run so that both see the same load: medians and the CPU ratio."""
+    by run so that both see the same load: medians and the CPU ratio. Both
+    trees are compiled; ``other_env`` (e.g. stdlib-only bytecode: the layer
+    before it shipped any) and ``this_env`` (template.yaml's variables) apply
+    to each."""
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(other), str(ROOT / "shared")],
                    check=True, capture_output=True)  # fmt: skip
     print(f"this checkout against {other}, median of {runs}, interleaved "
@@ -164,8 +195,8 @@ def compare(other: Path, runs: int) -> None:
             continue
         ours, theirs = [], []
         for _ in range(runs):
-            theirs.append(import_once(module, other))
-            ours.append(import_once(module, ROOT / "shared"))
+            theirs.append(import_once(module, other, other_env))
+            ours.append(import_once(module, ROOT / "shared", this_env))
         (tw, tc), (ow, oc) = [
             (statistics.median(r[0] for r in rs), statistics.median(r[1] for r in rs))
             for rs in (theirs, ours)
@@ -180,9 +211,17 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=5, help="fresh interpreters per handler")
     parser.add_argument("--no-layer", action="store_true", help="only the import figures")
     parser.add_argument("--against", type=Path, help="another tree's shared/: interleaved imports")
+    parser.add_argument("--no-pyc", action="store_true", help="only the stdlib's bytecode")
     args = parser.parse_args()
+    # The functions' environment as far as imports see it (template.yaml's Globals).
+    globals_env = dict(
+        re.findall(r"^\s+(PYDANTIC_DISABLE_PLUGINS): (\S+)$", TEMPLATE.read_text(), re.M)
+    )
     if args.against:
-        compare(args.against.resolve(), args.runs)
+        # --no-pyc with --against: the other tree as Lambda ran a layer without
+        # bytecode, this one as the layer ships now.
+        other_env = stdlib_only_bytecode() if args.no_pyc else {}
+        compare(args.against.resolve(), args.runs, other_env, globals_env)
         return 0
 
     if not args.no_layer:
@@ -194,17 +233,27 @@ def main() -> int:
                 report_layer(Path(tmp), "built by layers/core/Makefile")
         print()
 
+    if args.no_pyc:
+        extra_env = {**globals_env, **stdlib_only_bytecode()}
+        compiled = "no bytecode but the stdlib's (a layer without .pyc on Lambda)"
+    else:
+        extra_env = dict(globals_env)
+        subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "shared")],
+                       check=True, capture_output=True)  # fmt: skip
+        compiled = "gligabao and its dependencies compiled (.pyc, as the layer ships them)"
     print(f"cold import of each handler ({sys.executable}, Python {sys.version.split()[0]},")
+    print(f"{compiled}; {' '.join(f'{k}={v}' for k, v in globals_env.items()) or 'no env'};")
     print(f"best / median of {args.runs} fresh interpreters, wall and CPU time; the interpreter's")
     print(f"own start excluded; {os.getloadavg()[0]:.1f} load average)")
     failed = False
     for name in HANDLERS:
         module = f"gligabao.handlers.{name}"
-        runs = [import_once(module) for _ in range(args.runs)]
+        runs = [import_once(module, extra_env=extra_env) for _ in range(args.runs)]
         times = [ms for ms, _, _ in runs]
         cpu = [c for _, c, _ in runs]
         loaded = runs[-1][2]
-        bad = [d for d in COLD_START_DENIED if any(m == d or m.startswith(d + ".") for m in loaded)]
+        denied = [*COLD_START_DENIED, *COLD_START_DENIED_IN.get(name, ())]
+        bad = [d for d in denied if any(m == d or m.startswith(d + ".") for m in loaded)]
         shown = [m for m in ALSO_SHOW if m in loaded]
         failed |= bool(bad)
         print(
@@ -215,6 +264,7 @@ def main() -> int:
         print(f"      loads: {', '.join(shown) or '-'}")
         top = ", ".join(f"{m} {us / 1000:.0f} ms" for m, us in importtime_top(module))
         print(f"      costliest imports: {top}")
+    print(f"(load average at the end: {os.getloadavg()[0]:.1f})")
     return 1 if failed else 0
 
 

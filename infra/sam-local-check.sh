@@ -220,8 +220,10 @@ sam_build() {
         template.yaml >"$X86_TEMPLATE"
     grep -q arm64 "$X86_TEMPLATE" && die "arm64 left in the x86_64 copy of template.yaml"
     rm -rf "$BUILD_DIR"
-    # The layer's Makefile downloads wheels for PLATFORM: the x86_64 ones here.
-    MAKEFLAGS="PLATFORM=manylinux2014_x86_64" timeout 900 "$SAM" build \
+    # The layer's Makefile downloads wheels for PLATFORM: the x86_64 ones here; its
+    # bytecode is compiled by the runtime's Python (3.12, pyenv's here).
+    PYC_PYTHON="$(python312)/bin/python3.12" MAKEFLAGS="PLATFORM=manylinux2014_x86_64" \
+        timeout 900 "$SAM" build \
         --template-file "$X86_TEMPLATE" --build-dir "$BUILD_DIR" >"$RUN/sam-build.log" 2>&1 \
         || { tail -n 40 "$RUN/sam-build.log" >&2; die "sam build failed"; }
 }

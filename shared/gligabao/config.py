@@ -1,5 +1,6 @@
-"""Settings: every environment variable gligabao reads, in one pydantic-settings
-model, each with its default written once. docs/configuration.md's table is
+"""Settings: every environment variable gligabao reads, in one pydantic
+model, each with its default written once (read as pydantic-settings read
+it, by env_source.py). docs/configuration.md's table is
 generated from it (`python -m gligabao.local.config_table`).
 
 Providers: GB_LLM_PROVIDER (anthropic | bedrock | openai) answers the LLM
@@ -21,9 +22,9 @@ import os
 from functools import cached_property, lru_cache
 from typing import Any, Literal
 
-from pydantic import AliasChoices, Field, field_validator, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from . import env_source
 from .ai.calibration import thresholds_for
 from .ai.models import (
     DEFAULT_LLM_MODEL,
@@ -87,14 +88,22 @@ def _one_of(name: str, value: Any, allowed: tuple[str, ...]) -> Any:
     return value
 
 
-class Settings(BaseSettings):
-    model_config = SettingsConfigDict(
-        env_prefix=ENV_PREFIX,
-        env_ignore_empty=True,  # VAR= is unset, as before: the default applies
+class Settings(BaseModel):
+    """``Settings()`` reads the environment; keyword arguments (field names)
+    override it. VAR= is unset: the default applies (env_source.py)."""
+
+    model_config = ConfigDict(
         str_strip_whitespace=True,
         populate_by_name=True,
         frozen=True,
+        # As pydantic-settings' BaseSettings: a default goes through the
+        # validators too, and an unknown name is an error.
+        validate_default=True,
+        extra="forbid",
     )
+
+    def __init__(self, **values: Any) -> None:
+        super().__init__(**{**env_source.read(type(self), ENV_PREFIX), **values})
 
     # -- models ---------------------------------------------------------------
     llm_provider: LLMProvider = var(
@@ -441,10 +450,7 @@ class Settings(BaseSettings):
 
 def env_names(name: str) -> list[str]:
     """The variables that set a field, first found wins."""
-    alias = Settings.model_fields[name].validation_alias
-    if isinstance(alias, AliasChoices):
-        return [str(choice) for choice in alias.choices]
-    return [f"{ENV_PREFIX}{name.upper()}"]
+    return env_source.names_of(Settings, name, ENV_PREFIX)
 
 
 def load_settings(*, local: bool | None = False) -> Settings:

@@ -10,6 +10,7 @@ import sys
 import pytest
 
 from gligabao.handlers import COLD_START_DENIED as DENIED
+from gligabao.handlers import COLD_START_DENIED_IN as DENIED_IN
 
 HANDLERS = ["remember", "query", "datasets", "records", "browse", "mcp", "remember_worker"]
 
@@ -21,15 +22,18 @@ def loaded_by(code: str) -> set[str]:
     return set(out.stdout.split())
 
 
-def denied_in(loaded: set[str]) -> list[str]:
-    return sorted(d for d in DENIED if any(m == d or m.startswith(d + ".") for m in loaded))
+def denied_in(loaded: set[str], handler: str = "") -> list[str]:
+    denied = {*DENIED, *DENIED_IN.get(handler, ())}
+    return sorted(d for d in denied if any(m == d or m.startswith(d + ".") for m in loaded))
 
 
 @pytest.mark.parametrize("handler", HANDLERS)
 def test_handler_import_loads_nothing_denied(handler: str) -> None:
-    loaded = loaded_by(f"import gligabao.handlers.{handler} as h\nassert callable(h.lambda_handler)")
+    loaded = loaded_by(
+        f"import gligabao.handlers.{handler} as h\nassert callable(h.lambda_handler)"
+    )
     assert "gligabao.handlers" in loaded
-    assert denied_in(loaded) == []
+    assert denied_in(loaded, handler) == []
 
 
 def test_the_check_sees_a_heavy_import() -> None:
@@ -37,3 +41,13 @@ def test_the_check_sees_a_heavy_import() -> None:
     denied package (as a stray top-level import in it would) is caught."""
     loaded = loaded_by("import sqlite3\nimport gligabao.handlers.datasets")
     assert denied_in(loaded) == ["sqlite3"]
+
+
+def test_the_powertools_packages_are_not_run_whole() -> None:
+    """Importing the event handler's package the ordinary way (before the
+    handlers could skip its __init__) loads every resolver, asyncio with
+    them: the deny list sees it."""
+    loaded = loaded_by(
+        "import aws_lambda_powertools.event_handler\nimport gligabao.handlers.datasets"
+    )
+    assert {"asyncio", "aws_lambda_powertools.event_handler.appsync"} <= set(denied_in(loaded))

@@ -22,9 +22,9 @@ from ..errors import GbError, NotConfigured
 from ..memory.batch import BatchInput, Item, ledger_id
 from ..memory.options import StageOptions
 from ..records.meter import Meter
-from .jobs import enqueue
+from .jobs import BATCH_KIND, enqueue
 
-KIND = "remember_batch"
+KIND = BATCH_KIND
 NO_EXTRACT_HINT = '; items with "extract": false are stored as passages, which needs no LLM'
 
 

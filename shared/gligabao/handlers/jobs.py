@@ -16,6 +16,10 @@ from ..api.app import json_response
 from ..errors import GbError
 from ..records.model import new_call
 
+# The job kind of a queued remember/batch (handlers/batch.py), here so that the
+# worker tells it apart without importing the batch route's code.
+BATCH_KIND = "remember_batch"
+
 ACCEPTED = "accepted"
 _RESPOND_ASYNC = re.compile(r"^\s*respond-async\s*(;.*)?$", re.I)
 

@@ -26,34 +26,48 @@ from ..api.requests import (
 from ..api.schemas import DatasetsOut, ForgottenOut, QueryOut, RememberOut, SearchOut
 from ..mcp.tools import Caller, ToolSpec
 from ..models import DatasetKey
-from . import browse, datasets, query, remember
 
 if TYPE_CHECKING:
     from ..mcp.server import McpServer
 
 app = make_app()
 
+# Each tool imports the handler module of its HTTP route when it is first called, not at
+# import: an MCP request runs one tool (initialize and tools/list none), and the four
+# routes' code (their use cases, prompts and stores' ports) is some 60 ms of the
+# import here (docs/performance.md).
+
 
 def _remember(caller: Caller, req: RememberRequest, arguments: dict[str, Any]) -> dict[str, Any]:
+    from . import remember
+
     authorize(caller.event, req.user_id)
     return remember.store(req, arguments, req.idempotency_key, caller.lambda_context)
 
 
 def _query(caller: Caller, req: QueryRequest, arguments: dict[str, Any]) -> dict[str, Any]:
+    from . import query
+
     return query.answer(caller.event, req)
 
 
 def _search(caller: Caller, req: SearchRequest, arguments: dict[str, Any]) -> dict[str, Any]:
+    from . import query
+
     return query.context(caller.event, req)
 
 
 def _list_datasets(
     caller: Caller, req: DatasetsRequest, arguments: dict[str, Any]
 ) -> dict[str, Any]:
+    from . import datasets
+
     return datasets.listing(caller.event, req.user_id)
 
 
 def _forget(caller: Caller, req: ForgetRequest, arguments: dict[str, Any]) -> dict[str, Any]:
+    from . import browse
+
     return browse.forget(caller.event, DatasetKey(req.user_id, req.dataset), req.artifact_id)
 
 

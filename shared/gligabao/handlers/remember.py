@@ -13,7 +13,6 @@ from aws_lambda_powertools.event_handler import Response
 from .. import clock, wiring
 from ..api.app import current_call_id, json_body, json_response, lambda_entry, make_app, run_call
 from ..api.auth import authorize
-from ..api.batch import BatchRequest
 from ..api.params import header_idempotency_key, param_id
 from ..api.requests import RememberRequest, SplitRequest, validate
 from ..api.stages import levels, models
@@ -21,9 +20,7 @@ from ..config import settings
 from ..errors import NotConfigured
 from ..memory.options import StageOptions
 from ..memory.remember import RememberInput
-from ..memory.split import SplitInput
 from ..memory.window import Said
-from .batch import queue_batch
 from .jobs import ACCEPTED, accepted_response, enqueue, wants_async
 
 app = make_app()
@@ -120,8 +117,14 @@ def queue_remember(
     return enqueue("remember", req.user_id, req.dataset, req.session_id, call_id, job)
 
 
+# The batch and split routes share this function but not a remember's code: each
+# imports its own (its request model, use case) when first called, not at the
+# function's cold start (docs/performance.md).
 @app.post("/v1/gb/remember/batch")
 def remember_batch() -> Response[str]:
+    from ..api.batch import BatchRequest
+    from .batch import queue_batch
+
     body = json_body(app)
     req = validate(BatchRequest, body)
     authorize(app.current_event, req.user_id)
@@ -135,6 +138,8 @@ def remember_batch() -> Response[str]:
 # so it runs in the same function (its stores, embedder and records).
 @app.post("/v1/gb/entities/<id>/split")
 def split(id: str) -> Response[str]:
+    from ..memory.split import SplitInput
+
     eid = param_id(id, "id")
     req = validate(SplitRequest, json_body(app))
     authorize(app.current_event, req.user_id, operator_only=True)
