@@ -56,7 +56,7 @@ def profiled(fn: Any, out: str) -> Any:
         return run
 
     submit = parallel._POOL.submit
-    parallel._POOL.submit = lambda f, *a: submit(wrap(f), *a)  # type: ignore[method-assign]
+    parallel._POOL.submit = lambda f, *a: submit(wrap(f), *a)  # type: ignore[method-assign,assignment]
     run = wrap(fn)
 
     def dump() -> None:

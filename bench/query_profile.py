@@ -70,9 +70,9 @@ def child(out: str, timer: str, serve_args: list[str]) -> int:
         with lock:
             profiles.clear()
 
-    server._RequestHandler.handle = profiled(server._RequestHandler.handle)  # type: ignore[method-assign]
+    server._RequestHandler.handle = profiled(server._RequestHandler.handle)  # type: ignore[method-assign,assignment]
     submit = parallel._POOL.submit
-    parallel._POOL.submit = lambda fn, *a: submit(profiled(fn), *a)  # type: ignore[method-assign]
+    parallel._POOL.submit = lambda fn, *a: submit(profiled(fn), *a)  # type: ignore[method-assign,assignment]
     signal.signal(signal.SIGUSR1, reset)
     try:
         return cli.main(["serve", *serve_args])
