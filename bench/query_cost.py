@@ -32,6 +32,10 @@ code (``git archive main shared | tar -x -C DIR``), ``--rounds`` times each,
 alternating, so that both rows are measured at the same load (the rows:
 ``before`` and ``now``, every question of every round).
 
+With ``--neighbours-mb`` the same graph is also written alone into a file
+of its own, and the two files are served in turn (``--rounds``): the rows
+``alone`` and ``beside others``, at the same load.
+
 ``--remember N``: N short remembers (one sentence each) into a fresh dataset,
 the fake LLM answering extraction at once: their wall time, and the steps that
 dominate it. Timings are printed, never asserted.
@@ -250,22 +254,31 @@ def main(argv: list[str] | None = None) -> int:
                 g = generate(key, size, rng)
                 write_graph(path, g, args.dim)
                 qs = questions(g, args.questions, rng, emb, args.dim)
-                sides = {"before": args.against, "now": None} if args.against else {"": None}
+                # (label, file, tree): before/now on one file, or the dataset
+                # alone in a file of its own against beside the neighbours
+                sides: dict[str, tuple[Path, str | None]] = {"": (path, None)}
+                if args.against:
+                    sides = {"before": (path, args.against), "now": (path, None)}
+                elif args.neighbours_mb:
+                    alone = Path(tmp) / f"gb-{size}-alone.db"
+                    write_graph(alone, generate(key, size, random.Random(size)), args.dim)
+                    sides = {"alone": (alone, None), "beside others": (path, None)}
                 runs: dict[str, list[dict[str, Any]]] = {name: [] for name in sides}
                 for _ in range(max(1, args.rounds)):
-                    for name, shared in sides.items():
-                        child, base = serve(path, llm, emb, args.dim, shared)
+                    for name, (file, shared) in sides.items():
+                        child, base = serve(file, llm, emb, args.dim, shared)
                         try:
                             runs[name].append(ask(child, base, qs, llm))
                         finally:
                             child.stop()
                 for name, side in runs.items():
                     r = merge(side)
+                    file = sides[name][0]
                     rows.append(
                         [
                             f"{size} {name}".strip(),
-                            others,
-                            f"{path.stat().st_size / 1e6:.0f}",
+                            others if file == path else 0,
+                            f"{file.stat().st_size / 1e6:.0f}",
                             *(
                                 f"{pct(r[k], p):.2f}"
                                 for k, p in (
@@ -305,14 +318,16 @@ def main(argv: list[str] | None = None) -> int:
                     )
                 )
                 print("steps, median ms:\n  " + "\n  ".join(steps))
-            if args.remember:
-                child, base = serve(Path(tmp) / "gb-remember.db", llm, emb, args.dim)
+            trees = {"before": args.against, "now": None} if args.against else {"": None}
+            for name, shared in trees.items() if args.remember else ():
+                db = Path(tmp) / f"gb-remember-{name or 'now'}.db"
+                child, base = serve(db, llm, emb, args.dim, shared)
                 try:
                     r = remember_run(child, base, llm, args.remember)
                 finally:
                     child.stop()
                 print(
-                    f"remember x{args.remember}: wall p50 {pct(r['wall'], 50):.2f} ms, "
+                    f"remember x{args.remember} {name}: wall p50 {pct(r['wall'], 50):.2f} ms, "
                     f"p95 {pct(r['wall'], 95):.2f} ms, server CPU {r['cpu']:.1f} ms each"
                 )
                 ranked = sorted(r["steps"].items(), key=lambda kv: -kv[1])
