@@ -71,3 +71,4 @@ class DynamoErase:
             kept.save()
         batch_write(deletes=[*rows, DatasetRow(ERASING, user_id)])
         return len(rows)
+
