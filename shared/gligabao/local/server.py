@@ -133,6 +133,13 @@ class _RequestHandler(BaseHTTPRequestHandler):
         for k, v in headers.items():
             self.send_header(k, v)
         self.send_header("Content-Length", str(len(body)))
+        if self.command != "HEAD" and body and hasattr(self, "_headers_buffer"):
+            # The headers and the body in one write (one send, one segment
+            # for a small answer): http.server buffers the headers until
+            # end_headers, which would flush them on their own.
+            self._headers_buffer.append(b"\r\n" + body)
+            self.flush_headers()
+            return
         self.end_headers()
         if self.command != "HEAD" and body:
             self.wfile.write(body)

@@ -46,6 +46,10 @@ def sqlite_errors(what: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
 # 4: the passages' words in one FTS5 table per dataset (words_table).
 SCHEMA_VERSION = 4
 BUSY_TIMEOUT_MS = 30_000  # a writer waits this long for another one
+# Prepared statements kept per connection (sqlite3's default is 128): a query
+# sends a few dozen texts, the IN lists and compound reads one per length, and
+# a statement prepared again costs more than the read it runs.
+CACHED_STATEMENTS = 512
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS datasets (
@@ -259,6 +263,7 @@ class Database:
             timeout=BUSY_TIMEOUT_MS / 1000,
             isolation_level=None,
             check_same_thread=False,
+            cached_statements=CACHED_STATEMENTS,
         )
         conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
         conn.execute("PRAGMA synchronous=FULL")

@@ -6,6 +6,14 @@ One process writes the file (the local server). A claim is a row, taken with
 memory while it runs. A claim whose entity or edge is committed is permanent;
 one of a live call of this process is waited for (briefly), then Busy; any
 other (a call that died with an earlier process, or gave up) is taken over.
+
+Claims commit without an fsync of their own (``durable=False``): they are
+taken before the remember's commit, whose fsync (``synchronous=FULL``) makes
+every earlier frame of the write-ahead log durable with it. A power cut
+before that commit may lose them, and the remember with them (it never
+answered); a claim left behind is a lease of a call that is no longer
+running, taken over by the next one. A remember named three entities and two
+facts: five fsyncs fewer (docs/performance.md).
 """
 
 from __future__ import annotations
@@ -52,7 +60,7 @@ class SqliteClaims:
         extra_v = "" if kind == "name" else ", ?"
         deadline = time.monotonic() + self.lease_wait_s
         while True:
-            with self.db.write() as conn:
+            with self.db.write(durable=False) as conn:
                 conn.execute(
                     f"INSERT OR IGNORE INTO {table} (pk, {col}, {owner_col}{extra}) "
                     f"VALUES (?, ?, ?{extra_v})",
@@ -94,7 +102,7 @@ class SqliteClaims:
     def release(self, txn: str) -> None:
         """The call gave up: its claims are deleted (where it still holds them)."""
         held = self.forget(txn)
-        with self.db.write() as conn:
+        with self.db.write(durable=False) as conn:
             for pk, kind, item, row_id in held:
                 if kind == "name":
                     conn.execute(

@@ -13,13 +13,17 @@ own FTS5 BM25 (one table per dataset, ``sqlite.db.words_table``, Porter
 stems) and fuse the two rankings by reciprocal rank.
 
 The file holds the truth; each process keeps one matrix per (dataset, kind)
-in memory and reads only the rows written since (``seq`` grows with every
-write, also another process's), so a search costs one small SELECT. Deleting
-a dataset bumps its epoch, which makes every process reload it.
+in memory (:mod:`..knn`: exact up to 20k rows, a one-bit-code first pass with
+exact rescoring above) and reads only the rows written since (``seq`` grows
+with every write, also another process's). A search first reads, in one
+statement, the dataset's epoch, each searched kind's highest ``seq`` and
+whether its words table exists; rows are read only when a ``seq`` moved.
+Deleting a dataset bumps its epoch, which makes every process reload it.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import sqlite3
 import threading
@@ -33,17 +37,12 @@ from ...models import DatasetKey
 from ...oneway import one_way
 from ...sqlite.db import Database, create_words, sqlite_errors, words_table
 from ...text import query_terms
+from ..knn import VectorTable, unit
 from ..port import GeoHit, Hit, Kind, SearchRequest, VectorItem, fuse
 
 P = ParamSpec("P")
 R = TypeVar("R")
 KM_PER_DEGREE_LAT = 111.2
-
-
-def _unit(vector: list[float]) -> np.ndarray:
-    v = np.asarray(vector, dtype=np.float32)
-    n = float(np.linalg.norm(v))
-    return v / n if n > 0 else v
 
 
 def epoch_key(key: DatasetKey) -> str:
@@ -64,10 +63,7 @@ def _bump(conn: sqlite3.Connection, key: DatasetKey) -> None:
 class _Cached:
     epoch: int = -1
     seq: int = 0
-    ids: list[int] = field(default_factory=list)
-    pos: dict[int, int] = field(default_factory=dict)
-    rows: list[np.ndarray] = field(default_factory=list)
-    matrix: np.ndarray | None = None
+    table: VectorTable = field(default_factory=VectorTable)
 
 
 def _words(conn: sqlite3.Connection, key: DatasetKey) -> str | None:
@@ -77,6 +73,17 @@ def _words(conn: sqlite3.Connection, key: DatasetKey) -> str | None:
         "SELECT 1 FROM sqlite_master WHERE name = ? AND type = 'table'", (table,)
     ).fetchone()
     return table if found else None
+
+
+@functools.cache
+def _state_sql(kinds: tuple[str, ...]) -> str:
+    """The epoch, whether the words table exists, and the highest seq of each
+    kind (the index's last entry, not a scan), in one statement."""
+    tops = "".join(", (SELECT max(seq) FROM vectors WHERE pk = ? AND kind = ?)" for _ in kinds)
+    return (
+        "SELECT (SELECT epoch FROM vector_epochs WHERE pk = ?), "
+        "(SELECT count(*) FROM sqlite_master WHERE name = ? AND type = 'table')" + tops
+    )
 
 
 class SqliteVectorIndex:
@@ -100,7 +107,7 @@ class SqliteVectorIndex:
                 "INSERT OR REPLACE INTO vectors (pk, kind, id, vec, lat, lon) "
                 "VALUES (?, ?, ?, ?, ?, ?)",
                 [
-                    (key.pk, kind, item.id, _unit(item.vector).tobytes(), item.lat, item.lon)
+                    (key.pk, kind, item.id, unit(item.vector).tobytes(), item.lat, item.lon)
                     for item in items
                 ],
             )
@@ -110,44 +117,66 @@ class SqliteVectorIndex:
                 create_words(conn, table)
                 # by rowid (the passage's ID): a replaced passage is found
                 # without a scan
-                conn.executemany(f"INSERT OR REPLACE INTO {table} (rowid, text) VALUES (?, ?)", texts)
+                conn.executemany(
+                    f"INSERT OR REPLACE INTO {table} (rowid, text) VALUES (?, ?)", texts
+                )
 
-    def _fresh(self, conn: sqlite3.Connection, key: DatasetKey, kind: str) -> _Cached:
-        """The cached matrix of (dataset, kind), brought up to date."""
-        row = conn.execute(
-            "SELECT epoch FROM vector_epochs WHERE pk = ?", (epoch_key(key),)
-        ).fetchone()
-        epoch = row[0] if row else 0
+    def _fresh(
+        self, conn: sqlite3.Connection, key: DatasetKey, kind: str, epoch: int, top: int | None
+    ) -> _Cached:
+        """The cached table of (dataset, kind), brought up to date: rows are
+        read only when the kind's highest seq is past the cached one."""
         c = self._cache.get((key.pk, kind))
         if c is None or c.epoch != epoch:
             c = self._cache[(key.pk, kind)] = _Cached(epoch=epoch)
-        new = conn.execute(
-            "SELECT seq, id, vec FROM vectors WHERE pk = ? AND kind = ? AND seq > ? ORDER BY seq",
-            (key.pk, kind, c.seq),
-        ).fetchall()
-        for seq, row_id, blob in new:
-            vec = np.frombuffer(blob, dtype=np.float32)
-            if row_id in c.pos:
-                c.rows[c.pos[row_id]] = vec
+        if top is None or top <= c.seq:
+            return c
+        new = self._since(conn, key, kind, c.seq)
+        if new and c.table.dim is not None and any(len(b) != 4 * c.table.dim for *_, b in new):
+            # Vectors of another dimension (a new embedding model, being
+            # reindexed): reload the rows as they are now.
+            c = self._cache[(key.pk, kind)] = _Cached(epoch=epoch)
+            new = self._since(conn, key, kind, 0)
+        if new:
+            dims = {len(blob) for _, _, blob in new}
+            if len(dims) == 1:  # one block (a replaced ID keeps its row)
+                vecs = np.frombuffer(b"".join(b for _, _, b in new), dtype=np.float32)
+                c.table.set_many([r for _, r, _ in new], vecs.reshape(len(new), -1))
             else:
-                c.pos[row_id] = len(c.ids)
-                c.ids.append(row_id)
-                c.rows.append(vec)
-            c.seq = seq
-        if new or c.matrix is None:
-            dims = {r.shape[0] for r in c.rows}
-            c.matrix = np.stack(c.rows) if len(dims) == 1 else None
+                for _, row_id, blob in new:
+                    c.table.set(row_id, np.frombuffer(blob, dtype=np.float32))
+            c.seq = new[-1][0]
         return c
+
+    @staticmethod
+    def _since(
+        conn: sqlite3.Connection, key: DatasetKey, kind: str, seq: int
+    ) -> list[tuple[int, int, bytes]]:
+        return conn.execute(
+            "SELECT seq, id, vec FROM vectors WHERE pk = ? AND kind = ? AND seq > ? ORDER BY seq",
+            (key.pk, kind, seq),
+        ).fetchall()
 
     @sqlite_errors("vector index search")
     def search(self, key: DatasetKey, requests: list[SearchRequest]) -> list[list[Hit]]:
         self.requests += 1
         out: list[list[Hit]] = []
+        kinds = tuple(dict.fromkeys(r.kind for r in requests))
+        units: dict[int, np.ndarray] = {}  # the question's unit vector, once for all kinds
         with self._lock, self.db.read() as conn:
+            epoch, words, *tops = conn.execute(
+                _state_sql(kinds),
+                (epoch_key(key), words_table(key.pk), *(x for k in kinds for x in (key.pk, k))),
+            ).fetchone()
+            top = dict(zip(kinds, tops, strict=True))
             for req in requests:
-                hits = self._knn(conn, key, req)
+                c = self._fresh(conn, key, req.kind, epoch or 0, top[req.kind])
+                q = units.get(id(req.vector))
+                if q is None:
+                    q = units[id(req.vector)] = unit(req.vector)
+                hits = [Hit(i, s) for i, s in c.table.search(q, req.k, req.min_score)]
                 if req.text is not None and req.kind == "chunks":
-                    lexical = self._lexical(conn, key, req.text, req.k)
+                    lexical = self._lexical(conn, key, req.text, req.k) if words else []
                     hits = fuse([[h.id for h in hits], lexical], req.k)
                 out.append(hits)
         return out
@@ -158,9 +187,7 @@ class SqliteVectorIndex:
         terms = query_terms(text)
         if not terms or k <= 0:
             return []
-        table = _words(conn, key)
-        if table is None:
-            return []  # no passage written yet
+        table = words_table(key.pk)  # (the caller checked that it exists)
         match = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
         rows = conn.execute(
             f"SELECT rowid FROM {table} WHERE {table} MATCH ? "
@@ -168,21 +195,6 @@ class SqliteVectorIndex:
             (match, k),
         ).fetchall()
         return [int(r[0]) for r in rows]
-
-    def _knn(self, conn: sqlite3.Connection, key: DatasetKey, req: SearchRequest) -> list[Hit]:
-        c = self._fresh(conn, key, req.kind)
-        q = _unit(req.vector)
-        if c.matrix is None or c.matrix.shape[1] != q.shape[0]:
-            return []
-        scores = c.matrix @ q
-        if req.k < scores.shape[0]:  # the best k first, then only those sorted
-            top = np.argpartition(-scores, req.k)[: req.k]
-            order = top[np.argsort(-scores[top], kind="stable")]
-        else:
-            order = np.argsort(-scores, kind="stable")
-        return [
-            Hit(int(c.ids[i]), float(scores[i])) for i in order if float(scores[i]) >= req.min_score
-        ]
 
     @sqlite_errors("vector index nearby")
     def nearby(
