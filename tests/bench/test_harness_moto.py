@@ -14,7 +14,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
-SCRIPT = r'''
+SCRIPT = r"""
 import json, sys
 import boto3
 from botocore.exceptions import ClientError
@@ -52,13 +52,19 @@ for condition in ({"ConditionExpression": "attribute_not_exists(pk)"}, {}):
     seen.append(query())
 server.stop()
 print(json.dumps(seen))
-'''
+"""
 
 
 def run(mode: str) -> str:
     env = {**os.environ, "PYTHONPATH": f"{ROOT / 'shared'}{os.pathsep}{ROOT}"}
-    done = subprocess.run([sys.executable, "-c", SCRIPT, mode], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", SCRIPT, mode],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     return done.stdout.strip()
 
@@ -67,5 +73,7 @@ def run(mode: str) -> str:
 def test_a_cancelled_transaction_leaves_the_items_as_moto_does() -> None:
     plain, fast = run("plain"), run("fast")
     assert fast == plain
-    assert fast == ('["TransactionCanceledException", [["a", "1"], ["b", "1"]], '
-                    '"written", [["a", "2"], ["c", null]]]')
+    assert fast == (
+        '["TransactionCanceledException", [["a", "1"], ["b", "1"]], '
+        '"written", [["a", "2"], ["c", null]]]'
+    )

@@ -20,12 +20,20 @@ ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.timeout(600)
 
 
-def run(module: str, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def run(
+    module: str, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     """``python -m bench.MODULE ARGS`` from the repository root, as its
     docstring says to run it."""
     full = {**os.environ, **(env or {}), "PYTHONPATH": str(ROOT / "shared")}
-    return subprocess.run([sys.executable, "-m", f"bench.{module}", *args], cwd=ROOT, env=full,
-                          capture_output=True, text=True, timeout=540)
+    return subprocess.run(
+        [sys.executable, "-m", f"bench.{module}", *args],
+        cwd=ROOT,
+        env=full,
+        capture_output=True,
+        text=True,
+        timeout=540,
+    )
 
 
 def bench(module: str, *args: str, env: dict[str, str] | None = None) -> str:
@@ -39,46 +47,86 @@ def turn(n: int, i: int, speaker: str, text: str, **extra: str) -> dict[str, Any
     return {"speaker": speaker, "dia_id": f"D{n}:{i}", "text": text, **extra}
 
 
-CONVERSATION = [{
-    "sample_id": "conv-t1",
-    "conversation": {
-        "speaker_a": "Ada", "speaker_b": "Ben",
-        "session_1_date_time": "1:56 pm on 8 May, 2023",
-        "session_1": [
-            turn(1, 1, "Ada", "Hi Ben! How was your week?"),
-            turn(1, 2, "Ben", "Busy. I started a pottery class at the community centre."),
-            turn(1, 3, "Ada", "Nice! I adopted a greyhound named Pixel.",
-                 img_url="http://x", blip_caption="a photo of a grey dog on a sofa"),
-            turn(1, 4, "Ben", "Pixel is a great name. Dogs are the best."),
+CONVERSATION = [
+    {
+        "sample_id": "conv-t1",
+        "conversation": {
+            "speaker_a": "Ada",
+            "speaker_b": "Ben",
+            "session_1_date_time": "1:56 pm on 8 May, 2023",
+            "session_1": [
+                turn(1, 1, "Ada", "Hi Ben! How was your week?"),
+                turn(1, 2, "Ben", "Busy. I started a pottery class at the community centre."),
+                turn(
+                    1,
+                    3,
+                    "Ada",
+                    "Nice! I adopted a greyhound named Pixel.",
+                    img_url="http://x",
+                    blip_caption="a photo of a grey dog on a sofa",
+                ),
+                turn(1, 4, "Ben", "Pixel is a great name. Dogs are the best."),
+            ],
+            "session_2_date_time": "10:00 am on 20 June, 2023",
+            "session_2": [
+                turn(2, 1, "Ada", "I ran my first half marathon in Lisbon last Sunday!"),
+                turn(2, 2, "Ben", "Congratulations! My pottery teacher says my bowls improved."),
+                turn(2, 3, "Ada", "Pixel came to watch the race with my sister."),
+            ],
+        },
+        "qa": [
+            {
+                "question": "What class did Ben start?",
+                "answer": "pottery",
+                "evidence": ["D1:2"],
+                "category": 4,
+            },
+            {
+                "question": "Where did Ada run a half marathon?",
+                "answer": "Lisbon",
+                "evidence": ["D2:1"],
+                "category": 2,
+            },
+            {
+                "question": "What is the name of Ada's dog and who came with it to the race?",
+                "answer": "Pixel, her sister",
+                "evidence": ["D1:3 D2:3", "D:9:9"],
+                "category": 1,
+            },
+            {
+                "question": "What is on the sofa in the photo Ada shared?",
+                "answer": "a grey dog",
+                "evidence": ["D1:3"],
+                "category": 4,
+            },
+            {
+                "question": "Is this unanswerable?",
+                "adversarial_answer": "x",
+                "evidence": ["D1:1"],
+                "category": 5,
+            },
         ],
-        "session_2_date_time": "10:00 am on 20 June, 2023",
-        "session_2": [
-            turn(2, 1, "Ada", "I ran my first half marathon in Lisbon last Sunday!"),
-            turn(2, 2, "Ben", "Congratulations! My pottery teacher says my bowls improved."),
-            turn(2, 3, "Ada", "Pixel came to watch the race with my sister."),
-        ],
-    },
-    "qa": [
-        {"question": "What class did Ben start?", "answer": "pottery",
-         "evidence": ["D1:2"], "category": 4},
-        {"question": "Where did Ada run a half marathon?", "answer": "Lisbon",
-         "evidence": ["D2:1"], "category": 2},
-        {"question": "What is the name of Ada's dog and who came with it to the race?",
-         "answer": "Pixel, her sister", "evidence": ["D1:3 D2:3", "D:9:9"], "category": 1},
-        {"question": "What is on the sofa in the photo Ada shared?", "answer": "a grey dog",
-         "evidence": ["D1:3"], "category": 4},
-        {"question": "Is this unanswerable?", "adversarial_answer": "x",
-         "evidence": ["D1:1"], "category": 5},
-    ],
-}]
+    }
+]
 
 
 def test_locomo_ruler_on_a_tiny_conversation(tmp_path: Path) -> None:
     data = tmp_path / "tiny.json"
     data.write_text(json.dumps(CONVERSATION))
     out = tmp_path / "out.json"
-    printed = bench("locomo", "--data", str(data), "--budget", "default,100", "--jobs", "1",
-                    "--out", str(out), "--cache", str(tmp_path / "e.npz"))
+    printed = bench(
+        "locomo",
+        "--data",
+        str(data),
+        "--budget",
+        "default,100",
+        "--jobs",
+        "1",
+        "--out",
+        str(out),
+        "--cache",
+        str(tmp_path / "e.npz"),
+    )
     assert "turns, budget default" in printed and "sessions, budget 100" in printed
     rows = json.loads(out.read_text())
     for mode in ("turns", "sessions"):
@@ -107,8 +155,21 @@ def test_locomo_ruler_on_the_dynamodb_stack_against_the_local_one(tmp_path: Path
     data = tmp_path / "tiny.json"
     data.write_text(json.dumps(CONVERSATION))
     out = tmp_path / "out.json"
-    done = run("locomo_dynamodb", "--data", str(data), "--mode", "turns", "--budget", "default",
-               "--jobs", "1", "--out", str(out), "--cache", str(tmp_path / "e.npz"))
+    done = run(
+        "locomo_dynamodb",
+        "--data",
+        str(data),
+        "--mode",
+        "turns",
+        "--budget",
+        "default",
+        "--jobs",
+        "1",
+        "--out",
+        str(out),
+        "--cache",
+        str(tmp_path / "e.npz"),
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     # The second server is the AWS-shaped stack, by its own wiring's account.
     assert "vectors:    DynamoVectorIndex (GB_VECTOR_STORE=dynamodb)" in done.stderr
@@ -148,11 +209,29 @@ def test_locomo_live_against_the_fakes(tmp_path: Path) -> None:
     data.write_text(json.dumps(CONVERSATION))
     with FakeAnthropic() as fake:
         fake.default("query", answer).default("judge", grade)
-        env = {**fake.env(), "GB_EMBEDDING_PROVIDER": "local", "GB_LLM_PROVIDER": "anthropic",
-               "GB_LLM_MAX_RETRIES": "0"}
-        printed = bench("locomo", "--live", "--data", str(data), "--mode", "turns", "--jobs", "1",
-                        "--out", str(tmp_path / "out.json"), "--judge-model", "judge-m",
-                        "--cache", str(tmp_path / "e.npz"), env=env)
+        env = {
+            **fake.env(),
+            "GB_EMBEDDING_PROVIDER": "local",
+            "GB_LLM_PROVIDER": "anthropic",
+            "GB_LLM_MAX_RETRIES": "0",
+        }
+        printed = bench(
+            "locomo",
+            "--live",
+            "--data",
+            str(data),
+            "--mode",
+            "turns",
+            "--jobs",
+            "1",
+            "--out",
+            str(tmp_path / "out.json"),
+            "--judge-model",
+            "judge-m",
+            "--cache",
+            str(tmp_path / "e.npz"),
+            env=env,
+        )
         assert fake.calls("judge") == 4
         assert fake.calls("extract") == 7  # every turn, by the server's model
         assert {r["model"] for r in fake.requests_for("judge")} == {"judge-m"}
@@ -170,11 +249,24 @@ PARAGRAPHS = {
     "Tin Orchard": ["Tin Orchard is a band from Arden that plays folk music."],
 }
 QUESTIONS = [
-    {"question": "Where was the designer of Lumen Bridge born?", "answer": "Maple Harbour",
-     "type": "bridge", "level": "easy", "context": [], "_id": "1",
-     "supporting_facts": [["Lumen Bridge", 1], ["Cora Vale", 1]]},
-    {"question": "What music does Tin Orchard play?", "answer": "folk", "type": "bridge",
-     "level": "easy", "context": [], "_id": "2", "supporting_facts": [["Tin Orchard", 0]]},
+    {
+        "question": "Where was the designer of Lumen Bridge born?",
+        "answer": "Maple Harbour",
+        "type": "bridge",
+        "level": "easy",
+        "context": [],
+        "_id": "1",
+        "supporting_facts": [["Lumen Bridge", 1], ["Cora Vale", 1]],
+    },
+    {
+        "question": "What music does Tin Orchard play?",
+        "answer": "folk",
+        "type": "bridge",
+        "level": "easy",
+        "context": [],
+        "_id": "2",
+        "supporting_facts": [["Tin Orchard", 0]],
+    },
 ]
 
 
@@ -182,10 +274,25 @@ def test_hotpotqa_ruler_on_tiny_paragraphs(tmp_path: Path) -> None:
     (tmp_path / "hotpotqa_dev100_corpus.json").write_text(json.dumps(PARAGRAPHS))
     (tmp_path / "hotpotqa_dev100.json").write_text(json.dumps(QUESTIONS))
     out = tmp_path / "out.json"
-    printed = bench("hotpotqa", "--data", str(tmp_path), "--budget", "default", "--jobs", "1",
-                    "--out", str(out), "--cache", str(tmp_path / "e.npz"))
+    printed = bench(
+        "hotpotqa",
+        "--data",
+        str(tmp_path),
+        "--budget",
+        "default",
+        "--jobs",
+        "1",
+        "--out",
+        str(out),
+        "--cache",
+        str(tmp_path / "e.npz"),
+    )
     rows = {r["question"]: r for r in json.loads(out.read_text())}
     assert rows["What music does Tin Orchard play?"]["found"] == ["Tin Orchard"]
     assert "Lumen Bridge" in rows["Where was the designer of Lumen Bridge born?"]["found"]
-    assert set(rows["What music does Tin Orchard play?"]["baselines"]) == {"cosine", "bm25", "fused"}
+    assert set(rows["What music does Tin Orchard play?"]["baselines"]) == {
+        "cosine",
+        "bm25",
+        "fused",
+    }
     assert "| default | all | 2 |" in printed

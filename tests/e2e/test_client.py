@@ -94,8 +94,10 @@ def test_every_method_against_a_running_server(served: Served, llm: FakeAnthropi
 
     # A batch: always queued; the call's result is its progress, then its totals.
     llm.script("extract", EXTRACT_BOB)
-    items = [{"text": "Bob joined.", "reference_time": "2025-01-02T00:00:00Z"},
-             {"role": "user", "content": "Hi Bob.", "created_at": "2025-01-01T00:00:00Z"}]
+    items = [
+        {"text": "Bob joined.", "reference_time": "2025-01-02T00:00:00Z"},
+        {"role": "user", "content": "Hi Bob.", "created_at": "2025-01-01T00:00:00Z"},
+    ]
     accepted = gb.remember_batch(items, dataset="other", idempotency_key="batch-1")
     assert isinstance(accepted, AcceptedOut)
     while (polled := gb.call(accepted.call_id)).status in ("accepted", "running"):
@@ -132,10 +134,13 @@ def test_the_client_remembers_chat_messages(served: Served, llm: FakeAnthropic) 
     gb = Client(served.client.base, user_id="client-chat", dataset="chat")
     llm.script("extract", EXTRACT)
     extractions = llm.calls("extract")
-    done = gb.remember(messages=[
-        {"role": "user", "name": "Alice", "content": "I work at Acme now."},
-        {"role": "assistant", "content": "Noted: Acme."},
-    ], session_id="s9")
+    done = gb.remember(
+        messages=[
+            {"role": "user", "name": "Alice", "content": "I work at Acme now."},
+            {"role": "assistant", "content": "Noted: Acme."},
+        ],
+        session_id="s9",
+    )
     assert isinstance(done, RememberOut)
     assert len(done.artifacts) == 2
     assert llm.calls("extract") == extractions + 1

@@ -72,7 +72,9 @@ def test_an_erased_user_is_not_in_the_file_after_a_clean_stop(
         r = s.client.post("/v1/gb/remember", {"user_id": "kept-user", "text": KEPT})
         assert r.status == 200, r.body
         assert _traces(_file_bytes(s.data), "Quixotlan", "quixotlan-user") == [
-            "Quixotlan", "quixotlan-user"]
+            "Quixotlan",
+            "quixotlan-user",
+        ]
         r = s.client.delete("/v1/gb/users/quixotlan-user")
         assert r.status == 202, r.body
     finally:

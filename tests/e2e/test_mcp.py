@@ -249,9 +249,7 @@ def test_bad_tool_arguments_are_a_tool_error_with_the_http_message_and_write_not
 
 def _graph_rows(served: ServedCounting) -> dict[str, int]:
     """The memory's rows, without the call records a failed call keeps."""
-    return {
-        t: n for t, n in served.row_counts().items() if not t.startswith(("call", "inference"))
-    }
+    return {t: n for t, n in served.row_counts().items() if not t.startswith(("call", "inference"))}
 
 
 def test_an_upstream_failure_is_a_tool_error_with_its_status_and_writes_nothing(

@@ -85,9 +85,7 @@ def test_server_discover_names_the_versions_capabilities_and_server(
     assert (result["cacheScope"], result["ttlMs"]) == ("private", 300_000)
 
 
-def test_tools_list_and_call_without_initialize(
-    served: ServedCounting, llm: FakeAnthropic
-) -> None:
+def test_tools_list_and_call_without_initialize(served: ServedCounting, llm: FakeAnthropic) -> None:
     llm.script("extract", ALICE_AT_ACME)
     llm.script("query", AT_ACME)
     user = "modern-user"
@@ -223,9 +221,7 @@ def test_header_names_compare_without_case_and_mcp_name_may_be_base64(
 
 
 @pytest.mark.parametrize("version", ["2025-06-18", "2025-11-25"])
-def test_the_handshake_revisions_are_served_as_before(
-    served: ServedCounting, version: str
-) -> None:
+def test_the_handshake_revisions_are_served_as_before(served: ServedCounting, version: str) -> None:
     client = Client(served.url)
     init = {
         "protocolVersion": version,

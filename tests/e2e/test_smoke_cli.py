@@ -8,13 +8,18 @@ import pytest
 from conftest import Harness
 
 
-def test_smoke_runs_every_step_and_leaves_nothing(gb: Harness, capsys: pytest.CaptureFixture[str]) -> None:
+def test_smoke_runs_every_step_and_leaves_nothing(
+    gb: Harness, capsys: pytest.CaptureFixture[str]
+) -> None:
     from gligabao.smoke import main
 
-    gb.llm.script("extract", {
-        "entities": [{"name": "Ada Lovelace", "type": "person"}],
-        "edges": [],
-    })
+    gb.llm.script(
+        "extract",
+        {
+            "entities": [{"name": "Ada Lovelace", "type": "person"}],
+            "edges": [],
+        },
+    )
     assert main(["--url", gb.client.base, "--auth", "none", "--user", "smoke-u"]) == 0
     out = capsys.readouterr().out
     for name in ("remember", "query", "list datasets", "call record", "delete dataset"):
@@ -23,7 +28,9 @@ def test_smoke_runs_every_step_and_leaves_nothing(gb: Harness, capsys: pytest.Ca
     assert gb.client.get("/v1/gb/datasets?user_id=smoke-u").body["datasets"] == []
 
 
-def test_smoke_reports_a_failed_step(gb: Harness, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_smoke_reports_a_failed_step(
+    gb: Harness, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     from gligabao import wiring
     from gligabao.smoke import main
 
@@ -43,7 +50,9 @@ def test_iam_mode_signs_for_execute_api_in_the_url_region(monkeypatch: pytest.Mo
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "secret")
     url = "https://abc123.execute-api.eu-west-3.amazonaws.com/v1/gb/query"
     assert region_of(url) == "eu-west-3"
-    headers = signed_headers("POST", url, b"{}", {"content-type": "application/json"}, region_of(url))
+    headers = signed_headers(
+        "POST", url, b"{}", {"content-type": "application/json"}, region_of(url)
+    )
     auth = headers["Authorization"]
     assert auth.startswith("AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/")
     assert "/eu-west-3/execute-api/aws4_request" in auth

@@ -215,8 +215,10 @@ class FakeBedrock(FakeAnthropic):
 
     def _cohere(self, req: RecordedRequest, model: str) -> Response:
         texts = req.get("texts")
-        if not isinstance(texts, list) or not texts or not all(
-            isinstance(t, str) and t for t in texts
+        if (
+            not isinstance(texts, list)
+            or not texts
+            or not all(isinstance(t, str) and t for t in texts)
         ):
             return self._bad_request(400, "texts: expected a non-empty list of strings")
         if len(texts) > COHERE_MAX_TEXTS:

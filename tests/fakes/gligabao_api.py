@@ -8,7 +8,14 @@ from typing import Any, Self
 
 from ._server import FakeServer, FaultQueue, RecordedRequest, Response
 
-REMEMBERED = {"artifact_id": 1, "artifacts": [1], "entities": [], "edges": [], "invalidated": [], "chunks": 0}
+REMEMBERED = {
+    "artifact_id": 1,
+    "artifacts": [1],
+    "entities": [],
+    "edges": [],
+    "invalidated": [],
+    "chunks": 0,
+}
 
 
 class FakeGligabao(FakeServer):

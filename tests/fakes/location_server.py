@@ -38,6 +38,4 @@ class FakeLocation(FakeServer):
 
     def operations(self) -> set[str]:
         """The IAM actions of the requests received."""
-        return {
-            "geo:SearchPlaceIndexForText" for r in self.requests if SEARCH.match(r.path)
-        }
+        return {"geo:SearchPlaceIndexForText" for r in self.requests if SEARCH.match(r.path)}

@@ -128,15 +128,21 @@ class FakeOpenAICompatible(FakeOpenAI):
         return Response(200, body)
 
     def _check_format(self, fmt: Any) -> str | None:
-        if not isinstance(fmt, dict) or fmt.get("type") not in ("text", "json_object", "json_schema"):
+        if not isinstance(fmt, dict) or fmt.get("type") not in (
+            "text",
+            "json_object",
+            "json_schema",
+        ):
             return f"invalid response_format {json.dumps(fmt)}"
         if fmt["type"] != "json_schema":
             return None
         if not self.json_schema:
             return "response_format json_schema is not supported by this server"
         spec = fmt.get("json_schema")
-        if not isinstance(spec, dict) or not spec.get("name") or not isinstance(
-            spec.get("schema"), dict
+        if (
+            not isinstance(spec, dict)
+            or not spec.get("name")
+            or not isinstance(spec.get("schema"), dict)
         ):
             return "response_format.json_schema needs a name and a schema object"
         return None

@@ -137,12 +137,15 @@ class FakeRerank(_Scripting, FakeServer):
             return Response(200, scripted)
         results = self.rules.ranked(query, docs, top_n or len(docs))
         tokens = sum(estimate_tokens(query) + estimate_tokens(d) for d in docs)
-        return Response(200, {
-            "id": new_id("rr-"),
-            "model": req.get("model") or "fake-reranker",
-            "results": [{"index": i, "relevance_score": s} for i, s in results],
-            "usage": {"total_tokens": tokens},
-        })
+        return Response(
+            200,
+            {
+                "id": new_id("rr-"),
+                "model": req.get("model") or "fake-reranker",
+                "results": [{"index": i, "relevance_score": s} for i, s in results],
+                "usage": {"total_tokens": tokens},
+            },
+        )
 
 
 class FakeBedrockRerank(_Scripting, FakeBedrock):

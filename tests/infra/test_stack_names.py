@@ -42,7 +42,9 @@ def _render(node: Any, stack: Stack, pseudo: dict[str, str]) -> str:
         text, extra = (arg, {}) if isinstance(arg, str) else arg
         values = {k: _render(v, stack, pseudo) for k, v in extra.items()}
         return re.sub(
-            r"\$\{([\w:]+)\}", lambda m: values.get(m[1]) or _render({"Ref": m[1]}, stack, pseudo), text
+            r"\$\{([\w:]+)\}",
+            lambda m: values.get(m[1]) or _render({"Ref": m[1]}, stack, pseudo),
+            text,
         )
     if fn == "Fn::Join":
         return arg[0].join(_render(p, stack, pseudo) for p in arg[1])
@@ -93,7 +95,10 @@ def test_the_collection_name_is_derived_from_the_stack_and_fits() -> None:
     template = load()
     stack = Stack(template, VectorStore="serverless")
     assert stack.params["VectorCollectionName"] == ""
-    names = _names(stack, _pseudo("a-very-long-stack-name-for-production", "8c1f33a0-7d3e-11ef-9d6b-0a1b2c3d4e5f"))
+    names = _names(
+        stack,
+        _pseudo("a-very-long-stack-name-for-production", "8c1f33a0-7d3e-11ef-9d6b-0a1b2c3d4e5f"),
+    )
     assert names["VectorCollection.Name"] == "gb-8c1f33a0"
     for policy in ("VectorEncryptionPolicy", "VectorNetworkPolicy", "VectorAccessPolicy"):
         assert names[f"{policy}.Name"].startswith("gb-8c1f33a0-")

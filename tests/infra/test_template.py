@@ -27,7 +27,15 @@ WORKERS = ["remember_worker"]
 # The CloudFormation custom resource that creates the vector indexes.
 CUSTOM_RESOURCES = ["vector_indexes"]
 # The functions that read or write vectors (OpenSearch).
-VECTOR_FUNCTIONS = {"remember", "remember_worker", "query", "datasets", "mcp", "browse", "vector_indexes"}
+VECTOR_FUNCTIONS = {
+    "remember",
+    "remember_worker",
+    "query",
+    "datasets",
+    "mcp",
+    "browse",
+    "vector_indexes",
+}
 # The functions that search vectors (VectorStore=dynamodb: dynamodb:SearchVectors).
 SEARCH_FUNCTIONS = {"remember", "remember_worker", "query", "mcp"}
 STORES = ["dynamodb", "serverless", "domain", "external"]

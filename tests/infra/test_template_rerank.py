@@ -33,11 +33,16 @@ def test_off_by_default_with_no_grant(raw: dict[str, Any]) -> None:
         assert not [r for r in stack.grants(fn, "bedrock:InvokeModel") if "rerank" in r], fn
 
 
-@pytest.mark.parametrize(("params", "arn"), [
-    ({}, "arn:aws:bedrock:eu-west-1::foundation-model/cohere.rerank-v3-5:0"),
-    ({"RerankModel": "amazon.rerank-v1:0", "RerankRegion": "us-west-2"},
-     "arn:aws:bedrock:us-west-2::foundation-model/amazon.rerank-v1:0"),
-])
+@pytest.mark.parametrize(
+    ("params", "arn"),
+    [
+        ({}, "arn:aws:bedrock:eu-west-1::foundation-model/cohere.rerank-v3-5:0"),
+        (
+            {"RerankModel": "amazon.rerank-v1:0", "RerankRegion": "us-west-2"},
+            "arn:aws:bedrock:us-west-2::foundation-model/amazon.rerank-v1:0",
+        ),
+    ],
+)
 def test_on_grants_rerank_and_exactly_its_model(
     raw: dict[str, Any], params: dict[str, str], arn: str
 ) -> None:

@@ -26,17 +26,19 @@ def _extraction(names: list[tuple[str, str]], relation: str) -> dict[str, Any]:
     (a, ta), (b, tb) = names
     return {
         "entities": [{"name": a, "type": ta}, {"name": b, "type": tb}],
-        "edges": [{"source": a, "target": b, "relation": relation,
-                   "description": f"{a} {relation} {b}."}],
+        "edges": [
+            {"source": a, "target": b, "relation": relation, "description": f"{a} {relation} {b}."}
+        ],
     }
 
 
-ZEPH_WORK = _extraction([("Zephyrine Quatermass", "person"), ("Borogrove Labs", "organization")],
-                        "works_at")
-ZEPH_CHOIR = _extraction([("Zephyrine Quatermass", "person"), ("Wuffletown choir", "group")],
-                         "member_of")
-ZEPH_VISIT = _extraction([("Zephyrine Quatermass", "person"), ("Snorkelhaven", "place")],
-                         "visited")
+ZEPH_WORK = _extraction(
+    [("Zephyrine Quatermass", "person"), ("Borogrove Labs", "organization")], "works_at"
+)
+ZEPH_CHOIR = _extraction(
+    [("Zephyrine Quatermass", "person"), ("Wuffletown choir", "group")], "member_of"
+)
+ZEPH_VISIT = _extraction([("Zephyrine Quatermass", "person"), ("Snorkelhaven", "place")], "visited")
 BOB_TEA = _extraction([("Bob", "person"), ("Darjeeling tea", "drink")], "likes")
 
 
@@ -45,19 +47,28 @@ def populate(gb: Harness) -> dict[str, int]:
     remember done, a forgotten text) and the other user's. The highest
     artifact ID of the user's main dataset."""
     gb.llm.script("extract", ZEPH_WORK)
-    r = gb.client.post("/v1/gb/remember", {"user_id": USER, "text": TEXT},
-                       headers={"Idempotency-Key": "zeph-key-1"})
+    r = gb.client.post(
+        "/v1/gb/remember",
+        {"user_id": USER, "text": TEXT},
+        headers={"Idempotency-Key": "zeph-key-1"},
+    )
     assert r.status == 200, r.body
     gb.llm.script("extract", ZEPH_VISIT)
     visit = gb.remember(FORGOTTEN, user=USER)["artifact_id"]
     gb.llm.script("extract", ZEPH_CHOIR)
-    r = gb.client.post("/v1/gb/remember", {"user_id": USER, "text": SECOND, "dataset": "hobbies"},
-                       headers={"Prefer": "respond-async"})
+    r = gb.client.post(
+        "/v1/gb/remember",
+        {"user_id": USER, "text": SECOND, "dataset": "hobbies"},
+        headers={"Prefer": "respond-async"},
+    )
     assert r.status == 202, r.body
     wait_call(gb, USER, r.body["call_id"])
     gb.llm.script("extract", BOB_TEA)
-    r = gb.client.post("/v1/gb/remember", {"user_id": OTHER, "text": KEPT},
-                       headers={"Idempotency-Key": "bob-key-1"})
+    r = gb.client.post(
+        "/v1/gb/remember",
+        {"user_id": OTHER, "text": KEPT},
+        headers={"Idempotency-Key": "bob-key-1"},
+    )
     assert r.status == 200, r.body
     # a forget first: its text must be gone before the erase too
     r = gb.client.delete(f"/v1/gb/artifacts/{visit}?user_id={PATH_USER}")
@@ -104,12 +115,24 @@ def assert_api_returns_nothing(gb: Harness) -> None:
             assert gb.client.get(f"/v1/gb/{path}?user_id={u}&dataset={dataset}").status == 404
         assert list(export_dataset(wiring.graph_store(), DatasetKey(USER, dataset))) == []
         for route in ("query", "search"):
-            r = gb.client.post(f"/v1/gb/{route}", {"user_id": USER, "query": "Where does she work?",
-                                                   "dataset": dataset})
+            r = gb.client.post(
+                f"/v1/gb/{route}",
+                {"user_id": USER, "query": "Where does she work?", "dataset": dataset},
+            )
             assert r.status == 404 or not traces(json.dumps(r.body)), (route, r.body)
     assert gb.client.get(f"/v1/gb/datasets?user_id={u}").body == {"datasets": []}
-    mcp = gb.client.post("/mcp", {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
-        "name": "search", "arguments": {"user_id": USER, "query": "Where does she work?"}}})
+    mcp = gb.client.post(
+        "/mcp",
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {
+                "name": "search",
+                "arguments": {"user_id": USER, "query": "Where does she work?"},
+            },
+        },
+    )
     assert mcp.status == 200 and not traces(json.dumps(mcp.body).replace(USER, "")), mcp.body
 
 
@@ -118,6 +141,9 @@ def assert_other_user_kept(gb: Harness) -> None:
     assert r.status == 200 and [a["text"] for a in r.body["artifacts"]] == [KEPT], r.body
     # the other user's idempotency record still replays (no new extraction)
     before = gb.llm.calls("extract")
-    r = gb.client.post("/v1/gb/remember", {"user_id": OTHER, "text": KEPT},
-                       headers={"Idempotency-Key": "bob-key-1"})
+    r = gb.client.post(
+        "/v1/gb/remember",
+        {"user_id": OTHER, "text": KEPT},
+        headers={"Idempotency-Key": "bob-key-1"},
+    )
     assert r.status == 200 and gb.llm.calls("extract") == before, r.body

@@ -24,7 +24,9 @@ def _wait(gb: Harness, call_id: str, timeout: float = 30.0) -> Any:
     end = time.monotonic() + timeout
     while True:
         body = gb.client.get(f"/v1/gb/calls/{call_id}?user_id=u1").body
-        if body["status"] not in ("accepted", "running") and not body["status"].startswith("retrying"):
+        if body["status"] not in ("accepted", "running") and not body["status"].startswith(
+            "retrying"
+        ):
             return body
         assert time.monotonic() < end, body
         time.sleep(0.05)
@@ -34,7 +36,9 @@ def _wait(gb: Harness, call_id: str, timeout: float = 30.0) -> Any:
 def test_a_transient_llm_error_is_retried_and_the_call_ends_ok(gb: Harness, status: int) -> None:
     gb.llm.fail_next(status, stage="extract")
     gb.llm.script("extract", works_at())
-    r = gb.client.post("/v1/gb/remember", {"user_id": "u1", "text": TEXT}, headers={"Prefer": "respond-async"})
+    r = gb.client.post(
+        "/v1/gb/remember", {"user_id": "u1", "text": TEXT}, headers={"Prefer": "respond-async"}
+    )
     assert r.status == 202, r.body
     done = _wait(gb, r.call_id)
     assert done["status"] == "ok", done
@@ -44,7 +48,9 @@ def test_a_transient_llm_error_is_retried_and_the_call_ends_ok(gb: Harness, stat
 
 def test_a_permanent_llm_error_ends_the_call_at_once(gb: Harness) -> None:
     gb.llm.fail_next(400, stage="extract")
-    r = gb.client.post("/v1/gb/remember", {"user_id": "u1", "text": TEXT}, headers={"Prefer": "respond-async"})
+    r = gb.client.post(
+        "/v1/gb/remember", {"user_id": "u1", "text": TEXT}, headers={"Prefer": "respond-async"}
+    )
     assert r.status == 202
     done = _wait(gb, r.call_id)
     assert "400" in done["status"] and not done["status"].startswith("retrying")
@@ -56,14 +62,18 @@ def test_a_permanent_llm_error_ends_the_call_at_once(gb: Harness) -> None:
 
 
 @pytest.fixture
-def sqs_queue(monkeypatch: pytest.MonkeyPatch, gb: Harness, moto_url: str) -> Iterator[tuple[Any, str]]:
+def sqs_queue(
+    monkeypatch: pytest.MonkeyPatch, gb: Harness, moto_url: str
+) -> Iterator[tuple[Any, str]]:
     from gligabao import wiring
 
     monkeypatch.setenv("AWS_ENDPOINT_URL_SQS", moto_url)
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
     sqs = boto3.client("sqs", region_name="us-east-1")
-    url = sqs.create_queue(QueueName=f"{gb.prefix}remember", Attributes={"VisibilityTimeout": "900"})["QueueUrl"]
+    url = sqs.create_queue(
+        QueueName=f"{gb.prefix}remember", Attributes={"VisibilityTimeout": "900"}
+    )["QueueUrl"]
     monkeypatch.setenv("GB_REMEMBER_QUEUE_URL", url)
     wiring.reset()
     yield sqs, url
@@ -78,12 +88,23 @@ def _receive(sqs: Any, url: str) -> dict[str, Any]:
 
 
 def _event(msg: dict[str, Any]) -> dict[str, Any]:
-    return {"Records": [{
-        "messageId": msg["MessageId"], "receiptHandle": msg["ReceiptHandle"], "body": msg["Body"],
-        "attributes": {"ApproximateReceiveCount": msg["Attributes"]["ApproximateReceiveCount"]},
-        "messageAttributes": {}, "md5OfBody": msg["MD5OfBody"], "eventSource": "aws:sqs",
-        "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:q", "awsRegion": "us-east-1",
-    }]}
+    return {
+        "Records": [
+            {
+                "messageId": msg["MessageId"],
+                "receiptHandle": msg["ReceiptHandle"],
+                "body": msg["Body"],
+                "attributes": {
+                    "ApproximateReceiveCount": msg["Attributes"]["ApproximateReceiveCount"]
+                },
+                "messageAttributes": {},
+                "md5OfBody": msg["MD5OfBody"],
+                "eventSource": "aws:sqs",
+                "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:q",
+                "awsRegion": "us-east-1",
+            }
+        ]
+    }
 
 
 def _visible_now(sqs: Any, url: str) -> int:
@@ -97,7 +118,9 @@ def test_worker_leaves_a_429_for_redelivery_and_the_next_receive_ends_ok(
     from gligabao.handlers.remember_worker import lambda_handler
 
     sqs, url = sqs_queue
-    r = gb.client.post("/v1/gb/remember", {"user_id": "u1", "text": TEXT}, headers={"Prefer": "respond-async"})
+    r = gb.client.post(
+        "/v1/gb/remember", {"user_id": "u1", "text": TEXT}, headers={"Prefer": "respond-async"}
+    )
     assert r.status == 202
 
     gb.llm.fail_next(429, stage="extract")
@@ -110,7 +133,9 @@ def test_worker_leaves_a_429_for_redelivery_and_the_next_receive_ends_ok(
     # the backoff: the message is not visible again at once (the queue's own
     # visibility is 900 s; the worker set 30-37 s)
     assert _visible_now(sqs, url) == 0
-    sqs.change_message_visibility(QueueUrl=url, ReceiptHandle=first["ReceiptHandle"], VisibilityTimeout=0)
+    sqs.change_message_visibility(
+        QueueUrl=url, ReceiptHandle=first["ReceiptHandle"], VisibilityTimeout=0
+    )
 
     gb.llm.script("extract", works_at())
     second = _receive(sqs, url)
@@ -130,7 +155,9 @@ def test_worker_ends_a_transient_failure_on_the_last_receive(
     monkeypatch.setenv("GB_REMEMBER_MAX_RECEIVES", "1")
     wiring.settings.cache_clear()  # read again, with the new variable
     sqs, url = sqs_queue
-    r = gb.client.post("/v1/gb/remember", {"user_id": "u1", "text": TEXT}, headers={"Prefer": "respond-async"})
+    r = gb.client.post(
+        "/v1/gb/remember", {"user_id": "u1", "text": TEXT}, headers={"Prefer": "respond-async"}
+    )
     gb.llm.fail_next(529, stage="extract")
     msg = _receive(sqs, url)
     assert lambda_handler(_event(msg), None) == {"batchItemFailures": []}
@@ -140,11 +167,16 @@ def test_worker_ends_a_transient_failure_on_the_last_receive(
     json.dumps(call)
 
 
-def test_query_with_prefer_respond_async_answers_202_and_the_record_holds_the_answer(gb: Harness) -> None:
+def test_query_with_prefer_respond_async_answers_202_and_the_record_holds_the_answer(
+    gb: Harness,
+) -> None:
     gb.llm.script("extract", works_at())
     gb.client.post("/v1/gb/remember", {"user_id": "u1", "text": TEXT})
-    r = gb.client.post("/v1/gb/query", {"user_id": "u1", "query": "Where does Alice work?", "reasoning": "high"},
-                       headers={"Prefer": "respond-async"})
+    r = gb.client.post(
+        "/v1/gb/query",
+        {"user_id": "u1", "query": "Where does Alice work?", "reasoning": "high"},
+        headers={"Prefer": "respond-async"},
+    )
     assert r.status == 202, r.body
     assert r.body == {"call_id": r.call_id, "status": "accepted"}
     assert r.headers["Location"] == f"/v1/gb/calls/{r.call_id}"
@@ -154,6 +186,9 @@ def test_query_with_prefer_respond_async_answers_202_and_the_record_holds_the_an
     [req] = gb.llm.requests_for("query")
     assert req.get("thinking", {}).get("type") == "enabled"  # reasoning high ran in the worker
     # bad input is still answered at once, and nothing is queued
-    bad = gb.client.post("/v1/gb/query", {"user_id": "u1", "query": "x", "reasoning": "enormous"},
-                         headers={"Prefer": "respond-async"})
+    bad = gb.client.post(
+        "/v1/gb/query",
+        {"user_id": "u1", "query": "x", "reasoning": "enormous"},
+        headers={"Prefer": "respond-async"},
+    )
     assert bad.status == 400

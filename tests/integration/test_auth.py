@@ -13,7 +13,9 @@ from conftest import Harness, configure_env
 from gligabao.local.server import make_event
 
 
-def _event(method: str, target: str, body: Any = None, claims: dict[str, Any] | None = None) -> dict[str, Any]:
+def _event(
+    method: str, target: str, body: Any = None, claims: dict[str, Any] | None = None
+) -> dict[str, Any]:
     raw = json.dumps(body).encode() if body is not None else b""
     event = make_event(method, target, {"Content-Type": "application/json"}, raw, "127.0.0.1")
     if claims is not None:
@@ -32,11 +34,28 @@ def test_principal_is_bound_to_user_id(gb: Harness) -> None:
     gb.remember("Alice works at Acme.", user="alice")
     before = gb.row_counts()
     cases = [
-        (remember.lambda_handler, _event("POST", "/v1/gb/remember", {"user_id": "alice", "text": "x"}, {"sub": "mallory"})),
-        (query.lambda_handler, _event("POST", "/v1/gb/query", {"user_id": "alice", "query": "x"}, {"sub": "mallory"})),
-        (datasets.lambda_handler, _event("GET", "/v1/gb/datasets?user_id=alice", claims={"sub": "mallory"})),
-        (datasets.lambda_handler, _event("DELETE", "/v1/gb/datasets/main?user_id=alice", claims={"sub": "mallory"})),
-        (records.lambda_handler, _event("GET", "/v1/gb/inferences?user_id=alice", claims={"sub": "mallory"})),
+        (
+            remember.lambda_handler,
+            _event(
+                "POST", "/v1/gb/remember", {"user_id": "alice", "text": "x"}, {"sub": "mallory"}
+            ),
+        ),
+        (
+            query.lambda_handler,
+            _event("POST", "/v1/gb/query", {"user_id": "alice", "query": "x"}, {"sub": "mallory"}),
+        ),
+        (
+            datasets.lambda_handler,
+            _event("GET", "/v1/gb/datasets?user_id=alice", claims={"sub": "mallory"}),
+        ),
+        (
+            datasets.lambda_handler,
+            _event("DELETE", "/v1/gb/datasets/main?user_id=alice", claims={"sub": "mallory"}),
+        ),
+        (
+            records.lambda_handler,
+            _event("GET", "/v1/gb/inferences?user_id=alice", claims={"sub": "mallory"}),
+        ),
     ]
     for handler, event in cases:
         status, body = _call(handler, event)
@@ -45,7 +64,10 @@ def test_principal_is_bound_to_user_id(gb: Harness) -> None:
     assert gb.row_counts() == before
     assert gb.llm.calls("query") == 0
 
-    status, body = _call(datasets.lambda_handler, _event("GET", "/v1/gb/datasets?user_id=alice", claims={"sub": "alice"}))
+    status, body = _call(
+        datasets.lambda_handler,
+        _event("GET", "/v1/gb/datasets?user_id=alice", claims={"sub": "alice"}),
+    )
     assert status == 200 and body["datasets"][0]["name"] == "main"
 
 
@@ -54,9 +76,13 @@ def test_operator_reads_records_across_users_but_not_memory(gb: Harness) -> None
 
     gb.remember("Alice works at Acme.", user="alice")
     op = {"sub": "ops", "cognito:groups": "[gligabao-operators]"}
-    status, body = _call(records.lambda_handler, _event("GET", "/v1/gb/inferences?user_id=alice", claims=op))
+    status, body = _call(
+        records.lambda_handler, _event("GET", "/v1/gb/inferences?user_id=alice", claims=op)
+    )
     assert status == 200 and body["inferences"]
-    status, _ = _call(datasets.lambda_handler, _event("DELETE", "/v1/gb/datasets/main?user_id=alice", claims=op))
+    status, _ = _call(
+        datasets.lambda_handler, _event("DELETE", "/v1/gb/datasets/main?user_id=alice", claims=op)
+    )
     assert status == 403
 
 
@@ -89,13 +115,17 @@ def test_dev_api_key(monkeypatch: pytest.MonkeyPatch, gb: Harness) -> None:
         assert wrong.status == 401
         ok = gb.client.get("/v1/gb/datasets?user_id=u1", headers={"Authorization": "Bearer s3cret"})
         assert ok.status == 200
-        ok = gb.client.post("/v1/gb/remember", {"user_id": "u1", "text": "hello"}, headers={"x-api-key": "s3cret"})
+        ok = gb.client.post(
+            "/v1/gb/remember", {"user_id": "u1", "text": "hello"}, headers={"x-api-key": "s3cret"}
+        )
         assert ok.status == 200
     finally:
         wiring.settings.cache_clear()
 
 
-def test_serve_refuses_public_host_without_key(monkeypatch: pytest.MonkeyPatch, moto_url: str) -> None:
+def test_serve_refuses_public_host_without_key(
+    monkeypatch: pytest.MonkeyPatch, moto_url: str
+) -> None:
     from gligabao.local.cli import main
 
     configure_env(monkeypatch, moto_url, GB_DEV_API_KEY="")
@@ -127,17 +157,25 @@ def iam_mode(monkeypatch: pytest.MonkeyPatch, gb: Harness) -> Iterator[None]:
     wiring.settings.cache_clear()
 
 
-def test_iam_mode_refuses_an_unsigned_request_and_writes_nothing(gb: Harness, iam_mode: None) -> None:
+def test_iam_mode_refuses_an_unsigned_request_and_writes_nothing(
+    gb: Harness, iam_mode: None
+) -> None:
     from gligabao.handlers import datasets, query, records, remember
 
     before = gb.row_counts()
     cases = [
-        (remember.lambda_handler, _event("POST", "/v1/gb/remember", {"user_id": "alice", "text": "Alice works at Acme."})),
+        (
+            remember.lambda_handler,
+            _event("POST", "/v1/gb/remember", {"user_id": "alice", "text": "Alice works at Acme."}),
+        ),
         (query.lambda_handler, _event("POST", "/v1/gb/query", {"user_id": "alice", "query": "x"})),
         (datasets.lambda_handler, _event("DELETE", "/v1/gb/datasets/main?user_id=alice")),
         (records.lambda_handler, _event("GET", "/v1/gb/inferences?user_id=alice")),
         # JWT claims are no IAM identity
-        (datasets.lambda_handler, _event("GET", "/v1/gb/datasets?user_id=alice", claims={"sub": "alice"})),
+        (
+            datasets.lambda_handler,
+            _event("GET", "/v1/gb/datasets?user_id=alice", claims={"sub": "alice"}),
+        ),
     ]
     for handler, event in cases:
         status, body = _call(handler, event)
@@ -150,13 +188,20 @@ def test_iam_mode_refuses_an_unsigned_request_and_writes_nothing(gb: Harness, ia
 def test_iam_mode_lets_the_signed_service_act_for_any_user(gb: Harness, iam_mode: None) -> None:
     from gligabao.handlers import datasets, remember
 
-    status, body = _call(remember.lambda_handler, _iam_event("POST", "/v1/gb/remember", {"user_id": "alice", "text": "Alice works at Acme."}))
+    status, body = _call(
+        remember.lambda_handler,
+        _iam_event("POST", "/v1/gb/remember", {"user_id": "alice", "text": "Alice works at Acme."}),
+    )
     assert status == 200, body
-    status, body = _call(datasets.lambda_handler, _iam_event("GET", "/v1/gb/datasets?user_id=alice"))
+    status, body = _call(
+        datasets.lambda_handler, _iam_event("GET", "/v1/gb/datasets?user_id=alice")
+    )
     assert status == 200 and body["datasets"][0]["name"] == "main"
 
 
-def test_a_scope_naming_the_operator_group_is_not_an_operator(monkeypatch: pytest.MonkeyPatch, gb: Harness) -> None:
+def test_a_scope_naming_the_operator_group_is_not_an_operator(
+    monkeypatch: pytest.MonkeyPatch, gb: Harness
+) -> None:
     from gligabao import wiring
     from gligabao.handlers import records
 
@@ -164,8 +209,12 @@ def test_a_scope_naming_the_operator_group_is_not_an_operator(monkeypatch: pytes
     monkeypatch.setenv("GB_AUTH_MODE", "jwt")
     wiring.settings.cache_clear()
     client_app = {"sub": "app-client", "scope": "gligabao-operators openid"}
-    status, body = _call(records.lambda_handler, _event("GET", "/v1/gb/inferences?user_id=alice", claims=client_app))
+    status, body = _call(
+        records.lambda_handler, _event("GET", "/v1/gb/inferences?user_id=alice", claims=client_app)
+    )
     assert status == 403, body
     group = {"sub": "ops", "groups": ["gligabao-operators"]}
-    status, body = _call(records.lambda_handler, _event("GET", "/v1/gb/inferences?user_id=alice", claims=group))
+    status, body = _call(
+        records.lambda_handler, _event("GET", "/v1/gb/inferences?user_id=alice", claims=group)
+    )
     assert status == 200 and body["inferences"]

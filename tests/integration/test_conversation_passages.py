@@ -38,13 +38,18 @@ def test_a_turn_is_embedded_after_its_speaker_and_the_turn_before(gb: Harness) -
 
 
 def test_messages_are_embedded_after_the_message_before(gb: Harness) -> None:
-    r = gb.client.post("/v1/gb/remember", {
-        "user_id": "u1", "session_id": "s1", "extract": False,
-        "messages": [
-            {"role": "user", "name": "Dana", "content": "Where should I go in May?"},
-            {"role": "assistant", "content": "Lisbon is lovely then."},
-        ],
-    })
+    r = gb.client.post(
+        "/v1/gb/remember",
+        {
+            "user_id": "u1",
+            "session_id": "s1",
+            "extract": False,
+            "messages": [
+                {"role": "user", "name": "Dana", "content": "Where should I go in May?"},
+                {"role": "assistant", "content": "Lisbon is lovely then."},
+            ],
+        },
+    )
     assert r.status == 200, r.body
     assert gb.emb.inputs() == [
         "Dana: Where should I go in May?",

@@ -19,23 +19,40 @@ RECORDS = ("calls", "inferences")
 KINDS = ("entities", "edges", "chunks", "summaries")
 
 ALICE_ACME = {
-    "entities": [{"name": "Alice", "type": "person", "description": "engineer"},
-                 {"name": "Acme", "type": "organization"}],
-    "edges": [{"source": "Alice", "target": "Acme", "relation": "works_at",
-               "description": "Alice works at Acme."}],
+    "entities": [
+        {"name": "Alice", "type": "person", "description": "engineer"},
+        {"name": "Acme", "type": "organization"},
+    ],
+    "edges": [
+        {
+            "source": "Alice",
+            "target": "Acme",
+            "relation": "works_at",
+            "description": "Alice works at Acme.",
+        }
+    ],
 }
 ALICE_GLOBEX = {
     "entities": [{"name": "Alice", "type": "person"}, {"name": "Globex", "type": "organization"}],
-    "edges": [{"source": "Alice", "target": "Globex", "relation": "works_at",
-               "description": "Alice works at Globex."}],
+    "edges": [
+        {
+            "source": "Alice",
+            "target": "Globex",
+            "relation": "works_at",
+            "description": "Alice works at Globex.",
+        }
+    ],
 }
 BOB_TEA = {
     "entities": [{"name": "Bob", "type": "person"}, {"name": "Tea", "type": "drink"}],
-    "edges": [{"source": "Bob", "target": "Tea", "relation": "likes", "description": "Bob likes tea."}],
+    "edges": [
+        {"source": "Bob", "target": "Tea", "relation": "likes", "description": "Bob likes tea."}
+    ],
 }
 LONG_TEXT = "\n\n".join(
     f"Paragraph {i}: Alice moved from Acme to Globex in the spring and spent the summer "
-    f"learning the ropes of her new team number {i}." for i in range(8)
+    f"learning the ropes of her new team number {i}."
+    for i in range(8)
 )
 
 
@@ -43,8 +60,11 @@ LONG_TEXT = "\n\n".join(
 def gb_env() -> dict[str, str]:
     # Small chunks, so that a dataset also has chunk artifacts, summaries and
     # the chunks / summaries vectors.
-    return {"GB_CHUNK_THRESHOLD_TOKENS": "150", "GB_CHUNK_TOKENS": "80",
-            "GB_CHUNK_OVERLAP_TOKENS": "10"}
+    return {
+        "GB_CHUNK_THRESHOLD_TOKENS": "150",
+        "GB_CHUNK_TOKENS": "80",
+        "GB_CHUNK_OVERLAP_TOKENS": "10",
+    }
 
 
 # --- helpers -------------------------------------------------------------------
@@ -160,10 +180,16 @@ def test_a_failed_remember_creates_no_dataset(gb: Harness) -> None:
     assert list_datasets(gb, "u1") == []
 
 
-@pytest.mark.parametrize("path", [
-    "/v1/gb/datasets", "/v1/gb/datasets?dataset=main", "/v1/gb/datasets?user_id=",
-    "/v1/gb/datasets?user_id=u1&other=1", "/v1/gb/datasets?user_id=a%01b",
-])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/v1/gb/datasets",
+        "/v1/gb/datasets?dataset=main",
+        "/v1/gb/datasets?user_id=",
+        "/v1/gb/datasets?user_id=u1&other=1",
+        "/v1/gb/datasets?user_id=a%01b",
+    ],
+)
 def test_list_datasets_bad_requests(gb: Harness, path: str) -> None:
     r = gb.client.get(path)
     assert r.status == 400, r.body
@@ -235,17 +261,25 @@ def test_remember_after_delete_starts_a_fresh_dataset(gb: Harness) -> None:
     out = gb.remember("Alice works at Globex.")
     assert out["artifact_id"] == 3
     assert [(e["id"], e["name"], e["created"]) for e in out["entities"]] == [
-        (5, "Alice", True), (6, "Globex", True)]
+        (5, "Alice", True),
+        (6, "Globex", True),
+    ]
     assert [e["id"] for e in out["edges"]] == [3]
     assert out["invalidated"] == []  # the old facts are gone, not superseded
     (listed,) = list_datasets(gb, "u1")
     assert (listed["entities"], listed["edges"], listed["artifacts"]) == (2, 1, 1)
     # chunks: the new short text is a passage
-    assert vector_counts(gb, "u1", "main") == {"entities": 2, "edges": 1, "chunks": 1,
-                                               "summaries": 0}
+    assert vector_counts(gb, "u1", "main") == {
+        "entities": 2,
+        "edges": 1,
+        "chunks": 1,
+        "summaries": 0,
+    }
     # Nothing of the old dataset reaches a query.
-    gb.llm.script("query", {"answer": "Globex.", "entities": [1, 2, 3, 4, 5, 6],
-                            "edges": [1, 2, 3], "passages": []})
+    gb.llm.script(
+        "query",
+        {"answer": "Globex.", "entities": [1, 2, 3, 4, 5, 6], "edges": [1, 2, 3], "passages": []},
+    )
     q = gb.query("Where does Alice work? Does Bob like tea?")
     assert [e["name"] for e in q["evidence"]["entities"]] == ["Alice", "Globex"]
     assert [e["relation"] for e in q["evidence"]["edges"]] == ["works_at"]
@@ -256,8 +290,9 @@ def test_remember_after_delete_starts_a_fresh_dataset(gb: Harness) -> None:
 def test_delete_missing_dataset_is_404_and_changes_nothing(gb: Harness) -> None:
     populate(gb)
     before = snapshot(gb)
-    vectors = {(u, d): vector_counts(gb, u, d) for u, d in (("u1", "main"), ("u1", "keep"),
-                                                           ("u2", "main"))}
+    vectors = {
+        (u, d): vector_counts(gb, u, d) for u, d in (("u1", "main"), ("u1", "keep"), ("u2", "main"))
+    }
     r = delete(gb, "missing")
     assert r.status == 404, r.body
     assert "missing" in r.body["error"]

@@ -12,11 +12,20 @@ from gligabao.local.server import make_event
 
 
 def _seed(gb: Harness) -> None:
-    gb.llm.script("extract", {
-        "entities": [{"name": "Alice", "type": "person"}, {"name": "Acme", "type": "company"}],
-        "edges": [{"source": "Alice", "target": "Acme", "relation": "works_at",
-                   "description": "Alice works at Acme."}],
-    })
+    gb.llm.script(
+        "extract",
+        {
+            "entities": [{"name": "Alice", "type": "person"}, {"name": "Acme", "type": "company"}],
+            "edges": [
+                {
+                    "source": "Alice",
+                    "target": "Acme",
+                    "relation": "works_at",
+                    "description": "Alice works at Acme.",
+                }
+            ],
+        },
+    )
     gb.remember("Alice works at Acme.")
 
 
@@ -43,7 +52,9 @@ class LambdaContext:
 
 
 def _invoke(handler: Any, method: str, target: str, body: Any, remaining_ms: int) -> dict[str, Any]:
-    event = make_event(method, target, {"content-type": "application/json"}, json.dumps(body).encode(), "127.0.0.1")
+    event = make_event(
+        method, target, {"content-type": "application/json"}, json.dumps(body).encode(), "127.0.0.1"
+    )
     return dict(handler(event, LambdaContext(remaining_ms)))
 
 
@@ -53,8 +64,13 @@ def test_a_slow_llm_past_the_budget_answers_json_504_with_a_call_record(gb: Harn
     _seed(gb)
     # 4.5 s left: 2.5 s of budget after the reserve; the LLM takes 8 s
     gb.llm.delay_next(8.0, stage="query")
-    out = _invoke(query.lambda_handler, "POST", "/v1/gb/query",
-                  {"user_id": "u1", "query": "Where does Alice work?"}, 4_500)
+    out = _invoke(
+        query.lambda_handler,
+        "POST",
+        "/v1/gb/query",
+        {"user_id": "u1", "query": "Where does Alice work?"},
+        4_500,
+    )
     assert out["statusCode"] == 504, out
     assert out["headers"]["Content-Type"] == "application/json"
     body = json.loads(out["body"])
@@ -76,8 +92,13 @@ def test_a_budget_already_spent_calls_nothing(gb: Harness) -> None:
     _seed(gb)
     before = gb.llm.calls("query"), gb.emb.calls()
     # less than the reserve left: nothing may start
-    out = _invoke(query.lambda_handler, "POST", "/v1/gb/query",
-                  {"user_id": "u1", "query": "Where does Alice work?"}, 1_000)
+    out = _invoke(
+        query.lambda_handler,
+        "POST",
+        "/v1/gb/query",
+        {"user_id": "u1", "query": "Where does Alice work?"},
+        1_000,
+    )
     assert out["statusCode"] == 504, out
     assert json.loads(out["body"])["error"].startswith("the time budget ran out before")
     assert (gb.llm.calls("query"), gb.emb.calls()) == before
@@ -87,6 +108,11 @@ def test_without_a_lambda_context_there_is_no_deadline(gb: Harness) -> None:
     from gligabao.handlers import query
 
     _seed(gb)
-    event = make_event("POST", "/v1/gb/query", {"content-type": "application/json"},
-                       json.dumps({"user_id": "u1", "query": "Where does Alice work?"}).encode(), "127.0.0.1")
+    event = make_event(
+        "POST",
+        "/v1/gb/query",
+        {"content-type": "application/json"},
+        json.dumps({"user_id": "u1", "query": "Where does Alice work?"}).encode(),
+        "127.0.0.1",
+    )
     assert query.lambda_handler(event, None)["statusCode"] == 200

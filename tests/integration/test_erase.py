@@ -84,21 +84,29 @@ def test_a_queued_job_of_an_erased_user_is_dropped(gb: Harness) -> None:
 
     populate(gb)
     erase(gb)
-    job = {"kind": "remember", "call_id": "queued-before-erase", "reference_time": "2025-01-01T00:00:00Z",
-           "request": {"user_id": USER, "text": TEXT}}
+    job = {
+        "kind": "remember",
+        "call_id": "queued-before-erase",
+        "reference_time": "2025-01-01T00:00:00Z",
+        "request": {"user_id": USER, "text": TEXT},
+    }
     before = gb.row_counts()
     assert process_job(job) is False
     assert gb.row_counts() == before
     assert gb.llm.calls("extract") >= 0 and gb.client.get(
-        f"/v1/gb/datasets?user_id={PATH_USER}").body == {"datasets": []}
+        f"/v1/gb/datasets?user_id={PATH_USER}"
+    ).body == {"datasets": []}
 
 
-@pytest.mark.parametrize("path", [
-    "/v1/gb/users/a%01b",  # a control character
-    "/v1/gb/users/" + "x" * 129,  # too long
-    "/v1/gb/users/%ff%fe",  # not UTF-8
-    f"/v1/gb/users/{PATH_USER}?user_id={OTHER}",  # no query parameters
-])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/v1/gb/users/a%01b",  # a control character
+        "/v1/gb/users/" + "x" * 129,  # too long
+        "/v1/gb/users/%ff%fe",  # not UTF-8
+        f"/v1/gb/users/{PATH_USER}?user_id={OTHER}",  # no query parameters
+    ],
+)
 def test_bad_erases_are_400_and_remove_nothing(gb: Harness, path: str) -> None:
     populate(gb)
     before = gb.row_counts()

@@ -26,21 +26,37 @@ from gligabao.oneway import ERASING
 
 __all__ = ["moto_url"]  # the standalone moto server fixture, shared
 USER = "erin-crash"
-CASES = [("dynamodb", "erase_begun"), ("dynamodb", "erase_dataset"),
-         ("dynamodb", "erase_records"), ("sqlite", "erase_dataset")]
+CASES = [
+    ("dynamodb", "erase_begun"),
+    ("dynamodb", "erase_dataset"),
+    ("dynamodb", "erase_records"),
+    ("sqlite", "erase_dataset"),
+]
 
 
 def _dump(store: str, prefix: str, url: str, data: str) -> str:
     """Every row of every table, as text."""
     if store == "sqlite":
         with sqlite3.connect(data) as conn:
-            names = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+            names = [
+                r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+            ]
             # (the full-text segments: merged on a clean stop, checked by the bytes test)
-            return repr([conn.execute(f'SELECT * FROM "{n}"').fetchall()
-                         for n in names if n not in ("passage_words_data", "passage_words_idx")])
+            return repr(
+                [
+                    conn.execute(f'SELECT * FROM "{n}"').fetchall()
+                    for n in names
+                    if n not in ("passage_words_data", "passage_words_idx")
+                ]
+            )
     client = boto3.client("dynamodb", endpoint_url=url, region_name="us-east-1")
-    return json.dumps([client.scan(TableName=t)["Items"]
-                       for t in client.list_tables()["TableNames"] if t.startswith(prefix)])
+    return json.dumps(
+        [
+            client.scan(TableName=t)["Items"]
+            for t in client.list_tables()["TableNames"]
+            if t.startswith(prefix)
+        ]
+    )
 
 
 def _mark(store: str, prefix: str, url: str, data: str) -> str | None:
@@ -50,8 +66,9 @@ def _mark(store: str, prefix: str, url: str, data: str) -> str | None:
             row = conn.execute("SELECT call_id FROM erasures WHERE user_id = ?", (USER,)).fetchone()
             return row[0] if row else None
     client = boto3.client("dynamodb", endpoint_url=url, region_name="us-east-1")
-    item = client.get_item(TableName=f"{prefix}datasets",
-                           Key={"user_id": {"S": ERASING}, "name": {"S": USER}}).get("Item")
+    item = client.get_item(
+        TableName=f"{prefix}datasets", Key={"user_id": {"S": ERASING}, "name": {"S": USER}}
+    ).get("Item")
     return item["call_id"]["S"] if item else None
 
 
@@ -66,12 +83,20 @@ def test_an_erase_killed_midway_is_finished_by_the_next_start(
         env = {k: v for k, v in env.items() if k != "GB_DYNAMODB_ENDPOINT"} | {"GB_DATA": data}
     first = Serve(env)
     try:
-        for dataset, (name, place) in {"main": ("Quillon", "Brackenfold"),
-                                       "trips": ("Quillon", "Marrowdeep")}.items():
-            fake_anthropic.script("extract", extraction(
-                [ent(name, "person"), ent(place, "city")], [fact(name, place, "lives_in")]))
-            r = first.client.post("/v1/gb/remember", {
-                "user_id": USER, "dataset": dataset, "text": f"{name} lives in {place}."})
+        for dataset, (name, place) in {
+            "main": ("Quillon", "Brackenfold"),
+            "trips": ("Quillon", "Marrowdeep"),
+        }.items():
+            fake_anthropic.script(
+                "extract",
+                extraction(
+                    [ent(name, "person"), ent(place, "city")], [fact(name, place, "lives_in")]
+                ),
+            )
+            r = first.client.post(
+                "/v1/gb/remember",
+                {"user_id": USER, "dataset": dataset, "text": f"{name} lives in {place}."},
+            )
             assert r.status == 200, r.body
     finally:
         first.stop()

@@ -59,7 +59,10 @@ def test_nothing_of_an_erased_user_is_in_the_sqlite_file(gb_sqlite: Harness, db_
 def gb_env(request: pytest.FixtureRequest) -> dict[str, str]:
     if request.node.name.startswith("test_nothing_of_an_erased_user_is_in_opensearch"):
         url = request.getfixturevalue("opensearch_url")
-        return {"GB_OPENSEARCH_URL": url, "GB_OPENSEARCH_INDEX_PREFIX": f"gber-{uuid.uuid4().hex[:8]}"}
+        return {
+            "GB_OPENSEARCH_URL": url,
+            "GB_OPENSEARCH_INDEX_PREFIX": f"gber-{uuid.uuid4().hex[:8]}",
+        }
     return {}
 
 

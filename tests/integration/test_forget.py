@@ -14,13 +14,25 @@ from conftest import Harness
 
 ALICE_ACME = {
     "entities": [{"name": "Alice", "type": "person"}, {"name": "Acme", "type": "organization"}],
-    "edges": [{"source": "Alice", "target": "Acme", "relation": "works_at",
-               "description": "Alice works at Acme."}],
+    "edges": [
+        {
+            "source": "Alice",
+            "target": "Acme",
+            "relation": "works_at",
+            "description": "Alice works at Acme.",
+        }
+    ],
 }
 ALICE_GLOBEX = {
     "entities": [{"name": "Alice", "type": "person"}, {"name": "Globex", "type": "organization"}],
-    "edges": [{"source": "Alice", "target": "Globex", "relation": "works_at",
-               "description": "Alice works at Globex."}],
+    "edges": [
+        {
+            "source": "Alice",
+            "target": "Globex",
+            "relation": "works_at",
+            "description": "Alice works at Globex.",
+        }
+    ],
 }
 
 
@@ -100,11 +112,17 @@ def test_a_fact_another_text_states_stays(gb: Harness) -> None:
     assert r.body["edge"]["artifact_id"] == two["artifact_id"]
 
 
-@pytest.mark.parametrize("path", [
-    "/v1/gb/artifacts/abc?user_id=u1", "/v1/gb/artifacts/0?user_id=u1",
-    "/v1/gb/artifacts/-1?user_id=u1", "/v1/gb/artifacts/1", "/v1/gb/artifacts/1?user_id=u1&x=1",
-    "/v1/gb/artifacts/1?user_id=u1&dataset=a%20b",
-])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/v1/gb/artifacts/abc?user_id=u1",
+        "/v1/gb/artifacts/0?user_id=u1",
+        "/v1/gb/artifacts/-1?user_id=u1",
+        "/v1/gb/artifacts/1",
+        "/v1/gb/artifacts/1?user_id=u1&x=1",
+        "/v1/gb/artifacts/1?user_id=u1&dataset=a%20b",
+    ],
+)
 def test_bad_forgets_are_400_and_remove_nothing(gb: Harness, path: str) -> None:
     _moved(gb)
     before = gb.row_counts()
@@ -162,12 +180,14 @@ def test_browse_pages_to_the_end_and_refuses_bad_cursors(gb: Harness) -> None:
     old = _live_facts(gb, "Acme")
     assert old == []  # the Acme fact was superseded
     # any string of a listing's cursor pattern (the OpenAPI document's) is a page
-    for made_up in ("/v1/gb/entities?user_id=u1&cursor=e_000000000000",
-                    "/v1/gb/entities?user_id=u1&q=alice&cursor=e9999-99-99T99:99:99Z_999999999999999999",
-                    "/v1/gb/entities?user_id=u1&cursor=e0000-00-00T00:00:00Z_000000000001",
-                    "/v1/gb/artifacts?user_id=u1&cursor=a1",
-                    "/v1/gb/artifacts?user_id=u1&session_id=s1&cursor=a999999999999999999",
-                    "/v1/gb/artifacts?user_id=u1&session_id=nope&cursor=a1"):
+    for made_up in (
+        "/v1/gb/entities?user_id=u1&cursor=e_000000000000",
+        "/v1/gb/entities?user_id=u1&q=alice&cursor=e9999-99-99T99:99:99Z_999999999999999999",
+        "/v1/gb/entities?user_id=u1&cursor=e0000-00-00T00:00:00Z_000000000001",
+        "/v1/gb/artifacts?user_id=u1&cursor=a1",
+        "/v1/gb/artifacts?user_id=u1&session_id=s1&cursor=a999999999999999999",
+        "/v1/gb/artifacts?user_id=u1&session_id=nope&cursor=a1",
+    ):
         r = gb.client.get(made_up)
         assert r.status == 200 and r.body["next_cursor"] is None, (made_up, r.body)
     r = gb.client.get(f"/v1/gb/artifacts?user_id=u1&cursor=a{second}")
@@ -175,15 +195,21 @@ def test_browse_pages_to_the_end_and_refuses_bad_cursors(gb: Harness) -> None:
     r = gb.client.get(f"/v1/gb/artifacts?user_id=u1&session_id=s1&cursor=a{first}")
     assert [a["id"] for a in r.body["artifacts"]] == [second]
     before = gb.row_counts()
-    for bad in ("/v1/gb/entities?user_id=u1&cursor=zz", "/v1/gb/entities?user_id=u1&limit=0",
-                "/v1/gb/entities?user_id=u1&limit=101", "/v1/gb/artifacts?user_id=u1&cursor=e30",
-                "/v1/gb/entities?user_id=u1&cursor=a1",  # another listing's cursor
-                "/v1/gb/artifacts?user_id=u1&cursor=e_000000000001",
-                "/v1/gb/artifacts?user_id=u1&cursor=i2024-01-01T00:00:00Z_" + "0" * 32,
-                "/v1/gb/artifacts?user_id=u1&cursor=a0", "/v1/gb/artifacts?user_id=u1&cursor=a01",
-                "/v1/gb/entities?user_id=u1&cursor=e2024-01-01T00:00:00Z%23000000000001",
-                "/v1/gb/entities?user_id=u1&cursor=eyJrIjoiZW50aXRpZXMifQ",
-                "/v1/gb/edges/x?user_id=u1", "/v1/gb/entities/1.5?user_id=u1"):
+    for bad in (
+        "/v1/gb/entities?user_id=u1&cursor=zz",
+        "/v1/gb/entities?user_id=u1&limit=0",
+        "/v1/gb/entities?user_id=u1&limit=101",
+        "/v1/gb/artifacts?user_id=u1&cursor=e30",
+        "/v1/gb/entities?user_id=u1&cursor=a1",  # another listing's cursor
+        "/v1/gb/artifacts?user_id=u1&cursor=e_000000000001",
+        "/v1/gb/artifacts?user_id=u1&cursor=i2024-01-01T00:00:00Z_" + "0" * 32,
+        "/v1/gb/artifacts?user_id=u1&cursor=a0",
+        "/v1/gb/artifacts?user_id=u1&cursor=a01",
+        "/v1/gb/entities?user_id=u1&cursor=e2024-01-01T00:00:00Z%23000000000001",
+        "/v1/gb/entities?user_id=u1&cursor=eyJrIjoiZW50aXRpZXMifQ",
+        "/v1/gb/edges/x?user_id=u1",
+        "/v1/gb/entities/1.5?user_id=u1",
+    ):
         r = gb.client.get(bad)
         assert r.status == 400, (bad, r.body)
     assert gb.row_counts() == before
@@ -193,8 +219,12 @@ def test_browse_pages_to_the_end_and_refuses_bad_cursors(gb: Harness) -> None:
 
 def test_the_mcp_forget_tool(gb: Harness) -> None:
     _, second = _moved(gb)
-    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-            "params": {"name": "forget", "arguments": {"user_id": "u1", "artifact_id": second}}}
+    call = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "forget", "arguments": {"user_id": "u1", "artifact_id": second}},
+    }
     r = gb.client.post("/mcp", call)
     assert r.status == 200, r.body
     out = r.body["result"]["structuredContent"]
@@ -221,7 +251,9 @@ def test_another_principal_is_403_and_nothing_is_removed(gb: Harness) -> None:
         ("GET", "/v1/gb/edges/1?user_id=u1"),
     ]:
         event = make_event(method, target, {}, b"", "127.0.0.1")
-        event["requestContext"]["authorizer"] = {"jwt": {"claims": {"sub": "mallory"}, "scopes": None}}
+        event["requestContext"]["authorizer"] = {
+            "jwt": {"claims": {"sub": "mallory"}, "scopes": None}
+        }
         out = browse.lambda_handler(event, None)
         assert out["statusCode"] == 403, (target, out["body"])
         assert json.loads(out["body"])["error"]

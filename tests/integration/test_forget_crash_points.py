@@ -43,14 +43,23 @@ def test_a_forget_killed_at_a_write_point_leaves_before_or_after(
     for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_DEFAULT_REGION"):
         os.environ.setdefault(k, env[k])
     first = Serve(env)
-    fake_anthropic.script("extract", extraction(
-        [ent("Alice", "person"), ent("Acme", "organization")], [fact("Alice", "Acme", "works_at")]))
+    fake_anthropic.script(
+        "extract",
+        extraction(
+            [ent("Alice", "person"), ent("Acme", "organization")],
+            [fact("Alice", "Acme", "works_at")],
+        ),
+    )
     r = first.client.post("/v1/gb/remember", {"user_id": "u1", "text": "Alice works at Acme."})
     assert r.status == 200, r.body
     acme = r.body["edges"][0]["id"]
-    fake_anthropic.script("extract", extraction(
-        [ent("Alice", "person"), ent("Globex", "organization")],
-        [fact("Alice", "Globex", "works_at")]))
+    fake_anthropic.script(
+        "extract",
+        extraction(
+            [ent("Alice", "person"), ent("Globex", "organization")],
+            [fact("Alice", "Globex", "works_at")],
+        ),
+    )
     fake_anthropic.script("invalidate", {"invalidated": [{"edge_id": acme, "by": 0}]})
     r = first.client.post("/v1/gb/remember", {"user_id": "u1", "text": "Alice moved to Globex."})
     first.stop()

@@ -36,11 +36,15 @@ def _seed(gb: Harness) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for person, city in PEOPLE:
         fact = f"{person} lives in {city}."
-        gb.llm.script("extract", {
-            "entities": [{"name": person, "type": "person"}, {"name": city, "type": "city"}],
-            "edges": [{"source": person, "target": city, "relation": "lives_in",
-                       "description": fact}],
-        })
+        gb.llm.script(
+            "extract",
+            {
+                "entities": [{"name": person, "type": "person"}, {"name": city, "type": "city"}],
+                "edges": [
+                    {"source": person, "target": city, "relation": "lives_in", "description": fact}
+                ],
+            },
+        )
         out.update({e["name"]: e for e in gb.remember(fact)["entities"]})
     return out
 
@@ -53,12 +57,22 @@ def _key() -> Any:
 
 # ------------------------------------------------------------------ remember
 
+
 def test_remember_gives_places_coordinates(gb: Harness) -> None:
-    gb.llm.script("extract", {
-        "entities": [{"name": "Alice", "type": "person"}, {"name": "Paris", "type": "city"}],
-        "edges": [{"source": "Alice", "target": "Paris", "relation": "lives_in",
-                   "description": "Alice lives in Paris."}],
-    })
+    gb.llm.script(
+        "extract",
+        {
+            "entities": [{"name": "Alice", "type": "person"}, {"name": "Paris", "type": "city"}],
+            "edges": [
+                {
+                    "source": "Alice",
+                    "target": "Paris",
+                    "relation": "lives_in",
+                    "description": "Alice lives in Paris.",
+                }
+            ],
+        },
+    )
     out = gb.remember("Alice lives in Paris.")
     by_name = {e["name"]: e for e in out["entities"]}
     assert by_name["Paris"]["lat"] == pytest.approx(PARIS[0], abs=0.01)
@@ -71,6 +85,7 @@ def test_remember_gives_places_coordinates(gb: Harness) -> None:
 
 
 # --------------------------------------------------------------------- query
+
 
 def test_nearby_finds_paris_from_lyon(gb: Harness) -> None:
     ents = _seed(gb)
@@ -126,10 +141,13 @@ def test_stored_place_is_reused(gb: Harness) -> None:
 
 
 def test_existing_place_without_coordinates_is_left_alone(gb: Harness) -> None:
-    gb.llm.script("extract", {
-        "entities": [{"name": "Lyon", "type": "band"}, {"name": "Dan", "type": "person"}],
-        "edges": [{"source": "Dan", "target": "Lyon", "relation": "likes"}],
-    })
+    gb.llm.script(
+        "extract",
+        {
+            "entities": [{"name": "Lyon", "type": "band"}, {"name": "Dan", "type": "person"}],
+            "edges": [{"source": "Dan", "target": "Lyon", "relation": "likes"}],
+        },
+    )
     out = gb.remember("Dan likes the band Lyon.")
     lyon_id = {e["name"]: e for e in out["entities"]}["Lyon"]["id"]
     gb.llm.script("detect_geo", {"places": ["Lyon"]})
@@ -221,10 +239,16 @@ def test_places_not_stored_without_nearby_search(gb: Harness) -> None:
 def test_detect_geo_is_its_own_inference(gb: Harness) -> None:
     _seed(gb)
     gb.llm.script("detect_geo", {"places": ["Lyon"]})
-    r = gb.client.post("/v1/gb/query", {
-        "user_id": "u1", "query": "Who lives near Lyon?", "geo_radius_km": 500,
-        "models": {"detect_geo": "claude-haiku-4-5"}, "reasoning": {"detect_geo": "low"},
-    })
+    r = gb.client.post(
+        "/v1/gb/query",
+        {
+            "user_id": "u1",
+            "query": "Who lives near Lyon?",
+            "geo_radius_km": 500,
+            "models": {"detect_geo": "claude-haiku-4-5"},
+            "reasoning": {"detect_geo": "low"},
+        },
+    )
     assert r.status == 200, r.body
     req = gb.llm.requests_for("detect_geo")[0]
     assert req["model"] == "claude-haiku-4-5"
@@ -248,8 +272,9 @@ def test_detect_geo_is_its_own_inference(gb: Harness) -> None:
 def test_bad_detect_geo_reply_is_502(gb: Harness, reply: Any) -> None:
     _seed(gb)
     gb.llm.script("detect_geo", reply)
-    r = gb.client.post("/v1/gb/query", {"user_id": "u1", "query": "Near Lyon?",
-                                        "geo_radius_km": 10})
+    r = gb.client.post(
+        "/v1/gb/query", {"user_id": "u1", "query": "Near Lyon?", "geo_radius_km": 10}
+    )
     assert r.status == 502, r.body
     assert gb.llm.calls("query") == 0
     rows = gb.client.get(f"/v1/gb/inferences?user_id=u1&call_id={r.call_id}").body["inferences"]
@@ -259,17 +284,21 @@ def test_bad_detect_geo_reply_is_502(gb: Harness, reply: Any) -> None:
 
 # -------------------------------------------------------------------- 400s
 
-@pytest.mark.parametrize("body", [
-    {"geo_radius_km": 0},
-    {"geo_radius_km": -5},
-    {"geo_radius_km": 20015.01},
-    {"geo_radius_km": 1e9},
-    {"geo_radius_km": "50"},
-    {"geo_radius_km": True},
-    {"geo_radius_km": [50]},
-    {"geo_nearby": "yes"},
-    {"geo_nearby": False, "geo_radius_km": 10},
-])
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"geo_radius_km": 0},
+        {"geo_radius_km": -5},
+        {"geo_radius_km": 20015.01},
+        {"geo_radius_km": 1e9},
+        {"geo_radius_km": "50"},
+        {"geo_radius_km": True},
+        {"geo_radius_km": [50]},
+        {"geo_nearby": "yes"},
+        {"geo_nearby": False, "geo_radius_km": 10},
+    ],
+)
 def test_bad_geo_params_are_400(gb: Harness, body: dict[str, Any]) -> None:
     _seed(gb)
     gb.llm.reset()
@@ -291,11 +320,14 @@ def test_radius_bounds_are_accepted(gb: Harness) -> None:
 
 
 @pytest.mark.parametrize("gb_env", GEO_OFF)
-@pytest.mark.parametrize("body", [
-    {"geo_nearby": True},
-    {"geo_radius_km": 10},
-    {"geo_nearby": True, "geo_radius_km": 10},
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"geo_nearby": True},
+        {"geo_radius_km": 10},
+        {"geo_nearby": True, "geo_radius_km": 10},
+    ],
+)
 def test_geo_params_need_geo_on(gb: Harness, body: dict[str, Any]) -> None:
     gb.remember("Alice lives in Paris.")
     gb.llm.reset()
@@ -309,10 +341,13 @@ def test_geo_params_need_geo_on(gb: Harness, body: dict[str, Any]) -> None:
 
 @pytest.mark.parametrize("gb_env", GEO_OFF)
 def test_geo_off_never_detects(gb: Harness) -> None:
-    gb.llm.script("extract", {
-        "entities": [{"name": "Alice", "type": "person"}, {"name": "Paris", "type": "city"}],
-        "edges": [{"source": "Alice", "target": "Paris", "relation": "lives_in"}],
-    })
+    gb.llm.script(
+        "extract",
+        {
+            "entities": [{"name": "Alice", "type": "person"}, {"name": "Paris", "type": "city"}],
+            "edges": [{"source": "Alice", "target": "Paris", "relation": "lives_in"}],
+        },
+    )
     out = gb.remember("Alice lives in Paris.")
     assert all("lat" not in e for e in out["entities"])  # no geo step
     q = gb.query("Who lives near Lyon?", geo_nearby=False)  # false is allowed

@@ -187,19 +187,27 @@ def _check(function: str, used: set[tuple[str, str]]) -> None:
     assert not missing, f"{function}: the role lacks {sorted(missing)}"
     unused_writes = {a for a, _ in granted if a in WRITES} - {a for a, _ in used}
     unused_writes -= {a for f, a in COMPENSATION if f == function}
-    assert not unused_writes, f"{function}: the role grants writes never made: {sorted(unused_writes)}"
+    assert not unused_writes, (
+        f"{function}: the role grants writes never made: {sorted(unused_writes)}"
+    )
 
 
-def _call(handler: Any, method: str, target: str, body: Any = None, headers: dict[str, str] | None = None) -> dict[str, Any]:
+def _call(
+    handler: Any, method: str, target: str, body: Any = None, headers: dict[str, str] | None = None
+) -> dict[str, Any]:
     raw = json.dumps(body).encode() if body is not None else b""
-    event = make_event(method, target, {"content-type": "application/json", **(headers or {})}, raw, "127.0.0.1")
+    event = make_event(
+        method, target, {"content-type": "application/json", **(headers or {})}, raw, "127.0.0.1"
+    )
     out = handler(event, None)
     assert out["statusCode"] < 300, (target, out["body"])
     return json.loads(out["body"]) if out.get("body") else {}
 
 
 @pytest.fixture
-def deployed_like(monkeypatch: pytest.MonkeyPatch, gb: Harness, moto_url: str) -> Iterator[dict[str, str]]:
+def deployed_like(
+    monkeypatch: pytest.MonkeyPatch, gb: Harness, moto_url: str
+) -> Iterator[dict[str, str]]:
     """The API keys in Secrets Manager and an SQS queue, both on moto."""
     from gligabao import wiring
 
@@ -210,7 +218,10 @@ def deployed_like(monkeypatch: pytest.MonkeyPatch, gb: Harness, moto_url: str) -
     region = "us-east-1"
     sm = boto3.client("secretsmanager", region_name=region, endpoint_url=moto_url)
     ids = {}
-    for var, value in (("GB_ANTHROPIC_SECRET", "test-anthropic-key"), ("GB_OPENAI_SECRET", "test-openai-key")):
+    for var, value in (
+        ("GB_ANTHROPIC_SECRET", "test-anthropic-key"),
+        ("GB_OPENAI_SECRET", "test-openai-key"),
+    ):
         ids[var] = sm.create_secret(Name=f"{gb.prefix}{var}", SecretString=value)["ARN"]
     sqs = boto3.client("sqs", region_name=region, endpoint_url=moto_url)
     ids["GB_REMEMBER_QUEUE_URL"] = sqs.create_queue(QueueName=f"{gb.prefix}remember")["QueueUrl"]
@@ -227,7 +238,9 @@ def deployed_like(monkeypatch: pytest.MonkeyPatch, gb: Harness, moto_url: str) -
 AWS_ENV = ("GB_ANTHROPIC_SECRET", "GB_OPENAI_SECRET", "GB_REMEMBER_QUEUE_URL", "GB_GEO_PLACE_INDEX")
 
 
-def _fresh_container(monkeypatch: pytest.MonkeyPatch, function: str, values: dict[str, str]) -> None:
+def _fresh_container(
+    monkeypatch: pytest.MonkeyPatch, function: str, values: dict[str, str]
+) -> None:
     """A new Lambda container of this function: the AWS resources its
     template environment names (and no others), no keys, nothing cached."""
     from aws_lambda_powertools.utilities import parameters
@@ -237,7 +250,9 @@ def _fresh_container(monkeypatch: pytest.MonkeyPatch, function: str, values: dic
 
     [res] = [
         r
-        for r in Stack(load(), Geo="on", LlmProvider="anthropic", EmbeddingProvider="openai").of_type("AWS::Serverless::Function").values()
+        for r in Stack(load(), Geo="on", LlmProvider="anthropic", EmbeddingProvider="openai")
+        .of_type("AWS::Serverless::Function")
+        .values()
         if Path(r["Properties"]["CodeUri"]).name == function
     ]
     env = res["Properties"].get("Environment", {}).get("Variables", {})
@@ -269,26 +284,61 @@ def test_every_role_grants_what_its_code_does_and_no_unused_write(
 
     # remember: sync (with a key, geo on), then async (to the queue)
     _fresh_container(monkeypatch, "remember", deployed_like)
-    gb.llm.script("extract", {
-        "entities": [{"name": "Alice", "type": "person"}, {"name": "Paris", "type": "city"}],
-        "edges": [{"source": "Alice", "target": "Paris", "relation": "lives_in",
-                   "description": "Alice lives in Paris."}],
-    })
+    gb.llm.script(
+        "extract",
+        {
+            "entities": [{"name": "Alice", "type": "person"}, {"name": "Paris", "type": "city"}],
+            "edges": [
+                {
+                    "source": "Alice",
+                    "target": "Paris",
+                    "relation": "lives_in",
+                    "description": "Alice lives in Paris.",
+                }
+            ],
+        },
+    )
     with rec:
-        _call(remember.lambda_handler, "POST", "/v1/gb/remember",
-              {"user_id": "u1", "text": "Alice lives in Paris."}, {"idempotency-key": "k1"})
+        _call(
+            remember.lambda_handler,
+            "POST",
+            "/v1/gb/remember",
+            {"user_id": "u1", "text": "Alice lives in Paris."},
+            {"idempotency-key": "k1"},
+        )
         # a new home: the old lives_in fact is invalidated (its claim released)
-        gb.llm.script("extract", {
-            "entities": [{"name": "Alice", "type": "person"}, {"name": "Versailles", "type": "city"}],
-            "edges": [{"source": "Alice", "target": "Versailles", "relation": "lives_in",
-                       "description": "Alice moved to Versailles."}],
-        })
+        gb.llm.script(
+            "extract",
+            {
+                "entities": [
+                    {"name": "Alice", "type": "person"},
+                    {"name": "Versailles", "type": "city"},
+                ],
+                "edges": [
+                    {
+                        "source": "Alice",
+                        "target": "Versailles",
+                        "relation": "lives_in",
+                        "description": "Alice moved to Versailles.",
+                    }
+                ],
+            },
+        )
         gb.llm.script("invalidate", {"invalidated": [{"edge_id": 1, "by": 0}]})
-        moved = _call(remember.lambda_handler, "POST", "/v1/gb/remember",
-                      {"user_id": "u1", "text": "Alice moved to Versailles."})
+        moved = _call(
+            remember.lambda_handler,
+            "POST",
+            "/v1/gb/remember",
+            {"user_id": "u1", "text": "Alice moved to Versailles."},
+        )
         assert [e["id"] for e in moved["invalidated"]] == [1]
-        accepted = _call(remember.lambda_handler, "POST", "/v1/gb/remember",
-                         {"user_id": "u1", "text": "Alice moved to Lyon."}, {"prefer": "respond-async"})
+        accepted = _call(
+            remember.lambda_handler,
+            "POST",
+            "/v1/gb/remember",
+            {"user_id": "u1", "text": "Alice moved to Lyon."},
+            {"prefer": "respond-async"},
+        )
     used["remember"] = rec.actions()
 
     # the worker, from the message the remember function queued
@@ -296,18 +346,36 @@ def test_every_role_grants_what_its_code_does_and_no_unused_write(
         QueueUrl=deployed_like["GB_REMEMBER_QUEUE_URL"], MaxNumberOfMessages=1
     )["Messages"][0]
     _fresh_container(monkeypatch, "remember_worker", deployed_like)
-    gb.llm.script("extract", {
-        "entities": [{"name": "Alice", "type": "person"}, {"name": "Lyon", "type": "city"}],
-        "edges": [{"source": "Alice", "target": "Lyon", "relation": "lives_in",
-                   "description": "Alice moved to Lyon."}],
-    })
+    gb.llm.script(
+        "extract",
+        {
+            "entities": [{"name": "Alice", "type": "person"}, {"name": "Lyon", "type": "city"}],
+            "edges": [
+                {
+                    "source": "Alice",
+                    "target": "Lyon",
+                    "relation": "lives_in",
+                    "description": "Alice moved to Lyon.",
+                }
+            ],
+        },
+    )
     gb.llm.script("invalidate", {"invalidated": [{"edge_id": 2, "by": 0}]})
-    sqs_event = {"Records": [{
-        "messageId": message["MessageId"], "receiptHandle": message["ReceiptHandle"],
-        "body": message["Body"], "attributes": {}, "messageAttributes": {},
-        "md5OfBody": message["MD5OfBody"], "eventSource": "aws:sqs",
-        "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:q", "awsRegion": "us-east-1",
-    }]}
+    sqs_event = {
+        "Records": [
+            {
+                "messageId": message["MessageId"],
+                "receiptHandle": message["ReceiptHandle"],
+                "body": message["Body"],
+                "attributes": {},
+                "messageAttributes": {},
+                "md5OfBody": message["MD5OfBody"],
+                "eventSource": "aws:sqs",
+                "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:q",
+                "awsRegion": "us-east-1",
+            }
+        ]
+    }
     with rec:
         assert remember_worker.lambda_handler(sqs_event, None) == {"batchItemFailures": []}
     used["remember_worker"] = rec.actions()
@@ -317,11 +385,19 @@ def test_every_role_grants_what_its_code_does_and_no_unused_write(
     _fresh_container(monkeypatch, "query", deployed_like)
     gb.llm.script("detect_geo", {"places": ["Marseille"]})
     with rec:
-        out = _call(query.lambda_handler, "POST", "/v1/gb/query",
-                    {"user_id": "u1", "query": "Who lives near Marseille?", "geo_radius_km": 800})
-        queued = _call(query.lambda_handler, "POST", "/v1/gb/query",
-                       {"user_id": "u1", "query": "Where does Alice live?", "reasoning": "high"},
-                       {"prefer": "respond-async"})
+        out = _call(
+            query.lambda_handler,
+            "POST",
+            "/v1/gb/query",
+            {"user_id": "u1", "query": "Who lives near Marseille?", "geo_radius_km": 800},
+        )
+        queued = _call(
+            query.lambda_handler,
+            "POST",
+            "/v1/gb/query",
+            {"user_id": "u1", "query": "Where does Alice live?", "reasoning": "high"},
+            {"prefer": "respond-async"},
+        )
     used["query"] = rec.actions()
     assert out["nearby"]["anchors"][0]["name"] == "Marseille"
     assert queued["status"] == "accepted"
@@ -337,12 +413,18 @@ def test_every_role_grants_what_its_code_does_and_no_unused_write(
     with rec:
         listed = _call(browse.lambda_handler, "GET", "/v1/gb/entities?user_id=u1&q=alice")
         assert [e["name"] for e in listed["entities"]] == ["Alice"]
-        _call(browse.lambda_handler, "GET", f"/v1/gb/entities/{listed['entities'][0]['id']}?user_id=u1")
+        _call(
+            browse.lambda_handler,
+            "GET",
+            f"/v1/gb/entities/{listed['entities'][0]['id']}?user_id=u1",
+        )
         _call(browse.lambda_handler, "GET", "/v1/gb/edges/1?user_id=u1")
         texts = _call(browse.lambda_handler, "GET", "/v1/gb/artifacts?user_id=u1")["artifacts"]
         [moved_text] = [t for t in texts if t["text"] == "Alice moved to Versailles."]
         _call(browse.lambda_handler, "GET", f"/v1/gb/artifacts/{moved_text['id']}?user_id=u1")
-        forgot = _call(browse.lambda_handler, "DELETE", f"/v1/gb/artifacts/{moved_text['id']}?user_id=u1")
+        forgot = _call(
+            browse.lambda_handler, "DELETE", f"/v1/gb/artifacts/{moved_text['id']}?user_id=u1"
+        )
     used["browse"] = rec.actions()
     assert forgot["removed"]["vectors"] > 0 and forgot["restored"]["edges"]
 
@@ -364,7 +446,8 @@ def test_every_role_grants_what_its_code_does_and_no_unused_write(
     for function in ("remember", "remember_worker", "query"):
         assert ("dynamodb:SearchVectors", "edges/index/edges") in used[function], function
     assert not any(
-        a == "dynamodb:SearchVectors" for a, _ in used["datasets"] | used["records"] | used["browse"]
+        a == "dynamodb:SearchVectors"
+        for a, _ in used["datasets"] | used["records"] | used["browse"]
     )
     for function, actions in used.items():
         _check(function, actions)

@@ -139,8 +139,12 @@ def test_killed_between_pieces_the_rerun_finishes_the_file(
         return extract(body)
 
     env.default("extract", slow)
-    child_env = {**os.environ, "PYTHONPATH": str(ROOT / "shared"), "GB_LOCAL": "1",
-                 "GB_DATA": str(db)}
+    child_env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT / "shared"),
+        "GB_LOCAL": "1",
+        "GB_DATA": str(db),
+    }
     cmd = [sys.executable, "-m", "gligabao.local.cli", "ingest", str(src), "--data", str(db)]
     proc = subprocess.Popen(cmd, env=child_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:

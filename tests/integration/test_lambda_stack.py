@@ -25,7 +25,9 @@ def test_logs_carry_the_lambda_context_and_the_cold_start_is_a_metric(
     capsys.readouterr()
     out = datasets.lambda_handler(event, LambdaContext(20_000))
     assert out["statusCode"] == 200
-    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
+    lines = [
+        json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")
+    ]
     cold = [line for line in lines if "ColdStart" in line]
     assert cold and cold[0]["function_name"] == "gb-QueryFunction"
     assert cold[0]["_aws"]["CloudWatchMetrics"][0]["Metrics"][0]["Name"] == "ColdStart"
@@ -37,13 +39,29 @@ def test_the_worker_logs_with_the_context(gb: Harness) -> None:
     r = gb.client.post("/v1/gb/remember", {"user_id": "u1", "text": "Alice works at Acme."})
     assert r.status == 200
     # a redelivered job of a call that is done: the worker logs and skips it
-    job = {"call_id": r.call_id, "reference_time": "2026-01-01T00:00:00Z",
-           "request": {"user_id": "u1", "text": "Alice works at Acme."}}
-    out = lambda_handler({"Records": [{
-        "messageId": "m-0", "receiptHandle": "rh", "body": json.dumps(job), "attributes": {},
-        "messageAttributes": {}, "md5OfBody": "", "eventSource": "aws:sqs",
-        "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:q", "awsRegion": "us-east-1",
-    }]}, LambdaContext(60_000))
+    job = {
+        "call_id": r.call_id,
+        "reference_time": "2026-01-01T00:00:00Z",
+        "request": {"user_id": "u1", "text": "Alice works at Acme."},
+    }
+    out = lambda_handler(
+        {
+            "Records": [
+                {
+                    "messageId": "m-0",
+                    "receiptHandle": "rh",
+                    "body": json.dumps(job),
+                    "attributes": {},
+                    "messageAttributes": {},
+                    "md5OfBody": "",
+                    "eventSource": "aws:sqs",
+                    "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:q",
+                    "awsRegion": "us-east-1",
+                }
+            ]
+        },
+        LambdaContext(60_000),
+    )
     assert out == {"batchItemFailures": []}
     from gligabao.records.monitor import logger
 

@@ -44,14 +44,17 @@ def bedrock_llm(fake: FakeBedrock) -> BedrockLLM:
 
 
 def request(stage: str = "query", model: str = PROFILE, reasoning: str = "none") -> LLMRequest:
-    return LLMRequest(stage, f"[stage: {stage}] answer in JSON", "Where does Alice work?", model,
-                      reasoning, 512)
+    return LLMRequest(
+        stage, f"[stage: {stage}] answer in JSON", "Where does Alice work?", model, reasoning, 512
+    )
 
 
 # ------------------------------------------------------------------ Bedrock LLM
 
 
-@pytest.mark.parametrize("model", [PROFILE, PROFILE_ARN, "anthropic.claude-haiku-4-5-20251001-v1:0"])
+@pytest.mark.parametrize(
+    "model", [PROFILE, PROFILE_ARN, "anthropic.claude-haiku-4-5-20251001-v1:0"]
+)
 def test_bedrock_llm_sends_a_signed_messages_body_to_invoke_model(
     bedrock: FakeBedrock, model: str
 ) -> None:
@@ -76,8 +79,9 @@ def test_bedrock_llm_sends_a_signed_messages_body_to_invoke_model(
 def test_bedrock_llm_asks_for_structured_replies_by_tool_use(bedrock: FakeBedrock) -> None:
     # The Anthropic adapter's code, unchanged, through the Bedrock client.
     bedrock.script("query", {"answer": "Acme"})
-    req = LLMRequest("query", "[stage: query] answer", "Where does Alice work?", PROFILE,
-                     json_schema=SCHEMA)
+    req = LLMRequest(
+        "query", "[stage: query] answer", "Where does Alice work?", PROFILE, json_schema=SCHEMA
+    )
     reply = bedrock_llm(bedrock).complete(req)
     assert parse_json_object(reply.text) == {"answer": "Acme"}
     body = bedrock.last_request().body
@@ -126,8 +130,9 @@ def test_bedrock_llm_without_aws_credentials_is_not_configured(
 
 
 def titan(fake: FakeBedrock, dim: int = 256, retries: int = 0) -> BedrockEmbedder:
-    return BedrockEmbedder("amazon.titan-embed-text-v2:0", dim, fake.region,
-                           endpoint_url=fake.url, max_retries=retries)
+    return BedrockEmbedder(
+        "amazon.titan-embed-text-v2:0", dim, fake.region, endpoint_url=fake.url, max_retries=retries
+    )
 
 
 def test_titan_sends_one_signed_request_per_text(bedrock: FakeBedrock) -> None:
@@ -165,8 +170,9 @@ def test_titan_with_an_unsupported_dimension_is_an_upstream_error(bedrock: FakeB
 
 
 def test_cohere_batches_96_texts_with_the_input_type(bedrock: FakeBedrock) -> None:
-    emb = BedrockEmbedder("cohere.embed-v4:0", 512, bedrock.region, endpoint_url=bedrock.url,
-                          max_retries=0)
+    emb = BedrockEmbedder(
+        "cohere.embed-v4:0", 512, bedrock.region, endpoint_url=bedrock.url, max_retries=0
+    )
     texts = [f"fact number {i}" for i in range(100)]
     out = emb.embed(texts, "document")
     reqs = bedrock.invocations("cohere")
@@ -180,14 +186,20 @@ def test_cohere_batches_96_texts_with_the_input_type(bedrock: FakeBedrock) -> No
 
 
 def test_cohere_v3_has_its_own_size_and_a_mismatch_is_refused(bedrock: FakeBedrock) -> None:
-    ok = BedrockEmbedder("cohere.embed-multilingual-v3", 1024, bedrock.region,
-                         endpoint_url=bedrock.url, max_retries=0)
+    ok = BedrockEmbedder(
+        "cohere.embed-multilingual-v3",
+        1024,
+        bedrock.region,
+        endpoint_url=bedrock.url,
+        max_retries=0,
+    )
     out = ok.embed(["x" * 5000], "document")
     body = bedrock.last_request().body
     assert "output_dimension" not in body and len(body["texts"][0]) == 2048
     assert len(out.vectors[0]) == 1024
-    wrong = BedrockEmbedder("cohere.embed-english-v3", 256, bedrock.region,
-                            endpoint_url=bedrock.url, max_retries=0)
+    wrong = BedrockEmbedder(
+        "cohere.embed-english-v3", 256, bedrock.region, endpoint_url=bedrock.url, max_retries=0
+    )
     with pytest.raises(UpstreamError, match="1024 dimensions"):
         wrong.embed(["Alice"], "document")
 
@@ -202,8 +214,15 @@ def compat() -> Iterator[FakeOpenAICompatible]:
 
 
 def schema_request(stage: str = "query", reasoning: str = "none") -> LLMRequest:
-    return LLMRequest(stage, f"[stage: {stage}] answer in JSON", "Where does Alice work?",
-                      "qwen2.5:3b-instruct", reasoning, 300, json_schema=SCHEMA)
+    return LLMRequest(
+        stage,
+        f"[stage: {stage}] answer in JSON",
+        "Where does Alice work?",
+        "qwen2.5:3b-instruct",
+        reasoning,
+        300,
+        json_schema=SCHEMA,
+    )
 
 
 def test_openai_llm_asks_for_the_json_schema(compat: FakeOpenAICompatible) -> None:
@@ -235,7 +254,9 @@ def test_openai_llm_falls_back_to_plain_json_once_and_reads_fenced_replies() -> 
         reqs = fake.chat_requests()
         # Rejected once, then never asked with the format again.
         assert [(r.status, "response_format" in r) for r in reqs] == [
-            (400, True), (200, False), (200, False)
+            (400, True),
+            (200, False),
+            (200, False),
         ]
         assert reqs[-1]["reasoning_effort"] == "low"
         assert reqs[-1].headers["authorization"] == "Bearer k"

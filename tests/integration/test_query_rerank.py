@@ -20,12 +20,21 @@ from gligabao.local.server import make_event
 
 QUESTION = "What did Mia paint last summer?"
 TEXTS = {  # by cosine to the question, best first; each about 50 tokens
-    "near": ("Mia painted a portrait of her grandmother last summer, sitting by the window "
-             "every afternoon while the old woman told her stories about the farm.", 0.95),
-    "middle": ("Mia and Leo went to the summer fair with their cousins, ate too much ice cream "
-               "and rode the big wheel twice before the rain came down at six.", 0.9),
-    "far": ("Last summer Mia painted the old harbour at dawn, all in blue, from the end of the "
-            "pier where the fishing boats come in before the market opens.", 0.85),
+    "near": (
+        "Mia painted a portrait of her grandmother last summer, sitting by the window "
+        "every afternoon while the old woman told her stories about the farm.",
+        0.95,
+    ),
+    "middle": (
+        "Mia and Leo went to the summer fair with their cousins, ate too much ice cream "
+        "and rode the big wheel twice before the rain came down at six.",
+        0.9,
+    ),
+    "far": (
+        "Last summer Mia painted the old harbour at dawn, all in blue, from the end of the "
+        "pier where the fishing boats come in before the market opens.",
+        0.85,
+    ),
 }
 ONE_PASSAGE = 100  # a budget with room for one of them
 
@@ -106,8 +115,9 @@ def test_the_query_answers_from_the_reranked_context_and_records_it(
 ) -> None:
     ids = _passages(gb)
     rerank_fake.prefer("harbour", 0.95)
-    r = gb.client.post("/v1/gb/query",
-                       {"user_id": "u1", "query": QUESTION, "max_context_tokens": ONE_PASSAGE})
+    r = gb.client.post(
+        "/v1/gb/query", {"user_id": "u1", "query": QUESTION, "max_context_tokens": ONE_PASSAGE}
+    )
     assert r.status == 200, r.body
     [sent] = gb.llm.requests_for("query")
     prompt = sent["messages"][0]["content"]
@@ -120,7 +130,11 @@ def test_the_query_answers_from_the_reranked_context_and_records_it(
     rows = gb.client.get(f"/v1/gb/inferences?user_id=u1&call_id={r.call_id}").body["inferences"]
     [row] = [x for x in rows if x["stage"] == "rerank"]
     assert (row["provider"], row["model"], row["status"], row["type"]) == (
-        "http", "rerank-test", "ok", "query")
+        "http",
+        "rerank-test",
+        "ok",
+        "query",
+    )
     assert row["input_tokens"] == rerank_fake.reranks()[0].reply["usage"]["total_tokens"]
     assert row["cost_usd"] == 0  # a self-hosted model has no price unless GB_RERANK_PRICES
 
@@ -137,15 +151,21 @@ def test_bedrock_rerank_is_recorded_with_its_price(
     rows = gb.client.get(f"/v1/gb/inferences?user_id=u1&call_id={r.call_id}").body["inferences"]
     [row] = [x for x in rows if x["stage"] == "rerank"]
     assert (row["provider"], row["model"], row["status"]) == (
-        "bedrock", "cohere.rerank-v3-5:0", "ok")
+        "bedrock",
+        "cohere.rerank-v3-5:0",
+        "ok",
+    )
     assert row["cost_usd"] == pytest.approx(0.002)  # one search unit at $2 per 1,000
 
 
-@pytest.mark.parametrize("reply", [
-    {"results": [{"index": 9, "relevance_score": 0.9}]},
-    {"results": "none"},
-    {"results": [{"index": 0}]},
-])
+@pytest.mark.parametrize(
+    "reply",
+    [
+        {"results": [{"index": 9, "relevance_score": 0.9}]},
+        {"results": "none"},
+        {"results": [{"index": 0}]},
+    ],
+)
 def test_a_malformed_reply_is_a_502_and_writes_nothing(
     gb: Harness, rerank_fake: FakeRerank, reply: Any
 ) -> None:
@@ -162,9 +182,7 @@ def test_a_malformed_reply_is_a_502_and_writes_nothing(
     assert "malformed" in row["status"]
 
 
-def test_a_reranker_down_after_the_retries_is_a_502(
-    gb: Harness, rerank_fake: FakeRerank
-) -> None:
+def test_a_reranker_down_after_the_retries_is_a_502(gb: Harness, rerank_fake: FakeRerank) -> None:
     _passages(gb)
     before = graph_snapshot(gb)
     rerank_fake.fail_next(503, times=2)
@@ -182,8 +200,13 @@ def test_a_slow_reranker_past_the_budget_is_a_504(gb: Harness, rerank_fake: Fake
     # The Lambda has 7 s left after the reserve (room for the reads before the
     # rerank on a busy machine); the reranker takes 30 s, its timeout is 10 s.
     rerank_fake.delay_next(30.0)
-    event = make_event("POST", "/v1/gb/query", {"content-type": "application/json"},
-                       json.dumps({"user_id": "u1", "query": QUESTION}).encode(), "127.0.0.1")
+    event = make_event(
+        "POST",
+        "/v1/gb/query",
+        {"content-type": "application/json"},
+        json.dumps({"user_id": "u1", "query": QUESTION}).encode(),
+        "127.0.0.1",
+    )
     out = query.lambda_handler(event, LambdaContext(9_000))
     assert out["statusCode"] == 504, out
     assert "during the rerank call" in json.loads(out["body"])["error"]

@@ -24,27 +24,63 @@ EMBED_MODEL = "text-embedding-3-small"
 # USD per million tokens: cost_usd == input + 2 * output (LLM), == input (embeddings).
 PRICES = {DEFAULT_MODEL: [1_000_000, 2_000_000], EMBED_MODEL: [1_000_000, 0]}
 TS = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
-QUERY_STEPS = ["parse", "keyword_seeds", "search_vectors", "expand", "entities", "passages",
-               "score", "fill", "llm", "evidence"]
-REMEMBER_STEPS = ["parse", "chunk", "embed_text", "known_entities", "context", "summarize",
-                  "extract", "resolve", "facts", "invalidate", "write"]
+QUERY_STEPS = [
+    "parse",
+    "keyword_seeds",
+    "search_vectors",
+    "expand",
+    "entities",
+    "passages",
+    "score",
+    "fill",
+    "llm",
+    "evidence",
+]
+REMEMBER_STEPS = [
+    "parse",
+    "chunk",
+    "embed_text",
+    "known_entities",
+    "context",
+    "summarize",
+    "extract",
+    "resolve",
+    "facts",
+    "invalidate",
+    "write",
+]
 BUDGETS = {"low": 1024, "medium": 4096, "high": 16384}
 
 ALICE_ACME = {
-    "entities": [{"name": "Alice", "type": "person", "description": "engineer"},
-                 {"name": "Acme", "type": "organization"}],
-    "edges": [{"source": "Alice", "target": "Acme", "relation": "works_at",
-               "description": "Alice works at Acme."}],
+    "entities": [
+        {"name": "Alice", "type": "person", "description": "engineer"},
+        {"name": "Acme", "type": "organization"},
+    ],
+    "edges": [
+        {
+            "source": "Alice",
+            "target": "Acme",
+            "relation": "works_at",
+            "description": "Alice works at Acme.",
+        }
+    ],
 }
 ALICE_GLOBEX = {
     "entities": [{"name": "Alice", "type": "person"}, {"name": "Globex", "type": "organization"}],
-    "edges": [{"source": "Alice", "target": "Globex", "relation": "works_at",
-               "description": "Alice works at Globex."}],
+    "edges": [
+        {
+            "source": "Alice",
+            "target": "Globex",
+            "relation": "works_at",
+            "description": "Alice works at Globex.",
+        }
+    ],
 }
 # Long enough to be chunked with the thresholds below (about 250 tokens).
 LONG_TEXT = "\n\n".join(
     f"Paragraph {i}: Alice moved from Acme to Globex in the spring and spent the summer "
-    f"learning the ropes of her new team number {i}." for i in range(8)
+    f"learning the ropes of her new team number {i}."
+    for i in range(8)
 )
 
 
@@ -108,8 +144,14 @@ def requests_signature(gb: Harness) -> Counter[tuple[str, str, int, int]]:
     sig: Counter[tuple[str, str, int, int]] = Counter()
     for req in gb.llm.requests:
         usage = (req.reply or {}).get("usage") or {}
-        sig[(req.stage or "", req["model"], usage.get("input_tokens", 0),
-             usage.get("output_tokens", 0))] += 1
+        sig[
+            (
+                req.stage or "",
+                req["model"],
+                usage.get("input_tokens", 0),
+                usage.get("output_tokens", 0),
+            )
+        ] += 1
     for req in gb.emb.requests:
         usage = (req.reply or {}).get("usage") or {}
         sig[("embed", req["model"], usage.get("prompt_tokens", 0), 0)] += 1
@@ -120,8 +162,15 @@ def rows_signature(rows: list[dict[str, Any]]) -> Counter[tuple[str, str, int, i
     return Counter((r["stage"], r["model"], r["input_tokens"], r["output_tokens"]) for r in rows)
 
 
-def check_ok_row(row: dict[str, Any], *, call_id: str, type_: str, dataset: str = "main",
-                 session_id: str | None = None, user: str = "u1") -> None:
+def check_ok_row(
+    row: dict[str, Any],
+    *,
+    call_id: str,
+    type_: str,
+    dataset: str = "main",
+    session_id: str | None = None,
+    user: str = "u1",
+) -> None:
     assert row["call_id"] == call_id
     assert row["type"] == type_
     assert row["user_id"] == user
@@ -185,7 +234,11 @@ def test_remember_every_stage_has_its_rows(gb: Harness) -> None:
     assert [i["id"] for i in r.body["invalidated"]] == [1]
     rows = inferences(gb, call_id=r.call_id)
     assert Counter(row["stage"] for row in rows) == {
-        "summarize": chunks, "extract": chunks, "invalidate": 1, "embed": 2}
+        "summarize": chunks,
+        "extract": chunks,
+        "invalidate": 1,
+        "embed": 2,
+    }
     assert len(rows) == gb.llm.calls() + gb.emb.calls()
     assert rows_signature(rows) == requests_signature(gb)
     for row in rows:
@@ -256,10 +309,15 @@ def test_large_embedding_batches_get_a_row_per_request(
     from gligabao.ai import port
 
     monkeypatch.setattr(port, "EMBED_BATCH", 2)
-    gb.llm.script("extract", {
-        "entities": [{"name": n, "type": "person"} for n in ("Ann", "Ben", "Cid", "Dan", "Eve")],
-        "edges": [],
-    })
+    gb.llm.script(
+        "extract",
+        {
+            "entities": [
+                {"name": n, "type": "person"} for n in ("Ann", "Ben", "Cid", "Dan", "Eve")
+            ],
+            "edges": [],
+        },
+    )
     r = post_remember(gb, "Ann, Ben, Cid, Dan and Eve are friends.")
     assert r.status == 200, r.body
     rows = inferences(gb, call_id=r.call_id)
@@ -300,7 +358,9 @@ def test_failed_query_llm_call_is_recorded(gb: Harness) -> None:
     assert r.status == 502, r.body
     rows = inferences(gb, call_id=r.call_id)
     assert {row["stage"]: row["status"] for row in rows} == {
-        "embed": "ok", "query": "LLM call failed: HTTP 500"}
+        "embed": "ok",
+        "query": "LLM call failed: HTTP 500",
+    }
     call = call_record(gb, r.call_id)
     assert call["status"] == "LLM call failed: HTTP 500"
     assert [s["name"] for s in call["steps"]] == QUERY_STEPS[:9]
@@ -436,18 +496,38 @@ def test_inferences_of_other_users_are_never_listed(gb: Harness) -> None:
     assert get(gb, f"/v1/gb/calls/{mine}", user_id="u2").status == 404
 
 
-@pytest.mark.parametrize("query", [
-    "limit=0", "limit=201", "limit=-1", "limit=abc", "limit=", "limit=1.5",
-    "cursor=%21%21", "cursor=e30", "dataset=bad%2Fname", "dataset=",
-    "nope=1", "user_id=", "limit=%C2%B2",
-    "cursor=" + base64.urlsafe_b64encode(json.dumps({"sk": "x" * 1025}).encode()).decode(),
-    # cursors of another shape: the sort key as stored, another listing's, a near miss
-    "cursor=2024-01-01T00:00:00Z%23" + "0" * 32, "cursor=i2024-01-01T00:00:00Z%23" + "0" * 32,
-    "cursor=e_000000000001", "cursor=a1", "cursor=i2024-01-01T00:00:00Z_" + "0" * 31,
-    "cursor=i2024-01-01T00:00:00Z_" + "A" * 32,
-])
+@pytest.mark.parametrize(
+    "query",
+    [
+        "limit=0",
+        "limit=201",
+        "limit=-1",
+        "limit=abc",
+        "limit=",
+        "limit=1.5",
+        "cursor=%21%21",
+        "cursor=e30",
+        "dataset=bad%2Fname",
+        "dataset=",
+        "nope=1",
+        "user_id=",
+        "limit=%C2%B2",
+        "cursor=" + base64.urlsafe_b64encode(json.dumps({"sk": "x" * 1025}).encode()).decode(),
+        # cursors of another shape: the sort key as stored, another listing's, a near miss
+        "cursor=2024-01-01T00:00:00Z%23" + "0" * 32,
+        "cursor=i2024-01-01T00:00:00Z%23" + "0" * 32,
+        "cursor=e_000000000001",
+        "cursor=a1",
+        "cursor=i2024-01-01T00:00:00Z_" + "0" * 31,
+        "cursor=i2024-01-01T00:00:00Z_" + "A" * 32,
+    ],
+)
 def test_inferences_bad_parameters(gb: Harness, query: str) -> None:
-    path = f"/v1/gb/inferences?{query}" if "user_id" in query else f"/v1/gb/inferences?user_id=u1&{query}"
+    path = (
+        f"/v1/gb/inferences?{query}"
+        if "user_id" in query
+        else f"/v1/gb/inferences?user_id=u1&{query}"
+    )
     r = gb.client.get(path)
     assert r.status == 400, (query, r.body)
     assert isinstance(r.body["error"], str) and r.body["error"]
@@ -493,7 +573,9 @@ def test_reasoning_none_sends_no_thinking(gb: Harness) -> None:
     assert "thinking" not in req and req["max_tokens"] == 2048
     rows = [x for x in inferences(gb) if x["stage"] != "embed"]
     assert [(x["stage"], x["reasoning"], x["thinking_tokens"]) for x in rows] == [
-        ("query", "none", None), ("extract", "none", None)]
+        ("query", "none", None),
+        ("extract", "none", None),
+    ]
 
 
 @pytest.mark.parametrize("level", ["low", "medium", "high"])
@@ -529,8 +611,12 @@ def test_remember_reasoning_per_stage(gb: Harness) -> None:
         assert "thinking" not in req and req["max_tokens"] == 1024
     rows = inferences(gb, call_id=r.call_id)
     levels = {(x["stage"], x["reasoning"], x["thinking_tokens"] is not None) for x in rows}
-    assert levels == {("extract", "high", True), ("invalidate", "low", True),
-                      ("summarize", "none", False), ("embed", "none", False)}
+    assert levels == {
+        ("extract", "high", True),
+        ("invalidate", "low", True),
+        ("summarize", "none", False),
+        ("embed", "none", False),
+    }
     # A string is the level of the main stage (extract) only.
     reset_fakes(gb)
     r = post_remember(gb, "Dan likes jazz.", reasoning="medium")
@@ -547,7 +633,8 @@ def test_models_per_stage(gb: Harness) -> None:
     assert row["model"] == "claude-opus-4-1"
     # Built-in price of that model (15 and 75 USD per million): GB_PRICES merges over it.
     assert row["cost_usd"] == pytest.approx(
-        (row["input_tokens"] * 15 + row["output_tokens"] * 75) / 1e6, abs=1e-8)
+        (row["input_tokens"] * 15 + row["output_tokens"] * 75) / 1e6, abs=1e-8
+    )
 
     r = post_query(gb, "Where does Alice work?", models={"query": "my-own-model"})
     assert r.status == 200, r.body
@@ -582,15 +669,17 @@ class _CurrentStdout:
 
 
 @pytest.fixture
-def stdout(capsys: pytest.CaptureFixture[str],
-           monkeypatch: pytest.MonkeyPatch) -> pytest.CaptureFixture[str]:
+def stdout(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> pytest.CaptureFixture[str]:
     """capsys, with the Powertools logger's handler writing to the captured
     stdout: the Logger binds sys.stdout when the module is first imported,
     which in pytest is whatever capture was active then."""
     from gligabao.records.monitor import logger
 
-    handlers = [h for h in logging.getLogger(logger.name).handlers
-                if isinstance(h, logging.StreamHandler)]
+    handlers = [
+        h for h in logging.getLogger(logger.name).handlers if isinstance(h, logging.StreamHandler)
+    ]
     assert handlers
     for h in handlers:
         monkeypatch.setattr(h, "stream", _CurrentStdout())

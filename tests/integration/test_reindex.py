@@ -11,7 +11,11 @@ from gligabao.vectors.port import KINDS
 
 @pytest.fixture
 def gb_env() -> dict[str, str]:
-    return {"GB_CHUNK_THRESHOLD_TOKENS": "40", "GB_CHUNK_TOKENS": "30", "GB_CHUNK_OVERLAP_TOKENS": "0"}
+    return {
+        "GB_CHUNK_THRESHOLD_TOKENS": "40",
+        "GB_CHUNK_TOKENS": "30",
+        "GB_CHUNK_OVERLAP_TOKENS": "0",
+    }
 
 
 def test_reindex_rebuilds_every_kind(gb: Harness, capsys: pytest.CaptureFixture[str]) -> None:
@@ -19,15 +23,35 @@ def test_reindex_rebuilds_every_kind(gb: Harness, capsys: pytest.CaptureFixture[
     from gligabao.local.cli import main
     from gligabao.vectors.inprocess import MemoryVectorIndex
 
-    gb.llm.default("extract", {
-        "entities": [{"name": "Alice", "type": "person"}, {"name": "Acme", "type": "organization"}],
-        "edges": [{"source": "Alice", "target": "Acme", "relation": "works_at", "description": "Alice works at Acme."}],
-    })
-    text = "\n\n".join(f"Paragraph {i}: Alice works at Acme and writes a long report about it." for i in range(6))
+    gb.llm.default(
+        "extract",
+        {
+            "entities": [
+                {"name": "Alice", "type": "person"},
+                {"name": "Acme", "type": "organization"},
+            ],
+            "edges": [
+                {
+                    "source": "Alice",
+                    "target": "Acme",
+                    "relation": "works_at",
+                    "description": "Alice works at Acme.",
+                }
+            ],
+        },
+    )
+    text = "\n\n".join(
+        f"Paragraph {i}: Alice works at Acme and writes a long report about it." for i in range(6)
+    )
     gb.remember(text)
     key = DatasetKey("u1", "main")
     before = {k: gb.vectors.count(key, k) for k in KINDS}
-    assert before["chunks"] > 0 and before["summaries"] > 0 and before["entities"] == 2 and before["edges"] == 1
+    assert (
+        before["chunks"] > 0
+        and before["summaries"] > 0
+        and before["entities"] == 2
+        and before["edges"] == 1
+    )
 
     # Lose the index entirely, then rebuild it from the tables.
     wiring.vector_index.cache_clear()

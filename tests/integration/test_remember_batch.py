@@ -124,8 +124,12 @@ def test_bulk_gives_the_same_live_and_superseded_facts_as_one_at_a_time(gb: Harn
 def test_messages_and_defaults_of_the_request(gb: Harness) -> None:
     use_world(gb)
     items = [
-        {"role": "user", "name": "Dana", "content": "Dana lives in Lyon.",
-         "created_at": "2025-01-02T10:00:00Z"},
+        {
+            "role": "user",
+            "name": "Dana",
+            "content": "Dana lives in Lyon.",
+            "created_at": "2025-01-02T10:00:00Z",
+        },
         {"role": "assistant", "content": "Lovely."},
     ]
     r = post(gb, {"items": items, "session_id": "chat", "reference_time": "2025-01-03T00:00:00Z"})
@@ -147,8 +151,12 @@ def test_a_failed_piece_is_counted_and_a_rerun_with_the_key_does_only_it(
     use_world(gb)
     # two windows, two extraction calls; the second fails for good
     items = conversation(10) + [
-        {**it, "session_id": "s2", "text": it["text"].replace("Dana", "Sam"),
-         "reference_time": it["reference_time"].replace("-01-", "-02-")}
+        {
+            **it,
+            "session_id": "s2",
+            "text": it["text"].replace("Dana", "Sam"),
+            "reference_time": it["reference_time"].replace("-01-", "-02-"),
+        }
         for it in conversation(10)
     ]
     gb.llm.script("extract", {"entities": [], "edges": []})  # (the first window's)
@@ -175,7 +183,11 @@ def test_a_failed_piece_is_counted_and_a_rerun_with_the_key_does_only_it(
 def test_interleaved_sessions_share_a_window_and_keep_their_sessions(gb: Harness) -> None:
     use_world(gb)
     items = [
-        {"text": f"Turn {d} of {s}.", "session_id": s, "reference_time": f"2025-01-{d:02d}T0{n}:00:00Z"}
+        {
+            "text": f"Turn {d} of {s}.",
+            "session_id": s,
+            "reference_time": f"2025-01-{d:02d}T0{n}:00:00Z",
+        }
         for d in range(1, 11)
         for n, s in enumerate(("a", "b"))
     ]
@@ -196,9 +208,13 @@ def test_short_of_time_a_batch_stops_before_a_window_and_runs_again(gb: Harness)
     accepted = new_call("c-time", "remember_batch", "u1", "main", None)
     accepted.status = "accepted"  # as the route saves it before queueing the job
     wiring.record_store().save_call(accepted)
-    job = {"kind": "remember_batch", "call_id": "c-time", "key": "k",
-           "reference_time": "2025-02-01T00:00:00Z",
-           "request": {"user_id": "u1", "items": conversation(5)}}
+    job = {
+        "kind": "remember_batch",
+        "call_id": "c-time",
+        "key": "k",
+        "reference_time": "2025-02-01T00:00:00Z",
+        "request": {"user_id": "u1", "items": conversation(5)},
+    }
     with deadline.budget(60), pytest.raises(RetryLater):  # under the 120 s a window may need
         process_job(job, final_attempt=False)
     assert_nothing_written(gb)

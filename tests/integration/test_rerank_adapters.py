@@ -45,8 +45,9 @@ def http_reranker(fake: FakeRerank, **kw: Any) -> HttpReranker:
     return HttpReranker(fake.base_url, "rerank-test", fake.api_key, **kw)
 
 
-def bedrock_reranker(fake: FakeBedrockRerank, model: str = "cohere.rerank-v3-5:0",
-                     **kw: Any) -> BedrockReranker:
+def bedrock_reranker(
+    fake: FakeBedrockRerank, model: str = "cohere.rerank-v3-5:0", **kw: Any
+) -> BedrockReranker:
     kw.setdefault("max_retries", 0)
     return BedrockReranker(model, fake.region, endpoint_url=fake.url, **kw)
 
@@ -59,8 +60,12 @@ def test_http_sends_the_common_json_and_reads_the_order(http_fake: FakeRerank) -
     reply = http_reranker(http_fake).rerank(QUESTION)
     [req] = http_fake.reranks()
     assert req.headers["authorization"] == f"Bearer {http_fake.api_key}"
-    assert req.body == {"model": "rerank-test", "query": QUESTION.query, "documents": DOCS,
-                        "top_n": 3}
+    assert req.body == {
+        "model": "rerank-test",
+        "query": QUESTION.query,
+        "documents": DOCS,
+        "top_n": 3,
+    }
     assert [r.index for r in reply.results] == [1, 2, 0]
     assert reply.results[0].score == 0.9
     assert reply.input_tokens == req.reply["usage"]["total_tokens"]
@@ -130,7 +135,8 @@ def test_bedrock_sends_a_signed_rerank_with_the_regions_model_arn(
     assert req.status == 200  # the fake checked the signature, the shape and the ARN
     config = req["rerankingConfiguration"]["bedrockRerankingConfiguration"]
     assert config["modelConfiguration"]["modelArn"] == (
-        f"arn:aws:bedrock:{bedrock_fake.region}::foundation-model/{model}")
+        f"arn:aws:bedrock:{bedrock_fake.region}::foundation-model/{model}"
+    )
     assert config["numberOfResults"] == 3
     assert [s["inlineDocumentSource"]["textDocument"]["text"] for s in req["sources"]] == DOCS
     assert reply.results[0].index == 1 and reply.results[0].score == 0.8
@@ -167,10 +173,13 @@ def test_bedrock_a_timeout_is_retried(bedrock_fake: FakeBedrockRerank) -> None:
     assert reply.results[0].index == 1
 
 
-@pytest.mark.parametrize("body", [
-    {"results": [{"index": 7, "relevanceScore": 0.5}]},
-    {"results": [{"index": 0, "relevanceScore": 0.5}, {"index": 0, "relevanceScore": 0.1}]},
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"results": [{"index": 7, "relevanceScore": 0.5}]},
+        {"results": [{"index": 0, "relevanceScore": 0.5}, {"index": 0, "relevanceScore": 0.1}]},
+    ],
+)
 def test_bedrock_a_malformed_reply_is_an_upstream_error(
     bedrock_fake: FakeBedrockRerank, body: Any
 ) -> None:
@@ -192,12 +201,22 @@ def test_the_meter_records_a_rerank_priced_by_search_units(
 ) -> None:
     call = new_call("c1", "query", "u1", "default", None)
     docs = [f"document {i}" for i in range(150)]  # two search units
-    meter = Meter(call, _Unused(), _Unused(), {}, bedrock_reranker(bedrock_fake),  # type: ignore[arg-type]
-                  {"cohere.rerank-v3-5:0": 2.0})
+    meter = Meter(
+        call,
+        _Unused(),
+        _Unused(),
+        {},
+        bedrock_reranker(bedrock_fake),  # type: ignore[arg-type]
+        {"cohere.rerank-v3-5:0": 2.0},
+    )
     meter.rerank(RerankRequest("which document?", docs))
     [row] = call.inferences
     assert (row.stage, row.provider, row.model, row.status) == (
-        "rerank", "bedrock", "cohere.rerank-v3-5:0", "ok")
+        "rerank",
+        "bedrock",
+        "cohere.rerank-v3-5:0",
+        "ok",
+    )
     assert row.cost_usd == pytest.approx(0.004)
     assert row.input_tokens > 0
     assert call.llm_calls == 0 and call.totals()["rerank_calls"] == 1

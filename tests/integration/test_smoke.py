@@ -4,17 +4,30 @@ from conftest import Harness
 
 
 def test_remember_then_query(gb: Harness) -> None:
-    gb.llm.script("extract", {
-        "entities": [{"name": "Alice", "type": "person", "description": "engineer"},
-                     {"name": "Acme", "type": "organization"}],
-        "edges": [{"source": "Alice", "target": "Acme", "relation": "works_at",
-                   "description": "Alice works at Acme."}],
-    })
+    gb.llm.script(
+        "extract",
+        {
+            "entities": [
+                {"name": "Alice", "type": "person", "description": "engineer"},
+                {"name": "Acme", "type": "organization"},
+            ],
+            "edges": [
+                {
+                    "source": "Alice",
+                    "target": "Acme",
+                    "relation": "works_at",
+                    "description": "Alice works at Acme.",
+                }
+            ],
+        },
+    )
     out = gb.remember("Alice works at Acme.", session_id="s1")
     assert out["session_id"] == "s1"
     assert [e["name"] for e in out["entities"]] == ["Alice", "Acme"]
     assert out["edges"][0]["relation"] == "works_at"
-    gb.llm.script("query", {"answer": "Alice works at Acme.", "entities": [1], "edges": [1], "passages": [99]})
+    gb.llm.script(
+        "query", {"answer": "Alice works at Acme.", "entities": [1], "edges": [1], "passages": [99]}
+    )
     q = gb.query("Where does Alice work?")
     assert q["answer"] == "Alice works at Acme."
     assert [e["id"] for e in q["evidence"]["entities"]] == [1, 2]
@@ -50,12 +63,27 @@ def test_unknown_route_is_a_json_404_with_a_call_id(gb: Harness) -> None:
 
 
 def test_quoted_ids_in_the_reply_are_read_as_ids(gb: Harness) -> None:
-    gb.llm.script("extract", {
-        "entities": [{"name": "Dora", "type": "person"}, {"name": "Initech", "type": "organization"}],
-        "edges": [{"source": "Dora", "target": "Initech", "relation": "works_at", "description": "Dora works at Initech."}],
-    })
+    gb.llm.script(
+        "extract",
+        {
+            "entities": [
+                {"name": "Dora", "type": "person"},
+                {"name": "Initech", "type": "organization"},
+            ],
+            "edges": [
+                {
+                    "source": "Dora",
+                    "target": "Initech",
+                    "relation": "works_at",
+                    "description": "Dora works at Initech.",
+                }
+            ],
+        },
+    )
     gb.remember("Dora works at Initech.")
-    gb.llm.script("query", {"answer": "Initech.", "entities": [], "edges": ["1", True, "x"], "passages": []})
+    gb.llm.script(
+        "query", {"answer": "Initech.", "entities": [], "edges": ["1", True, "x"], "passages": []}
+    )
     q = gb.query("Where does Dora work?")
     assert [e["id"] for e in q["evidence"]["edges"]] == [1]
     assert [e["id"] for e in q["evidence"]["entities"]] == [1, 2]

@@ -64,8 +64,9 @@ def invoke(moto_url: str, sampled: str, daemon: socket.socket) -> str:
     }
     for off in ("AWS_SAM_LOCAL", "POWERTOOLS_TRACE_DISABLED", "POWERTOOLS_DEV"):
         env.pop(off, None)
-    out = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True,
-                         timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True, timeout=120
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     assert json.loads(out.stdout.strip().splitlines()[-1]) == {"status": 200}
     return prefix
@@ -115,7 +116,9 @@ def test_a_sampled_invocation_sends_its_subsegments(moto_url: str, daemon: socke
     assert handler["annotations"]["Service"] == "gligabao"
     dynamo = [d for d in docs if d.get("namespace") == "aws" and d["name"] == "dynamodb"]
     assert dynamo, [d["name"] for d in docs]
-    assert all(d["aws"]["table_name"].startswith(prefix) for d in dynamo if "table_name" in d["aws"])
+    assert all(
+        d["aws"]["table_name"].startswith(prefix) for d in dynamo if "table_name" in d["aws"]
+    )
     assert all(d["http"]["response"]["status"] == 200 for d in dynamo)
 
 

@@ -52,8 +52,16 @@ def build(graph: Any) -> None:
             txn="build",
             artifacts=[
                 Artifact(1, "Alice moved from Paris to Lyon.", T0, T0, session_id="s1"),
-                Artifact(2, "chunk one", T1, T0, parent_id=1, index=0, call_id="c1",
-                         summary="Alice moved."),
+                Artifact(
+                    2,
+                    "chunk one",
+                    T1,
+                    T0,
+                    parent_id=1,
+                    index=0,
+                    call_id="c1",
+                    summary="Alice moved.",
+                ),
                 Artifact(3, "chunk two", T1, T0, parent_id=1, index=1),
             ],
             new_entities=[
@@ -63,8 +71,9 @@ def build(graph: Any) -> None:
             ],
             new_edges=[
                 Edge(1, 1, 2, "lives_in", "Alice lived in Paris.", 1, T0, T1, T0, T2),
-                Edge(2, 1, 2, "lives_in", "Alice lived in Paris until February.", 1, T0, T1,
-                     T2, None),
+                Edge(
+                    2, 1, 2, "lives_in", "Alice lived in Paris until February.", 1, T0, T1, T2, None
+                ),
                 Edge(3, 1, 3, "lives_in", "Alice lives in Lyon.", 1, T1, None, T2, None),
             ],
             entity_links=[(1, 1), (2, 1), (3, 1), (1, 2)],
@@ -82,7 +91,10 @@ def lines(path: Path) -> list[dict[str, Any]]:
 
 
 def test_round_trip_sqlite_to_sqlite_and_dynamodb_and_back(
-    env: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, dynamo_server: str,
+    env: None,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    dynamo_server: str,
     moto_server_url: str,
 ) -> None:
     src, dst = tmp_path / "a.db", tmp_path / "b.db"
@@ -95,7 +107,11 @@ def test_round_trip_sqlite_to_sqlite_and_dynamodb_and_back(
     assert kinds.count("artifact") == 3 and kinds.count("link") == 7
     edge1 = next(r for r in exported if r["row"] == "edge" and r["id"] == 1)
     assert (edge1["valid_at"], edge1["invalid_at"], edge1["created_at"], edge1["expired_at"]) == (
-        T0, T1, T0, T2)
+        T0,
+        T1,
+        T0,
+        T2,
+    )
 
     # into another SQLite file, with vectors
     assert main(["import", "--user", "u1", "--data", str(dst), "--in", str(out1)]) == 0
@@ -113,19 +129,28 @@ def test_round_trip_sqlite_to_sqlite_and_dynamodb_and_back(
     graph.abort(KEY, "t9")
     vectors = wiring.vector_index()
     assert [vectors.count(KEY, k) for k in ("entities", "edges", "chunks", "summaries")] == [
-        3, 3, 2, 1]
+        3,
+        3,
+        2,
+        1,
+    ]
     assert [h.id for h in vectors.nearby(KEY, 45.76, 4.83, 10, 5)] == [3]
 
     # without vectors, then `gligabao reindex --data` on the file
     third = tmp_path / "c.db"
-    assert main(["import", "--user", "u1", "--data", str(third), "--in", str(out1),
-                 "--no-vectors"]) == 0
+    assert (
+        main(["import", "--user", "u1", "--data", str(third), "--in", str(out1), "--no-vectors"])
+        == 0
+    )
     use(monkeypatch, third)
     assert wiring.vector_index().count(KEY, "edges") == 0
     assert main(["reindex", "--user", "u1", "--data", str(third)]) == 0
     use(monkeypatch, third)
     assert [wiring.vector_index().count(KEY, k) for k in ("entities", "edges", "chunks")] == [
-        3, 3, 2]
+        3,
+        3,
+        2,
+    ]
 
     # into DynamoDB (a deployed stack), and back out
     endpoint = {"GB_DYNAMODB_ENDPOINT": moto_server_url, "GB_TABLE_PREFIX": dynamo_server}
@@ -138,7 +163,9 @@ def test_round_trip_sqlite_to_sqlite_and_dynamodb_and_back(
 
 
 def test_import_refuses_a_dataset_with_rows_and_a_bad_file_writing_nothing(
-    env: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+    env: None,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     src = tmp_path / "a.db"

@@ -38,24 +38,35 @@ def _self_signed(directory: Path) -> tuple[Path, Path]:
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
     now = datetime.datetime.now(datetime.UTC)
     cert = (
-        x509.CertificateBuilder().subject_name(name).issuer_name(name)
-        .public_key(key.public_key()).serial_number(x509.random_serial_number())
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
         .not_valid_before(now - datetime.timedelta(minutes=5))
         .not_valid_after(now + datetime.timedelta(hours=1))
-        .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), False)
+        .add_extension(
+            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), False
+        )
         .add_extension(x509.BasicConstraints(ca=True, path_length=None), True)
         .sign(key, hashes.SHA256())
     )
     cert_path, key_path = directory / "cert.pem", directory / "key.pem"
     cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    key_path.write_bytes(key.private_bytes(
-        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-    ))
+    key_path.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
     return cert_path, key_path
 
 
 @pytest.fixture
-def response_url(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, Responses]]:
+def response_url(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[tuple[str, Responses]]:
     seen = Responses()
     cert, key = _self_signed(tmp_path)
     monkeypatch.setenv("SSL_CERT_FILE", str(cert))  # what crhelper's default context trusts
@@ -93,7 +104,9 @@ class Context:
         return self.ms
 
 
-def _event(kind: str, url: str, props: dict[str, Any], physical: str | None = None) -> dict[str, Any]:
+def _event(
+    kind: str, url: str, props: dict[str, Any], physical: str | None = None
+) -> dict[str, Any]:
     event = {
         "RequestType": kind,
         "ResponseURL": url,
@@ -128,7 +141,9 @@ def test_creates_the_indexes_idempotently_and_leaves_them_on_delete(
         assert sorted(first["Data"]["Created"].split(",")) == sorted(names)
         assert seen.content_types[-1] in ("", None)
         for name in names:
-            vector = client.indices.get_mapping(index=name)[name]["mappings"]["properties"]["vector"]
+            vector = client.indices.get_mapping(index=name)[name]["mappings"]["properties"][
+                "vector"
+            ]
             assert vector["type"] == "knn_vector" and vector["dimension"] == 8
 
         physical = first["PhysicalResourceId"]
@@ -144,7 +159,9 @@ def test_creates_the_indexes_idempotently_and_leaves_them_on_delete(
         client.indices.delete(index=",".join(names), params={"ignore_unavailable": "true"})
 
 
-def test_answers_failed_when_the_indexes_cannot_be_created(response_url: tuple[str, Responses]) -> None:
+def test_answers_failed_when_the_indexes_cannot_be_created(
+    response_url: tuple[str, Responses],
+) -> None:
     from gligabao.handlers.vector_indexes import lambda_handler
 
     url, seen = response_url

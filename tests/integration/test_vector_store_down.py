@@ -44,7 +44,9 @@ def missing_indexes(monkeypatch: pytest.MonkeyPatch, gb: Harness, opensearch_url
     return prefix
 
 
-def test_a_missing_vector_index_is_503_and_nothing_is_written(gb: Harness, missing_indexes: str) -> None:
+def test_a_missing_vector_index_is_503_and_nothing_is_written(
+    gb: Harness, missing_indexes: str
+) -> None:
     gb.llm.script("extract", {"entities": [{"name": "Alice", "type": "person"}], "edges": []})
     r = gb.client.post("/v1/gb/remember", {"user_id": "u1", "text": "Alice is here."})
     assert r.status == 503, r.body

@@ -24,8 +24,9 @@ def ent(name: str) -> Extracted:
 
 def read_of(n: int, stated: list[Fact], names: list[str]) -> Read:
     said = [Said(f"t{i}", None, f"2025-01-01T00:00:{i:02d}Z") for i in range(n)]
-    return Read(said, True, [], [[float(i)] for i in range(n)], [], [],
-                [ent(x) for x in names], stated)
+    return Read(
+        said, True, [], [[float(i)] for i in range(n)], [], [], [ent(x) for x in names], stated
+    )
 
 
 def test_the_time_order_is_stable() -> None:
@@ -53,8 +54,11 @@ def test_a_piece_ends_before_a_fact_that_meets_one_of_the_piece() -> None:
 
 
 def test_a_part_has_its_messages_facts_and_entities() -> None:
-    stated = [fact("dana", "lives_in", "lyon", 0), fact("dana", "lives_in", "paris", 2),
-              fact("dana", "knows", "sam", None)]
+    stated = [
+        fact("dana", "lives_in", "lyon", 0),
+        fact("dana", "lives_in", "paris", 2),
+        fact("dana", "knows", "sam", None),
+    ]
     read = read_of(3, stated, ["dana", "lyon", "paris", "sam", "cat"])
     first, second = part_of(read, [0, 1], True), part_of(read, [2], False)
     assert [s.text for s in first.said] == ["t0", "t1"] and second.text_vectors == [[2.0]]

@@ -21,5 +21,7 @@ def test_every_variable_is_in_the_table() -> None:
 
 
 def test_a_stale_row_is_caught() -> None:
-    stale = PAGE.read_text().replace("| `GB_TABLE_PREFIX` | `gb_` |", "| `GB_TABLE_PREFIX` | `x_` |")
+    stale = PAGE.read_text().replace(
+        "| `GB_TABLE_PREFIX` | `gb_` |", "| `GB_TABLE_PREFIX` | `x_` |"
+    )
     assert render(stale) != stale

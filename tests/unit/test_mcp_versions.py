@@ -110,8 +110,12 @@ def test_a_malformed_meta_is_refused(meta: Any, code: int) -> None:
 
 def test_a_handshake_version_in_the_header_is_the_handshake_era() -> None:
     """No _meta, no Mcp-Method asked for; no resultType in the result."""
-    message = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-               "params": {"name": "echo", "arguments": {"word": "hi"}}}
+    message = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "echo", "arguments": {"word": "hi"}},
+    }
     status, body = handle(message, {"MCP-Protocol-Version": "2025-11-25"})
     assert status == 200
     assert body["result"]["structuredContent"] == {"word": "hi"}

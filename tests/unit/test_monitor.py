@@ -28,8 +28,9 @@ def test_concurrent_calls_never_mix_their_metrics(
 ) -> None:
     monkeypatch.delenv("POWERTOOLS_METRICS_DISABLED", raising=False)
     monkeypatch.delenv("POWERTOOLS_DEV", raising=False)
-    calls = [CallRecord(f"c{n}", "query", "u1", "d1", None, "2026-01-01T00:00:00Z")
-             for n in range(16)]
+    calls = [
+        CallRecord(f"c{n}", "query", "u1", "d1", None, "2026-01-01T00:00:00Z") for n in range(16)
+    ]
     start = threading.Barrier(len(calls))
 
     def run(n: int) -> None:

@@ -15,8 +15,13 @@ from gligabao.models import Artifact
 from gligabao.text import estimate_tokens, passage_windows
 
 
-def turn(i: int, text: str = "hi", session: str | None = "s1", parent: int | None = None,
-         speaker: str | None = None) -> Artifact:
+def turn(
+    i: int,
+    text: str = "hi",
+    session: str | None = "s1",
+    parent: int | None = None,
+    speaker: str | None = None,
+) -> Artifact:
     return Artifact(i, text, "t", "t", session, parent, speaker=speaker)
 
 

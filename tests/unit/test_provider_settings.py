@@ -14,10 +14,22 @@ ARN = f"arn:aws:bedrock:eu-west-1:123456789012:inference-profile/eu.{HAIKU}"
 
 @pytest.fixture(autouse=True)
 def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("GB_LLM_PROVIDER", "GB_EMBEDDING_PROVIDER", "GB_EMBEDDER", "GB_LLM_BASE_URL",
-                 "GB_LLM_API_KEY", "OPENAI_BASE_URL", "OPENAI_API_KEY", "GB_EMBEDDING_MODEL",
-                 "GB_EMBEDDING_DIMENSION", "GB_DEFAULT_MODEL", "GB_PRICES",
-                 "GB_RESOLVE_THRESHOLD", "GB_QUERY_THRESHOLD", "ANTHROPIC_API_KEY"):
+    for name in (
+        "GB_LLM_PROVIDER",
+        "GB_EMBEDDING_PROVIDER",
+        "GB_EMBEDDER",
+        "GB_LLM_BASE_URL",
+        "GB_LLM_API_KEY",
+        "OPENAI_BASE_URL",
+        "OPENAI_API_KEY",
+        "GB_EMBEDDING_MODEL",
+        "GB_EMBEDDING_DIMENSION",
+        "GB_DEFAULT_MODEL",
+        "GB_PRICES",
+        "GB_RESOLVE_THRESHOLD",
+        "GB_QUERY_THRESHOLD",
+        "ANTHROPIC_API_KEY",
+    ):
         monkeypatch.delenv(name, raising=False)
 
 
@@ -63,7 +75,9 @@ def test_embedding_provider_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GB_EMBEDDING_PROVIDER", "bedrock")
     cfg = load_settings(local=True)
     assert (cfg.embedder, cfg.embedding_model, cfg.embedding_dimension) == (
-        "bedrock", "amazon.titan-embed-text-v2:0", 1024
+        "bedrock",
+        "amazon.titan-embed-text-v2:0",
+        1024,
     )
     monkeypatch.setenv("GB_EMBEDDING_DIMENSION", "512")
     assert load_settings().embedding_dimension == 512

@@ -53,11 +53,14 @@ def candidates() -> list[Scored]:
 
 def test_the_reranker_orders_the_best_and_keeps_their_scores(fake: FakeRerank) -> None:
     fake.prefer("lives in", 0.9).prefer("works at", 0.2)
-    out = rerank(meter(fake), Settings(rerank_candidates=2), "Where does Alice live?",
-                 candidates(), ENTITIES)
+    out = rerank(
+        meter(fake), Settings(rerank_candidates=2), "Where does Alice live?", candidates(), ENTITIES
+    )
     [sent] = fake.reranks()
-    assert sent["documents"] == ["Alice works at Acme: Alice works at Acme.",
-                                 "Alice lives in Lyon: Alice lives in Lyon."]
+    assert sent["documents"] == [
+        "Alice works at Acme: Alice works at Acme.",
+        "Alice lives in Lyon: Alice lives in Lyon.",
+    ]
     by_id = {(c.edge or c.entity or c.passage.chunk).id: c.score for c in out}  # type: ignore[union-attr]
     assert by_id == {1: 3.0, 502: 2.0, 501: 1.0, 901: 0.5}
 
@@ -79,6 +82,8 @@ def test_without_a_reranker_or_with_one_candidate_nothing_is_sent(fake: FakeRera
 
 def test_a_passage_is_read_with_its_date() -> None:
     assert document(Scored(1.0, passage=Passage(TEXT, "a move", None)), ENTITIES) == (
-        "2024-03-05: a move")
+        "2024-03-05: a move"
+    )
     assert document(Scored(1.0, passage=Passage(TEXT, None, TEXT.text)), ENTITIES) == (
-        "2024-03-05: Alice moved to Lyon in 2019.")
+        "2024-03-05: Alice moved to Lyon in 2019."
+    )

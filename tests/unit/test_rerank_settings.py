@@ -13,8 +13,16 @@ from gligabao.ai.rerank.bedrock import BedrockReranker
 from gligabao.ai.rerank.http_api import HttpReranker
 from gligabao.config import load_settings
 
-NAMES = ("GB_RERANK_PROVIDER", "GB_RERANK_MODEL", "GB_RERANK_BASE_URL", "GB_RERANK_API_KEY",
-         "GB_RERANK_REGION", "GB_RERANK_CANDIDATES", "GB_RERANK_TIMEOUT_S", "GB_RERANK_PRICES")
+NAMES = (
+    "GB_RERANK_PROVIDER",
+    "GB_RERANK_MODEL",
+    "GB_RERANK_BASE_URL",
+    "GB_RERANK_API_KEY",
+    "GB_RERANK_REGION",
+    "GB_RERANK_CANDIDATES",
+    "GB_RERANK_TIMEOUT_S",
+    "GB_RERANK_PRICES",
+)
 
 
 @pytest.fixture(autouse=True)

@@ -55,7 +55,9 @@ def test_a_version_3_file_is_upgraded_in_place(tmp_path: Path) -> None:
         assert index.search(bob, [q])[0] == []  # Bob's passage lacks the word
         index.delete(bob, "chunks", [1])
         q = SearchRequest("chunks", [0.0, 1.0], 5, 0.99, text="sailing")
-        assert index.search(bob, [q])[0] == [] and [h.id for h in index.search(alice, [q])[0]] == [1]
+        assert index.search(bob, [q])[0] == [] and [h.id for h in index.search(alice, [q])[0]] == [
+            1
+        ]
         index.delete_dataset(alice)
         names = names_in(path)
         assert words_table(alice.pk) not in names and words_table(bob.pk) in names

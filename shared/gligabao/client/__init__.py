@@ -289,6 +289,7 @@ class Client(Transport):
         body.update({k: v for k, v in fields.items() if v is not None})
         return body
 
+
 def _as(model: type[M], payload: Any) -> M:
     return model.model_validate(payload)
 

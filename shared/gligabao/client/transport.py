@@ -127,8 +127,12 @@ class Transport:
         def log(state: RetryCallState) -> None:
             assert state.next_action is not None
             logger.info(
-                "retrying after %.2f s (attempt %d): %s %s: %s", state.next_action.sleep,
-                state.attempt_number, method, path, _again(state).why,
+                "retrying after %.2f s (attempt %d): %s %s: %s",
+                state.next_action.sleep,
+                state.attempt_number,
+                method,
+                path,
+                _again(state).why,
             )
 
         def give_up(state: RetryCallState) -> NoReturn:

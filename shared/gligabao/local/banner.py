@@ -84,9 +84,7 @@ def describe_reranker(cfg: Settings) -> str:
         return "off (GB_RERANK_PROVIDER)"
     region = cfg.rerank_region or cfg.region
     at = cfg.rerank_base_url or (
-        f"bedrock-agent-runtime.{region}.amazonaws.com"
-        if cfg.rerank_provider == "bedrock"
-        else ""
+        f"bedrock-agent-runtime.{region}.amazonaws.com" if cfg.rerank_provider == "bedrock" else ""
     )
     return (
         f"{cfg.rerank_provider} {cfg.rerank_model or '(the server default)'} at {at} "

@@ -81,7 +81,9 @@ def read_lines(fh: TextIO, user: str | None, dataset: str) -> dict[tuple[str, st
             continue
         groups.setdefault((who, where), []).append(item)
     if bad:
-        raise ValueError("; ".join(bad[:5]) + (f" (and {len(bad) - 5} more)" if len(bad) > 5 else ""))
+        raise ValueError(
+            "; ".join(bad[:5]) + (f" (and {len(bad) - 5} more)" if len(bad) > 5 else "")
+        )
     return groups
 
 
@@ -148,8 +150,11 @@ class Bar:
         if final or now - self.last >= 1.0:
             self.last = now
             left = (self.total - done - failed) / rate if rate else 0.0
-            print(f"ingest: {done + failed}/{self.total} texts, {shown}, about {left:.0f} s left",
-                  file=self.out, flush=True)
+            print(
+                f"ingest: {done + failed}/{self.total} texts, {shown}, about {left:.0f} s left",
+                file=self.out,
+                flush=True,
+            )
 
     def close(self) -> None:
         if self.rich is not None:
@@ -212,8 +217,10 @@ def run_remote(
                 while True:
                     call = client.call(accepted.call_id, user_id=user).model_dump()
                     res = call.get("result") or {}
-                    bar.update(totals.done + int(res.get("done", 0)),
-                               totals.failed + int(res.get("failed", 0)))
+                    bar.update(
+                        totals.done + int(res.get("done", 0)),
+                        totals.failed + int(res.get("failed", 0)),
+                    )
                     if call["status"] not in ("accepted", "running") and not str(
                         call["status"]
                     ).startswith("retrying"):
@@ -256,12 +263,17 @@ def ingest(
             run_local(groups, key, totals)
     except (GbError, RuntimeError) as exc:
         message = exc.message if isinstance(exc, GbError) else str(exc)
-        print(f"ingest stopped: {message}; what is committed stays: run the same command "
-              f"again to go on (key {key})", file=sys.stderr)
+        print(
+            f"ingest stopped: {message}; what is committed stays: run the same command "
+            f"again to go on (key {key})",
+            file=sys.stderr,
+        )
         return 1
     except Exception as exc:  # the client's ApiError and the like
-        print(f"ingest stopped: {exc}; run the same command again to go on (key {key})",
-              file=sys.stderr)
+        print(
+            f"ingest stopped: {exc}; run the same command again to go on (key {key})",
+            file=sys.stderr,
+        )
         return 1
     print(
         f"ingested {totals.done} of {totals.texts} texts ({totals.skipped} skipped, "

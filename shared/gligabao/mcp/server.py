@@ -83,7 +83,6 @@ __all__ = ["Caller", "McpServer", "Reply", "ToolSpec", "error_envelope", "status
 SERVER_ERROR = -32000  # JSON-RPC's implementation-defined range: any other HTTP status
 
 
-
 class _RpcError(Exception):
     def __init__(self, code: int, message: str, data: Any = None, status: int = 200) -> None:
         super().__init__(message)

@@ -245,7 +245,12 @@ class Remember:
                 result = self.writer.write(key, now, texts, {}, facts.FactsPlan())
                 c["passages"] = len(read.text_vectors)
             return result
-        known, extracted, stated, summaries = read.known, read.extracted, read.stated, read.summaries
+        known, extracted, stated, summaries = (
+            read.known,
+            read.extracted,
+            read.stated,
+            read.summaries,
+        )
         known_by_id = {e.id: e for e in known}
         opts = inp.options
 

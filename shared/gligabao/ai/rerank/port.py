@@ -79,7 +79,9 @@ def ranked(raw: object, documents: int, score_key: str, who: str) -> list[Ranked
             or not isinstance(score, int | float)
             or isinstance(score, bool)
         ):
-            raise UpstreamError(f"{who} reply is malformed: a result without a valid index or score")
+            raise UpstreamError(
+                f"{who} reply is malformed: a result without a valid index or score"
+            )
         seen.add(index)
         out.append(Ranked(index, float(score)))
     out.sort(key=lambda r: (-r.score, r.index))

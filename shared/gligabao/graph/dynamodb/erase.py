@@ -71,4 +71,3 @@ class DynamoErase:
             kept.save()
         batch_write(deletes=[*rows, DatasetRow(ERASING, user_id)])
         return len(rows)
-

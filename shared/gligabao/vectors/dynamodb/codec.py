@@ -33,7 +33,9 @@ def cosine(a: Sequence[float], b: Sequence[float]) -> float:
     return dot / (na * nb) if na > 0 and nb > 0 else 0.0
 
 
-def merge_recent(indexed: list[Hit], recent: dict[int, float | None], req: SearchRequest) -> list[Hit]:
+def merge_recent(
+    indexed: list[Hit], recent: dict[int, float | None], req: SearchRequest
+) -> list[Hit]:
     """The index's hits and the recent rows', a recent row's own state first;
     best cosine first (ties by ID), at most k, at least ``min_score``."""
     score = {h.id: h.score for h in indexed if h.id not in recent}
