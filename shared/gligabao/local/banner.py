@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
+from ..vectors.knn import EXACT_UP_TO
+
 if TYPE_CHECKING:
     from ..config import Settings
 
@@ -23,10 +25,15 @@ def describe() -> list[str]:
         if cfg.store == "sqlite"
         else f"DynamoDB at {cfg.dynamodb_endpoint or 'AWS'}"
     )
+    # Past EXACT_UP_TO rows of a kind the SQLite store's search is approximate
+    # (vectors/knn.py): say so.
+    beyond = "then a one-bit first pass rescored exactly"
     if cfg.opensearch_url:
         vectors = f"OpenSearch at {cfg.opensearch_url}"
     elif cfg.store == "sqlite":
-        vectors = "in the SQLite file (exact cosine)"
+        vectors = (
+            f"in the SQLite file (cosine: exact up to {EXACT_UP_TO:,} rows of a kind, {beyond})"
+        )
     else:
         vectors = "in-process vector index (exact cosine, not persisted)"
     queue = (
