@@ -43,5 +43,11 @@ COLD_START_DENIED += ("gligabao.api.batch", "gligabao.memory.batch", "gligabao.m
 ROUTES = ("remember", "query", "datasets", "browse", "batch")
 COLD_START_DENIED_IN: dict[str, tuple[str, ...]] = {
     "mcp": tuple(f"gligabao.handlers.{route}" for route in ROUTES),
-    "remember_worker": ("gligabao.handlers.query", "gligabao.handlers.batch"),
+    # The worker runs a remember's use case, not the remember function's routes
+    # (handlers/remember_input.py is what the two share).
+    "remember_worker": (
+        "gligabao.handlers.query",
+        "gligabao.handlers.batch",
+        "gligabao.handlers.remember",
+    ),
 }

@@ -15,43 +15,13 @@ from ..api.app import current_call_id, json_body, json_response, lambda_entry, m
 from ..api.auth import authorize
 from ..api.params import header_idempotency_key, param_id
 from ..api.requests import RememberRequest, SplitRequest, validate
-from ..api.stages import levels, models
 from ..config import settings
 from ..errors import NotConfigured
-from ..memory.options import StageOptions
-from ..memory.remember import RememberInput
-from ..memory.window import Said
 from .jobs import ACCEPTED, accepted_response, enqueue, wants_async
+from .remember_input import remember_input
 
 app = make_app()
 __all__ = ["ACCEPTED", "lambda_handler", "remember_input", "wants_async"]
-
-
-def remember_input(req: RememberRequest, call_id: str, reference_time: str) -> RememberInput:
-    cfg = settings()
-    options = StageOptions(
-        cfg.llm_model,
-        levels(req.reasoning, "extract"),
-        models(req.models),
-    )
-    # A message's time: its own, else the request's (reference_time, else now).
-    messages = (
-        [Said(m.content, m.speaker, m.created_at or reference_time) for m in req.messages]
-        if req.messages is not None
-        else None
-    )
-    return RememberInput(
-        user_id=req.user_id,
-        dataset=req.dataset,
-        text=req.text or "",
-        session_id=req.session_id,
-        reference_time=reference_time,
-        options=options,
-        call_id=call_id,
-        speaker=req.speaker,
-        messages=messages,
-        extract=req.extract,
-    )
 
 
 NO_EXTRACT_HINT = '; "extract": false stores the text as passages, which needs no LLM'

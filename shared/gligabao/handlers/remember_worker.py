@@ -38,7 +38,7 @@ from ..queue.port import RetryLater
 from ..queue.sqs import SqsJobQueue
 from ..records.monitor import lambda_stack, logger
 from .jobs import BATCH_KIND
-from .remember import remember_input
+from .remember_input import remember_input
 
 if TYPE_CHECKING:
     from ..api.batch import BatchRequest
