@@ -44,7 +44,6 @@ dominate it. Timings are printed, never asserted.
 from __future__ import annotations
 
 import argparse
-import os
 import random
 import sys
 import tempfile
@@ -61,7 +60,7 @@ from .harness.http import Connection
 from .harness.servers import Child, fakes_env, free_port, start_serve
 from .harness.synthetic_graph import generate
 from .harness.tables import table
-from .harness.timing import median, ms_since, pct
+from .harness.timing import load_average, median, ms_since, pct
 from .harness.workload import extract_reply, make_text
 from .sqlite_serve import Question, questions, write_graph
 
@@ -222,11 +221,6 @@ def remember_run(child: Child, base: str, llm: FakeAnthropic, n: int) -> dict[st
     return {"wall": walls, "cpu": cpu / n, "steps": {k: median(v) for k, v in per_step.items()}}
 
 
-def load() -> str:
-    one, five, _ = os.getloadavg()
-    return f"load average {one:.2f} (1 min), {five:.2f} (5 min)"
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", default="1000,10000,100000")
@@ -238,7 +232,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=1)
     args = ap.parse_args(argv)
     np.seterr(all="ignore")
-    print(load())
+    print(load_average())
     sizes = [int(s) for s in args.sizes.split(",")] if args.sizes else []
     key = DatasetKey("bench", "main")
     rows, steps = [], []
@@ -335,7 +329,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         llm.stop()
         emb.stop()
-    print(load())
+    print(load_average())
     return 0
 
 

@@ -32,7 +32,7 @@ from typing import Any
 
 from .harness import ROOT
 from .harness.tables import table
-from .harness.timing import pct
+from .harness.timing import load_average, pct
 
 STUB_ANSWER = '{"answer": "From memory.", "entities": [], "edges": [], "passages": []}'
 
@@ -165,11 +165,6 @@ def run_child(path: str, qfile: str, dim: int, shared: str, profile: str = "") -
     return dict(json.loads(out.stdout.strip().splitlines()[-1]))
 
 
-def load() -> str:
-    one, five, _ = os.getloadavg()
-    return f"load average {one:.2f} (1 min), {five:.2f} (5 min)"
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", default="1000,10000,100000")
@@ -182,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.child:
         return measure(args.child[0], args.child[1], args.dim, args.profile)
-    print(load())
+    print(load_average())
     sides = (
         {"before": args.against, "now": str(ROOT / "shared")}
         if args.against
@@ -211,9 +206,9 @@ def main(argv: list[str] | None = None) -> int:
                         len(ms),
                     ]
                 )
-            print(load(), flush=True)
+            print(load_average(), flush=True)
     print(table(["facts", "own p50 ms", "p95", "CPU / question", "questions"], rows))
-    print(load())
+    print(load_average())
     return 0
 
 

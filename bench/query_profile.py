@@ -43,6 +43,7 @@ from .harness.fakes import ANSWER, start_fakes
 from .harness.http import Connection
 from .harness.servers import Child, child_env, fakes_env, free_port
 from .harness.synthetic_graph import generate
+from .harness.timing import load_average
 from .sqlite_serve import questions, write_graph
 
 TIMERS: dict[str, Callable[[], float]] = {"cpu": time.thread_time, "wall": time.perf_counter}
@@ -102,8 +103,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.child is not None:
         return child(args.out, args.timer, args.child)
     np.seterr(all="ignore")
-    one, five, _ = os.getloadavg()
-    print(f"load average {one:.2f} (1 min), {five:.2f} (5 min)")
+    print(load_average())
     llm, emb = start_fakes({"query": ANSWER}, dim=args.dim, keep_alive=True)
     try:
         with tempfile.TemporaryDirectory() as tmp:
@@ -156,8 +156,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         llm.stop()
         emb.stop()
-    one, five, _ = os.getloadavg()
-    print(f"load average {one:.2f} (1 min), {five:.2f} (5 min)")
+    print(load_average())
     return 0
 
 
