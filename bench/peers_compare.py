@@ -47,8 +47,8 @@ from .harness import ROOT
 from .harness.fakes import FakeAnthropic, FakeOpenAI, start_fakes
 from .harness.http import Connection
 from .harness.tables import table
-from .harness.timing import median, ms_since, pct
-from .query_cost import call_of, embed_ms, load
+from .harness.timing import load_average, median, ms_since, pct
+from .query_cost import call_of, embed_ms
 from .sqlite_serve import Question, prepare, serve
 
 VENVS = {
@@ -143,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--peers", default="graphiti,mem0")
     args = ap.parse_args(argv)
     peers = [p for p in args.peers.split(",") if p]
-    print(load(), flush=True)
+    print(load_average(), flush=True)
     rows: list[list[Any]] = []
     ratios: list[str] = []
     llm, emb = start_fakes(dim=args.dim, keep_alive=True)
@@ -177,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         llm.stop()
         emb.stop()
-    print(load())
+    print(load_average())
     return 0
 
 
