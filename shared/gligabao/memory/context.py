@@ -21,7 +21,7 @@ from typing import Any
 from ..ai import prompts
 from ..models import Artifact, Edge, Entity
 from ..text import estimate_tokens
-from .scoring import RELEVANCE_FLOOR
+from .scoring import PASSAGES_ONLY_FLOOR, RELEVANCE_FLOOR
 
 
 @dataclass
@@ -126,7 +126,8 @@ def fill(
     Facts and passages under the relevance floor (a share of the best
     score) are not taken at all."""
     ctx = Context({}, {}, {}, nearby, budget, as_of=as_of)
-    floor = RELEVANCE_FLOOR * max((c.score for c in candidates), default=0.0)
+    share = RELEVANCE_FLOOR if any(c.edge is not None for c in candidates) else PASSAGES_ONLY_FLOOR
+    floor = share * max((c.score for c in candidates), default=0.0)
     skeleton = Context({}, {}, {}, as_of=as_of)
     used = estimate_tokens(skeleton.render(question, now))
     passage_tags = _cost("<passages>") + _cost("</passages>")
