@@ -5,7 +5,9 @@ token budget.
 The budget is a cap, not a target: facts and passages scoring under
 :data:`~.scoring.RELEVANCE_FLOOR` of the best candidate are left out even when
 they would fit (a seed's own line, one short line the question named or
-resembles, competes for the budget only).
+resembles, competes for the budget only). With no fact among the candidates
+(texts remembered without extraction) the share is the lower
+:data:`~.scoring.PASSAGES_ONLY_FLOOR`: the passages are then all the evidence.
 
 The budget counts the whole rendered context (current time, graph, passages,
 question) with :func:`gligabao.text.estimate_tokens`: each line is charged
@@ -124,7 +126,7 @@ def fill(
     fact brings its two ends (``entities`` holds every end). A candidate
     that does not fit is skipped, and smaller ones after it may still fit.
     Facts and passages under the relevance floor (a share of the best
-    score) are not taken at all."""
+    score, lower when no fact is a candidate) are not taken at all."""
     ctx = Context({}, {}, {}, nearby, budget, as_of=as_of)
     share = RELEVANCE_FLOOR if any(c.edge is not None for c in candidates) else PASSAGES_ONLY_FLOOR
     floor = share * max((c.score for c in candidates), default=0.0)
