@@ -21,7 +21,7 @@ from .jobs import ACCEPTED, accepted_response, enqueue, wants_async
 from .remember_input import remember_input
 
 app = make_app()
-__all__ = ["ACCEPTED", "lambda_handler", "remember_input", "wants_async"]
+__all__ = ["ACCEPTED", "lambda_handler", "wants_async"]
 
 
 NO_EXTRACT_HINT = '; "extract": false stores the text as passages, which needs no LLM'
