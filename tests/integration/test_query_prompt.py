@@ -76,15 +76,16 @@ def test_prompt_format(gb: Harness) -> None:
         "[valid_at=2022-05-01T00:00:00Z]",
         "[edge 503] Alice(1) --owns--> Widget(4)",
     ]
-    # Each passage is headed with its text's reference time (and session).
+    # A passage is headed with its text's reference time (and session), once
+    # for a run: the chunks of one text share it, so only the first says it.
     at = "2025-01-01T00:08:00Z"
     assert passage_blocks(text) == {
         902: f"[passage 902] {at} (chunk 0 of text 901)\n"
         "summary: Alice joined Acme.\n"
         "text: Alice joined Acme in 2023.",
-        903: f"[passage 903] {at} (chunk 1 of text 901)\nsummary: She moved.",
-        904: f"[passage 904] {at} (chunk 2 of text 901)\ntext: Alice bought a widget.",
-        905: f"[passage 905] {at} (chunk 3 of text 901)\ntext: Alice left Acme in 2024.",
+        903: "[passage 903] (chunk 1 of text 901)\nsummary: She moved.",
+        904: "[passage 904] (chunk 2 of text 901)\ntext: Alice bought a widget.",
+        905: "[passage 905] (chunk 3 of text 901)\ntext: Alice left Acme in 2024.",
     }
     now = section(text, "current_time")
     assert now is not None and now.endswith("Z")

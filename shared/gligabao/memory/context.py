@@ -17,12 +17,13 @@ the estimate of the whole, so the filled context stays within the budget.
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..ai import prompts
 from ..models import Artifact, Edge, Entity
-from ..text import estimate_tokens
+from ..text import estimate_tokens, passage_text
 from .scoring import PASSAGES_ONLY_FLOOR, RELEVANCE_FLOOR
 
 
@@ -44,19 +45,42 @@ class Passage:
             out["text"] = self.text
         return out
 
-    def render(self) -> str:
-        # The date and the session, so that "when did ..." can be answered.
-        head = f"[passage {self.chunk.id}] {self.chunk.reference_time}"
+    def stamp(self) -> str:
+        """When it was said (its text's reference time), and in which session."""
+        out = self.chunk.reference_time
         if self.chunk.session_id is not None:
-            head += f" session {self.chunk.session_id}"
+            out += f" session {self.chunk.session_id}"
+        return out
+
+    def render(self, above: Passage | None = None) -> str:
+        """Its block in the context. The date and the session, so that "when
+        did ..." can be answered, once for a run of passages: a passage with
+        the stamp of the one ``above`` it leaves them out (the answer prompt
+        says so). Turns of one session share one stamp, and repeating it cost
+        a fifth of the context on real conversations (docs/retrieval.md). A
+        turn's text follows its speaker, as a transcript does."""
+        head = f"[passage {self.chunk.id}]"
+        if above is None or above.stamp() != self.stamp():
+            head += f" {self.stamp()}"
         if self.chunk.parent_id is not None:
             head += f" (chunk {self.chunk.index} of text {self.chunk.parent_id})"
         lines = [head]
         if self.summary is not None:
             lines.append(f"summary: {self.summary}")
         if self.text is not None:
-            lines.append(f"text: {self.text}")
+            lines.append(f"text: {passage_text(self.text, self.chunk.speaker)}")
         return "\n".join(lines)
+
+
+def render_passages(passages: dict[int, Passage]) -> str:
+    """The passages in the order they were remembered (by ID), a blank line
+    between two."""
+    blocks: list[str] = []
+    above: Passage | None = None
+    for i in sorted(passages):
+        blocks.append(passages[i].render(above))
+        above = passages[i]
+    return "\n\n".join(blocks)
 
 
 @dataclass
@@ -87,7 +111,7 @@ class Context:
         if self.passages:
             parts += [
                 "<passages>",
-                "\n\n".join(self.passages[i].render() for i in sorted(self.passages)),
+                render_passages(self.passages),
                 "</passages>",
             ]
         parts.append(f"<question>{question}</question>")
@@ -113,6 +137,19 @@ def _cost(line: str) -> int:
     return estimate_tokens(line) + 1  # the line break
 
 
+def _added_cost(passages: dict[int, Passage], order: list[int], p: Passage) -> int:
+    """What ``p`` adds to the passages, placed by its ID in ``order`` (the
+    IDs taken, sorted): its own block under the one above it, and the change
+    to the block below it, whose stamp ``p`` may now repeat or interrupt."""
+    at = bisect.bisect(order, p.chunk.id)
+    above = passages[order[at - 1]] if at else None
+    cost = _cost(p.render(above))
+    if at < len(order):
+        below = passages[order[at]]
+        cost += _cost(below.render(p)) - _cost(below.render(above))
+    return cost
+
+
 def fill(
     candidates: list[Scored],
     entities: dict[int, Entity],
@@ -133,6 +170,7 @@ def fill(
     skeleton = Context({}, {}, {}, as_of=as_of)
     used = estimate_tokens(skeleton.render(question, now))
     passage_tags = _cost("<passages>") + _cost("</passages>")
+    taken: list[int] = []  # the passages' IDs, sorted: the order they are rendered in
     order = sorted(range(len(candidates)), key=lambda i: (-candidates[i].score, i))
     for i in order:
         c = candidates[i]
@@ -169,9 +207,10 @@ def fill(
                 continue
             tags = 0 if ctx.passages else passage_tags
             for p in [c.passage, *c.alternatives]:
-                cost = tags + _cost(p.render())
+                cost = tags + _added_cost(ctx.passages, taken, p)
                 if used + cost <= budget:
                     ctx.passages[p.chunk.id] = p
+                    bisect.insort(taken, p.chunk.id)
                     used += cost
                     break
             else:

@@ -57,12 +57,12 @@ SIMILAR_ENTITIES = 10
 SIMILAR_EDGES = 20
 # Passages: a wide pool, cut by relevance (their score decays with the
 # rank, and the relevance floor leaves out the tail): LoCoMo's evidence turns
-# are often past the 10th (bench/locomo.py; docs/retrieval.md). 60: with
-# passages alone (the lower floor) a pool of 40 ran out before the budget
-# (turns 0.85 in 2,100 tokens; 60: 0.86 in 2,500). With the 20 rows next to
-# the best matches and the 5 summaries, one batch read (100 keys) still holds
-# them.
-SIMILAR_PASSAGES = 60
+# are often past the 10th (bench/locomo.py; docs/retrieval.md). 80: with
+# passages alone (the lower floor) and a run of one session's turns stamped
+# once, a pool of 60 ran out before the budget (turns 0.867 in 2,300 tokens;
+# 80: 0.874 in 2,400). With the 20 rows next to the best matches and the 5
+# summaries that is 105 keys: two BatchGetItem requests, sent at once.
+SIMILAR_PASSAGES = 80
 SIMILAR_SUMMARIES = 5
 FALLBACK_SEEDS = 25
 EDGE_CAP = 100  # one hop
