@@ -40,6 +40,10 @@ def test_question_periods_are_the_dates_a_question_names() -> None:
         ("2019", None, None),
     ]
     assert question_periods("What did Dana do in March?") == [(None, "03", None)]
+    # The day first, as British English (and LoCoMo's questions) write it.
+    assert question_periods("What did Dana cook on 7 July, 2023?") == [("2023", "07", "07")]
+    assert question_periods("Who called on the 3rd of June 2023?") == [("2023", "06", "03")]
+    assert question_periods("What happened on 7 May?") == [(None, "05", "07")]
     assert question_periods("May I ask where Dana works?") == []  # not the month
     assert question_periods("When did Dana move to Portland?") == []
 

@@ -107,8 +107,13 @@ def passage_score(rank: int, question_stems: set[str], text: str) -> float:
 
 
 MONTHS = {name: f"{i:02d}" for i, name in enumerate(calendar.month_name) if name}
+_MONTH = "|".join(MONTHS)
+# "April 18, 2024", "March 2024", "in March"; the day first as well ("7 July,
+# 2023", "the 7th of July"), as British English and LoCoMo's questions write it;
+# or a bare year.
 _DATE = re.compile(
-    r"\b(" + "|".join(MONTHS) + r")\b(?:\s+(\d{1,2})(?:st|nd|rd|th)?\b)?(?:,?\s+(\d{4})\b)?"
+    r"\b(?:(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?)?(" + _MONTH + r")\b"
+    r"(?:\s+(\d{1,2})(?:st|nd|rd|th)?\b)?(?:,?\s+(\d{4})\b)?"
     r"|\b((?:19|20)\d\d)\b"
 )
 
@@ -117,11 +122,12 @@ Period = tuple[str | None, str | None, str | None]  # year, month, day (as in RF
 
 def question_periods(question: str) -> list[Period]:
     """The periods a question names: "in March 2024", "on April 18, 2024",
-    "in March", "between 2015 and 2019" (each year). Month names count
-    capitalized only, and "May" alone not at all ("May I ...")."""
+    "on 7 July, 2023", "in March", "between 2015 and 2019" (each year). Month
+    names count capitalized only, and "May" alone not at all ("May I ...")."""
     out: list[Period] = []
     for m in _DATE.finditer(question):
-        month, day, year, bare_year = m.groups()
+        day_first, month, day_after, year, bare_year = m.groups()
+        day = day_first or day_after
         if bare_year is not None:
             out.append((bare_year, None, None))
         elif month == "May" and day is None and year is None:
