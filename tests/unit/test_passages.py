@@ -1,5 +1,6 @@
 """The passage rules of issue 25: windows of a session-sized text, what a
-turn embeds, the rows next to a match and the speaker a question names."""
+turn embeds, the rows next to a match and the second search round that the
+names of the best match lead to."""
 
 from __future__ import annotations
 
@@ -8,9 +9,11 @@ from gligabao.memory.passages import (
     adjacent,
     beside_scores,
     embedded_text,
-    named_speakers,
     neighbour_ids,
+    second_round_ranks,
+    second_round_text,
 )
+from gligabao.vectors.port import Hit
 from gligabao.models import Artifact
 from gligabao.text import estimate_tokens, passage_windows
 
@@ -77,8 +80,26 @@ def test_a_match_lends_its_neighbours_a_share_of_its_score() -> None:
     assert beside_scores({5: 2.0, 6: 1.5}, rows, {}, 0.5) == {}
 
 
-def test_named_speakers_by_a_word_of_their_name() -> None:
-    speakers = {"Melanie", "Caroline", "Jon Snow"}
-    assert named_speakers("What did Melanie paint?", speakers) == {"Melanie"}
-    assert named_speakers("Where does Jon live?", speakers) == {"Jon Snow"}
-    assert named_speakers("What did she paint?", speakers) == set()
+def test_the_second_round_looks_for_the_names_the_best_match_adds() -> None:
+    q = "What government position was held by the woman who portrayed Corliss Archer?"
+    rows = {
+        7: turn(7, "Shirley Temple portrayed Corliss Archer in the film Kiss and Tell."),
+        8: turn(8, "Mary Astor starred in other films."),
+    }
+    # Only the best match (7) seeds it; the question's own names are not repeated.
+    text = second_round_text(q, [7, 8], rows)
+    assert text is not None and text.startswith(q + " ")
+    added = text[len(q) + 1 :].split()
+    assert {"shirley", "temple", "kiss"} <= set(added)
+    assert "corliss" not in added and "archer" not in added
+    assert "mary" not in added and "astor" not in added
+    # A best match that names nothing new: no second round.
+    assert second_round_text(q, [9], {9: turn(9, "portrayed by Corliss Archer")}) is None
+    assert second_round_text(q, [], rows) is None
+
+
+def test_the_second_round_ranks_only_what_the_first_missed_after_its_best() -> None:
+    first = {3: (0, True), 5: (1, True)}
+    hits = [Hit(5, 0.9), Hit(11, 0.8), Hit(3, 0.7), Hit(12, 0.6)]
+    assert second_round_ranks(hits, first) == {11: (10, True), 12: (11, True)}
+    assert second_round_ranks([], first) == {}

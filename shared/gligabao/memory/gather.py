@@ -47,7 +47,14 @@ from ..vectors.port import Hit, SearchRequest, VectorIndex
 from .keywords import PER_TERM, missing_named, name_lookups, rank_keywords
 from .options import StageOptions
 from .parallel import done, start
-from .passages import NEIGHBOURS_OF, neighbour_ids, passage_rank
+from .passages import (
+    NEIGHBOURS_OF,
+    SECOND_ROUND_PASSAGES,
+    neighbour_ids,
+    passage_rank,
+    second_round_ranks,
+    second_round_text,
+)
 from .scoring import HOP1, HOP2, W_ENTITY_SIM, W_KEYWORD, above, fact_score, reach, stem
 from .temporal import Interval, contains
 
@@ -95,6 +102,7 @@ class Found:
     chunks: list[Hit]
     summaries: list[Hit]
     step: Step  # its trajectory step (timed on the worker)
+    vector: list[float]  # the question's embedding (the second round searches with it too)
 
 
 @dataclass
@@ -201,7 +209,13 @@ class Gatherer:
             "summaries": len(sums),
         }
         step = Step("search_vectors", (time.perf_counter() - t0) * 1000, counts)
-        return Found(ents, edges, chunks, sums, step)
+        return Found(ents, edges, chunks, sums, step, qvec)
+
+    def _search_again(self, key: DatasetKey, vector: list[float], text: str) -> list[Hit]:
+        """The second round's hybrid search of the passages (on a worker)."""
+        t = self.settings.query_threshold
+        req = SearchRequest("chunks", vector, SECOND_ROUND_PASSAGES, t, text=text)
+        return self.vectors.search(key, [req])[0]
 
     def _by_words(
         self, key: DatasetKey, inp: QueryInput, meter: Meter, check_dataset: bool
@@ -282,6 +296,12 @@ class Gatherer:
             read_rows = passages_f.result()
             passages = {i: a for i, a in read_rows.items() if i in ranks}
             beside = {i: a for i, a in read_rows.items() if i not in ranks}
+            # The second round: the names the best match adds to the question
+            # find what a bridge question's second hop says ("the woman who
+            # portrayed Corliss Archer" -> "Shirley Temple" -> her career).
+            # Sent now, its rows read with wave 4.
+            again = second_round_text(inp.query, ranked, passages)
+            second_f = start(self._search_again, key, found.vector, again) if again else done([])
             around = _newest([*kw_around, *vec_around], EDGE_CAP)
             matched = [seed_rows[i] for i in strength]  # keyword ones first
             if not strength and not similar_edges:
@@ -318,11 +338,21 @@ class Gatherer:
             )
             texts_f = start(g.get_artifacts, key, source_ids) if source_ids else done({})
             need = sorted(_ends([*facts, *hop2]) - set(seed_rows))
-            entities = {**seed_rows, **(g.get_entities(key, need) if need else {})}
+            ends_f = start(g.get_entities, key, need) if need else done({})
+            more = second_round_ranks(second_f.result(), ranks)
+            unread = [i for i in more if i not in beside]
+            more_rows = {**beside, **(g.get_artifacts(key, unread) if unread else {})}
+            for i, rank in more.items():
+                if i in more_rows:  # a deleted row's vector is dropped
+                    ranks[i] = rank
+                    passages[i] = more_rows[i]
+                    beside.pop(i, None)
+            entities = {**seed_rows, **ends_f.result()}
             texts = texts_f.result()
             seeds = sorted(strength, key=lambda i: (-strength[i], i))
             c["entities"] = len(entities)
             c["texts"] = len(texts)
+            c["second_round"] = sum(1 for i in more if i in passages)
         return Gathered(
             strength=strength,
             seeds=seeds,

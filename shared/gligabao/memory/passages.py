@@ -1,6 +1,6 @@
-"""The passage rules of a query: the turns next to a matched one, the names a
-matched passage leads to (a second search round), and the speaker a question
-names. Pure functions over rows already read; the reads are :mod:`.gather`'s.
+"""The passage rules of a query: the turns next to a matched one, and the
+names a matched passage leads to (a second search round). Pure functions over
+rows already read; the reads and searches are :mod:`.gather`'s.
 
 A conversation remembered turn by turn is a row per turn, numbered in the
 order they were said; a session remembered as one text is searched by its
@@ -22,6 +22,8 @@ BEFORE_CHARS = 400  # of the turn before, its end, embedded with a turn
 NEIGHBOURS_OF = 10  # best matched passages whose neighbours are read
 SECOND_ROUND_FROM = 1  # best matched passages whose names seed the second round
 SECOND_ROUND_TERMS = 12  # names' terms sent (the lexical search's own cap)
+SECOND_ROUND_PASSAGES = 20  # what the second search returns
+SECOND_ROUND_RANK = 10  # the rank its first new passage takes: after the first round's ten best
 
 # Capitalized word runs ("Young, New South Wales", "Philadelphia Eagles"),
 # with the small words that join names ("Bank of England").
@@ -83,11 +85,25 @@ def second_round_terms(question: str, seeds: list[str]) -> list[str]:
     return out
 
 
-def named_speakers(question: str, speakers: set[str]) -> set[str]:
-    """The speakers (of the passages at hand) the question names, by a word
-    of their name ("What did Melanie paint?" names "Melanie")."""
-    asked = set(query_terms(question, 1000))
-    return {s for s in speakers if asked & set(query_terms(s, 1000))}
+def second_round_text(question: str, ranked: list[int], rows: dict[int, Artifact]) -> str | None:
+    """What the second search looks for: the question, and the names the
+    best matched passages hold that it does not (``ranked``: the matched
+    passages, best first). None when they name nothing new: no second round."""
+    seeds = [
+        passage_text(rows[i].text, rows[i].speaker) for i in ranked[:SECOND_ROUND_FROM] if i in rows
+    ]
+    terms = second_round_terms(question, seeds)
+    return f"{question} {' '.join(terms)}" if terms else None
+
+
+def second_round_ranks(
+    hits: list[Hit], ranks: dict[int, tuple[int, bool]]
+) -> dict[int, tuple[int, bool]]:
+    """The passages the second search found that the first had not, each
+    with its rank (found by its text): after the first round's best, in the
+    second's order. The first round's own are left as they were."""
+    new = [h.id for h in hits if h.id not in ranks]
+    return {i: (SECOND_ROUND_RANK + r, True) for r, i in enumerate(new)}
 
 
 def beside_scores(
