@@ -319,6 +319,9 @@ def test_hybrid_search_fuses_lexical_and_vector_ranks(index: VectorIndex) -> Non
     # A vector of another dimension matches nothing, the words still do.
     [words] = index.search(key, [SearchRequest("chunks", [1.0], 3, 0.5, text="beagle")])
     assert ids(words) == [2]
+    # No vector at all: the words alone (the query's second round asks so).
+    [alone] = index.search(key, [SearchRequest("chunks", [], 3, 0.5, text="beagle")])
+    assert ids(alone) == [2]
     # Texts without a single searchable term (stop words, one letter): the
     # vector ranking alone.
     bare = new_key()

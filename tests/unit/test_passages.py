@@ -13,9 +13,9 @@ from gligabao.memory.passages import (
     second_round_ranks,
     second_round_text,
 )
-from gligabao.vectors.port import Hit
 from gligabao.models import Artifact
 from gligabao.text import estimate_tokens, passage_windows
+from gligabao.vectors.port import Hit
 
 
 def turn(

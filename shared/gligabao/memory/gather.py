@@ -102,7 +102,6 @@ class Found:
     chunks: list[Hit]
     summaries: list[Hit]
     step: Step  # its trajectory step (timed on the worker)
-    vector: list[float]  # the question's embedding (the second round searches with it too)
 
 
 @dataclass
@@ -209,12 +208,13 @@ class Gatherer:
             "summaries": len(sums),
         }
         step = Step("search_vectors", (time.perf_counter() - t0) * 1000, counts)
-        return Found(ents, edges, chunks, sums, step, qvec)
+        return Found(ents, edges, chunks, sums, step)
 
-    def _search_again(self, key: DatasetKey, vector: list[float], text: str) -> list[Hit]:
-        """The second round's hybrid search of the passages (on a worker)."""
-        t = self.settings.query_threshold
-        req = SearchRequest("chunks", vector, SECOND_ROUND_PASSAGES, t, text=text)
+    def _search_again(self, key: DatasetKey, text: str) -> list[Hit]:
+        """The second round, on a worker: the passages by their words alone
+        (an empty vector: the question's found its passages in the first
+        round; on DynamoDB this saves a SearchVectors and a Query)."""
+        req = SearchRequest("chunks", [], SECOND_ROUND_PASSAGES, 0.0, text=text)
         return self.vectors.search(key, [req])[0]
 
     def _by_words(
@@ -301,7 +301,7 @@ class Gatherer:
             # portrayed Corliss Archer" -> "Shirley Temple" -> her career).
             # Sent now, its rows read with wave 4.
             again = second_round_text(inp.query, ranked, passages)
-            second_f = start(self._search_again, key, found.vector, again) if again else done([])
+            second_f = start(self._search_again, key, again) if again else done([])
             around = _newest([*kw_around, *vec_around], EDGE_CAP)
             matched = [seed_rows[i] for i in strength]  # keyword ones first
             if not strength and not similar_edges:

@@ -67,7 +67,9 @@ class VectorIndex(Protocol):
         round trip where the backend allows; one list of hits per request,
         best first, only hits with score >= min_score. A request with
         ``text`` is hybrid: its BM25 and k-NN rankings are fused (:func:`fuse`)
-        in the same round trip."""
+        in the same round trip. A vector of another dimension, or an empty
+        one, matches nothing: a hybrid request with ``[]`` is a search by its
+        words alone."""
 
     def nearby(
         self, key: DatasetKey, lat: float, lon: float, radius_km: float, limit: int
