@@ -15,17 +15,22 @@ question's embedding one HTTP request to the model (tens to hundreds). So:
 * After the vector search, wave 3: the rows of the similar facts, entities
   and passages, the edges around the similar entities that are not keyword
   seeds, and the two-hop edges (around the best neighbours the keyword seeds'
-  facts lead to).
+  facts lead to). Once the passages' rows are in, the second round's search
+  (by the words of the question and the names the best passage adds) goes
+  out on a worker.
 * Wave 4: the rows of every fact's ends not read yet, and the texts the best
-  facts were stated in.
+  facts were stated in; then the rows of the passages the second round found
+  (one wave more when its search takes longer than the wave: on DynamoDB's
+  vector store, a Query for each of its words' postings).
 
-So at most two waves follow the embedding. When nothing matched at all, the
+So two or three waves follow the embedding. When nothing matched at all, the
 newest entities are the seeds: their edges and ends cost two more waves.
 
 Every bound is a constant: at most 12 terms, 100 names, 10 + 10 seeds (two
 edge queries each), ``HOP2_FROM`` neighbours, 100 + 50 edges, one vector
-search round trip, 40 + 5 passages and the 20 rows next to the 10 best (read
-with them); batch reads of at most 100 keys go out at once.
+search round trip and one search by words, 80 + 5 passages and the 20 rows
+next to the 10 best (read with them), 20 more from the second round; batch
+reads of at most 100 keys go out at once.
 """
 
 from __future__ import annotations
@@ -44,6 +49,7 @@ from ..records.meter import Meter
 from ..records.model import Step
 from ..text import index_terms, query_terms
 from ..vectors.port import Hit, SearchRequest, VectorIndex
+from .hops import degree_of, lent_to, on_own_words, two_hop_from
 from .keywords import PER_TERM, missing_named, name_lookups, rank_keywords
 from .options import StageOptions
 from .parallel import done, start
@@ -55,7 +61,7 @@ from .passages import (
     second_round_ranks,
     second_round_text,
 )
-from .scoring import HOP1, HOP2, W_ENTITY_SIM, W_KEYWORD, above, fact_score, reach, stem
+from .scoring import W_ENTITY_SIM, W_KEYWORD, above, stem
 from .temporal import Interval, contains
 
 # Candidate pools (what may compete for the budget, not what is sent).
@@ -73,7 +79,6 @@ SIMILAR_PASSAGES = 80
 SIMILAR_SUMMARIES = 5
 FALLBACK_SEEDS = 25
 EDGE_CAP = 100  # one hop
-HOP2_FROM = 8  # one-hop neighbours whose edges are read (two hops)
 HOP2_CAP = 50
 SOURCE_READS = 20  # texts of the best facts read (chosen before their ends are)
 SESSION_MESSAGES = 2  # the session's last messages embedded with the question
@@ -271,7 +276,7 @@ class Gatherer:
             # ends are not read yet), lend the entity they lead to a share of
             # their score; the best such entities that are not seeds have
             # their edges read (at most HOP2_FROM).
-            neighbours = _neighbours(kw_around, strength, edge_sim, question)
+            neighbours = two_hop_from(kw_around, strength, edge_sim, question)
 
             # Wave 3: the rows of what the search found; the edges around the
             # similar entities that are not keyword seeds; the two-hop edges.
@@ -311,15 +316,15 @@ class Gatherer:
                 seed_rows = {e.id: e for e in recent}
                 strength = {e.id: W_KEYWORD for e in recent}
                 around = self._around(key, list(strength), EDGE_CAP, inp)
-                neighbours = _neighbours(around, strength, edge_sim, question)
+                neighbours = two_hop_from(around, strength, edge_sim, question)
                 hop2_all = self._around(key, neighbours, HOP2_CAP, inp)
                 fallback = True
             hop1 = {e.id: e for e in around}
             hop2 = [e for e in hop2_all if e.id not in hop1]
-            degree = _degree(around)
+            degree = degree_of(around)
             facts = [*around, *similar_edges]
-            early = _on_own_words(facts, strength, degree, edge_sim, question)
-            lent = _lent(around, early, strength)
+            early = on_own_words(facts, strength, degree, edge_sim, question)
+            lent = lent_to(around, early, strength)
             # What an entity passes to its facts: its own strength as a seed,
             # or what the facts leading to it lent it, whichever is more.
             led = {n: max(strength.get(n, 0.0), lent.get(n, 0.0)) for n in {*strength, *lent}}
@@ -394,56 +399,6 @@ class Gatherer:
 
     def _around(self, key: DatasetKey, ids: list[int], limit: int, inp: QueryInput) -> list[Edge]:
         return self._around_join(self._around_start(key, ids, limit, inp), inp)
-
-
-def _degree(around: list[Edge]) -> Counter[int]:
-    return Counter(end for e in around for end in {e.source_id, e.target_id})
-
-
-def _on_own_words(
-    facts: list[Edge],
-    strength: dict[int, float],
-    degree: Counter[int],
-    edge_sim: dict[int, float],
-    question: set[str],
-) -> dict[int, float]:
-    """The facts scored before the names of their ends are read: on their
-    relation and sentence (they choose the two-hop neighbours and the texts
-    read as the best facts' sources)."""
-    return {
-        e.id: fact_score(
-            e,
-            HOP1 * reach(e, strength, degree),
-            edge_sim.get(e.id, 0.0),
-            question,
-            f"{e.relation} {e.description}",
-        )
-        for e in facts
-    }
-
-
-def _lent(
-    around: list[Edge], scores: dict[int, float], strength: dict[int, float]
-) -> dict[int, float]:
-    """What the one-hop facts lend the entity they lead to (away from the
-    stronger end): a share of the fact's score."""
-    lent: dict[int, float] = {}
-    for e in around:
-        a, b = e.source_id, e.target_id
-        far = b if strength.get(a, 0.0) >= strength.get(b, 0.0) else a
-        lent[far] = max(lent.get(far, 0.0), HOP2 * scores[e.id])
-    return lent
-
-
-def _neighbours(
-    around: list[Edge], strength: dict[int, float], edge_sim: dict[int, float], question: set[str]
-) -> list[int]:
-    """The entities the best one-hop facts lead to that are not seeds (at
-    most HOP2_FROM): whose edges are read for two hops."""
-    scores = _on_own_words(around, strength, _degree(around), edge_sim, question)
-    lent = _lent(around, scores, strength)
-    ahead = sorted((n for n in lent if n not in strength), key=lambda n: (-lent[n], -n))
-    return ahead[:HOP2_FROM]
 
 
 def _newest(edges: list[Edge], limit: int) -> list[Edge]:

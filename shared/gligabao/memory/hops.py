@@ -1,0 +1,64 @@
+"""hops: the graph side of a query's reads, scored before the names of the
+facts' ends are read: which one-hop facts look best on their own words,
+what they lend the entity they lead to, and so which entities have their
+edges read for two hops (:mod:`.gather` reads them)."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from ..models import Edge
+from .scoring import HOP1, HOP2, fact_score, reach
+
+HOP2_FROM = 8  # one-hop neighbours whose edges are read (two hops)
+
+
+def degree_of(around: list[Edge]) -> Counter[int]:
+    """Facts per entity among the one-hop facts."""
+    return Counter(end for e in around for end in {e.source_id, e.target_id})
+
+
+def on_own_words(
+    facts: list[Edge],
+    strength: dict[int, float],
+    degree: Counter[int],
+    edge_sim: dict[int, float],
+    question: set[str],
+) -> dict[int, float]:
+    """The facts scored before the names of their ends are read: on their
+    relation and sentence (they choose the two-hop neighbours and the texts
+    read as the best facts' sources)."""
+    return {
+        e.id: fact_score(
+            e,
+            HOP1 * reach(e, strength, degree),
+            edge_sim.get(e.id, 0.0),
+            question,
+            f"{e.relation} {e.description}",
+        )
+        for e in facts
+    }
+
+
+def lent_to(
+    around: list[Edge], scores: dict[int, float], strength: dict[int, float]
+) -> dict[int, float]:
+    """What the one-hop facts lend the entity they lead to (away from the
+    stronger end): a share of the fact's score."""
+    lent: dict[int, float] = {}
+    for e in around:
+        a, b = e.source_id, e.target_id
+        far = b if strength.get(a, 0.0) >= strength.get(b, 0.0) else a
+        lent[far] = max(lent.get(far, 0.0), HOP2 * scores[e.id])
+    return lent
+
+
+def two_hop_from(
+    around: list[Edge], strength: dict[int, float], edge_sim: dict[int, float], question: set[str]
+) -> list[int]:
+    """The entities the best one-hop facts lead to that are not seeds (at
+    most HOP2_FROM): whose edges are read for two hops."""
+    scores = on_own_words(around, strength, degree_of(around), edge_sim, question)
+    lent = lent_to(around, scores, strength)
+    ahead = sorted((n for n in lent if n not in strength), key=lambda n: (-lent[n], -n))
+    return ahead[:HOP2_FROM]
