@@ -6,9 +6,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from query_helpers import ask, passage_blocks, prompt
+import pytest
+from query_helpers import ask, graph_snapshot, passage_blocks, prompt
 
 from conftest import Harness
+from gligabao.errors import UpstreamError
+from gligabao.memory.gather import Gatherer
 
 QUESTION = "What government position was held by the woman who portrayed Corliss Archer?"
 CAREER = "Shirley Temple later served as United States ambassador to Ghana."
@@ -55,3 +58,26 @@ def test_without_a_new_name_there_is_no_second_hop(gb: Harness) -> None:
     # "Kiss and Tell" is new, but no other passage holds it: the career stays out.
     assert set(passage_blocks(prompt(gb))) == {film}
     assert wave4["second_round"] == 0
+
+
+def test_a_second_round_that_fails_is_a_502_and_writes_nothing(
+    gb: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The vector store fails on the second search only (the first answered):
+    the query fails as a first search failing would, with its call recorded
+    as failed, and no graph row is written."""
+    remember(gb, "Kiss and Tell is a 1945 film in which Shirley Temple plays Corliss Archer.")
+    remember(gb, CAREER)
+
+    def down(self: Gatherer, key: Any, text: str) -> Any:
+        raise UpstreamError("vector index search: unavailable")
+
+    monkeypatch.setattr(Gatherer, "_search_again", down)
+    before = graph_snapshot(gb)
+    r = gb.client.post("/v1/gb/query", {"user_id": "u1", "query": ask(gb, QUESTION)})
+    assert r.status == 502, r.body
+    assert "vector index search" in r.body["error"]
+    assert gb.llm.calls("query") == 0
+    assert graph_snapshot(gb) == before
+    call = gb.client.get(f"/v1/gb/calls/{r.call_id}?user_id=u1")
+    assert call.status == 200 and call.body["status"] != "ok", call.body

@@ -15,13 +15,13 @@ question's embedding one HTTP request to the model (tens to hundreds). So:
 * After the vector search, wave 3: the rows of the similar facts, entities
   and passages, the edges around the similar entities that are not keyword
   seeds, and the two-hop edges (around the best neighbours the keyword seeds'
-  facts lead to). Once the passages' rows are in, the second round's search
-  (by the words of the question and the names the best passage adds) goes
-  out on a worker.
+  facts lead to).
 * Wave 4: the rows of every fact's ends not read yet, and the texts the best
-  facts were stated in; then the rows of the passages the second round found
-  (one wave more when its search takes longer than the wave: on DynamoDB's
-  vector store, a Query for each of its words' postings).
+  facts were stated in; beside them, on a worker, the second round's search
+  (by the words of the question and the names the best passage adds), then
+  the rows of the passages it found: one wave more when the search takes
+  longer than the wave (on DynamoDB's vector store, a Query for each of its
+  words' postings).
 
 So two or three waves follow the embedding. When nothing matched at all, the
 newest entities are the seeds: their edges and ends cost two more waves.
@@ -301,12 +301,6 @@ class Gatherer:
             read_rows = passages_f.result()
             passages = {i: a for i, a in read_rows.items() if i in ranks}
             beside = {i: a for i, a in read_rows.items() if i not in ranks}
-            # The second round: the names the best match adds to the question
-            # find what a bridge question's second hop says ("the woman who
-            # portrayed Corliss Archer" -> "Shirley Temple" -> her career).
-            # Sent now, its rows read with wave 4.
-            again = second_round_text(inp.query, ranked, passages)
-            second_f = start(self._search_again, key, again) if again else done([])
             around = _newest([*kw_around, *vec_around], EDGE_CAP)
             matched = [seed_rows[i] for i in strength]  # keyword ones first
             if not strength and not similar_edges:
@@ -336,7 +330,13 @@ class Gatherer:
 
         with meter.call.step("entities") as c:
             # Wave 4: the ends not read yet, and the texts the best facts
-            # (scored on their own words) were stated in.
+            # (scored on their own words) were stated in. Beside it, the
+            # second round: the names the best match adds to the question find
+            # what a bridge question's second hop says ("the woman who
+            # portrayed Corliss Archer" -> "Shirley Temple" -> her career);
+            # the rows it finds are read once it answers.
+            again = second_round_text(inp.query, ranked, passages)
+            second_f = start(self._search_again, key, again) if again else done([])
             best = sorted(facts, key=lambda e: (-early[e.id], e.id))[:SOURCE_READS]
             source_ids = sorted(
                 {a for e in best if (a := e.artifact_id) is not None and a not in passages}
@@ -344,16 +344,21 @@ class Gatherer:
             texts_f = start(g.get_artifacts, key, source_ids) if source_ids else done({})
             need = sorted(_ends([*facts, *hop2]) - set(seed_rows))
             ends_f = start(g.get_entities, key, need) if need else done({})
-            more = second_round_ranks(second_f.result(), ranks)
-            unread = [i for i in more if i not in beside]
-            more_rows = {**beside, **(g.get_artifacts(key, unread) if unread else {})}
+            try:
+                more = second_round_ranks(second_f.result(), ranks)
+                unread = [i for i in more if i not in beside]
+                more_rows = {**beside, **(g.get_artifacts(key, unread) if unread else {})}
+                entities = {**seed_rows, **ends_f.result()}
+                texts = texts_f.result()
+            except BaseException:
+                for f in (second_f, texts_f, ends_f):
+                    _settle(f)
+                raise
             for i, rank in more.items():
                 if i in more_rows:  # a deleted row's vector is dropped
                     ranks[i] = rank
                     passages[i] = more_rows[i]
                     beside.pop(i, None)
-            entities = {**seed_rows, **ends_f.result()}
-            texts = texts_f.result()
             seeds = sorted(strength, key=lambda i: (-strength[i], i))
             c["entities"] = len(entities)
             c["texts"] = len(texts)
