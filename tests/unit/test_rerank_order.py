@@ -6,6 +6,7 @@ Through the real HTTP adapter to the loopback fake."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 
 import pytest
 
@@ -86,4 +87,9 @@ def test_a_passage_is_read_with_its_date() -> None:
     )
     assert document(Scored(1.0, passage=Passage(TEXT, None, TEXT.text)), ENTITIES) == (
         "2024-03-05: Alice moved to Lyon in 2019."
+    )
+    # A turn is read after its speaker, as the context shows it.
+    said = replace(TEXT, text="I moved to Lyon in 2019.", speaker="Alice")
+    assert document(Scored(1.0, passage=Passage(said, None, said.text)), ENTITIES) == (
+        "2024-03-05: Alice: I moved to Lyon in 2019."
     )

@@ -24,6 +24,7 @@ from ..ai.rerank.port import RerankRequest
 from ..config import Settings
 from ..models import Entity
 from ..records.meter import Meter
+from ..text import passage_text
 from .context import Scored
 
 # A document longer than this is cut (about 2,000 tokens: a chunk is 800).
@@ -66,14 +67,14 @@ def rerank(
 
 def document(candidate: Scored, entities: dict[int, Entity]) -> str:
     """What the reranker reads of a candidate: a fact as a sentence with its
-    two names, a passage as its text (or its summary) after its date, which
-    questions about time need."""
+    two names, a passage as its text after its speaker (or its summary) and
+    its date, which questions about time need, as the context shows them."""
     if candidate.edge is not None:
         e = candidate.edge
         src, dst = entities[e.source_id].name, entities[e.target_id].name
         return f"{src} {e.relation.replace('_', ' ')} {dst}: {e.description}"
     if candidate.passage is not None:
         p = candidate.passage
-        body = p.text if p.text is not None else (p.summary or "")
+        body = passage_text(p.text, p.chunk.speaker) if p.text is not None else (p.summary or "")
         return f"{p.chunk.reference_time[:10]}: {body}"
     return ""
