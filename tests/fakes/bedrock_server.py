@@ -1,6 +1,6 @@
 """A fake of the Bedrock runtime's InvokeModel (``POST /model/{id}/invoke``)
-for the real SDKs over loopback HTTP: the anthropic SDK's ``AnthropicBedrock``
-client and boto3's ``bedrock-runtime`` client, both pointed here by their
+for boto3's ``bedrock-runtime`` client over loopback HTTP (the Claude adapter and
+the embedders both speak InvokeModel through it), pointed here by its
 endpoint URL (GB_BEDROCK_ENDPOINT_URL).
 
 Every request must carry a valid SigV4 signature: the fake recomputes it with

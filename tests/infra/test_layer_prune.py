@@ -50,7 +50,7 @@ def test_the_search_finds_the_clients_the_code_is_known_to_build() -> None:
     queue, Bedrock's embeddings) are found where they are built."""
     found = called()
     assert "queue/sqs.py" in found["sqs"]
-    assert "ai/bedrock_embedders.py" in found["bedrock-runtime"]
+    assert "ai/bedrock_runtime.py" in found["bedrock-runtime"]
     assert "secrets.py" in found["secretsmanager"]
     assert "dynamodb/client.py" in found["dynamodb"] or len(found["dynamodb"]) > 3
 

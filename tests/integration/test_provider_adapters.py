@@ -1,10 +1,10 @@
 """The Bedrock and OpenAI-compatible adapters through the real SDKs (the
-anthropic SDK's AnthropicBedrock client, boto3's bedrock-runtime client, the
-openai SDK) against fakes on loopback that check what a real server checks:
+boto3's bedrock-runtime client for Claude and the embedders, the openai SDK) against fakes on loopback that check what a real server checks:
 SigV4 signatures, the model families' bodies, the response formats."""
 
 from __future__ import annotations
 
+import urllib.parse
 from collections.abc import Iterator
 
 import pytest
@@ -67,7 +67,8 @@ def test_bedrock_llm_sends_a_signed_messages_body_to_invoke_model(
         f"AWS4-HMAC-SHA256 Credential={bedrock.access_key}/"
     )
     assert "/us-east-1/bedrock/aws4_request" in req.headers["authorization"]
-    assert req.path == "/model/" + model.replace("/", "%2F") + "/invoke"
+    # botocore quotes the model ID whole in the path (":" and "/" too).
+    assert req.path == "/model/" + urllib.parse.quote(model, safe="") + "/invoke"
     body = req.body
     assert "model" not in body and body["anthropic_version"]
     assert body["system"] == "[stage: query] answer in JSON"
@@ -95,6 +96,31 @@ def test_bedrock_llm_maps_reasoning_levels_as_anthropic(bedrock: FakeBedrock) ->
     body = bedrock.last_request().body
     assert body["thinking"] == {"type": "enabled", "budget_tokens": 4096}
     assert body["max_tokens"] == 512 + 4096
+
+
+def test_bedrock_llm_retries_a_throttled_call_then_succeeds(bedrock: FakeBedrock) -> None:
+    # boto3's standard retries, as the anthropic SDK's were: 429 then 200.
+    bedrock.script("query", {"answer": "Acme"}).fail_next(429, times=1)
+    llm = BedrockLLM(bedrock.region, endpoint_url=bedrock.url, max_retries=1)
+    reply = llm.complete(request())
+    assert parse_json_object(reply.text) == {"answer": "Acme"}
+    assert [r.status for r in bedrock.invocations()] == [429, 200]
+
+
+def test_bedrock_llm_gives_up_after_its_retries(bedrock: FakeBedrock) -> None:
+    bedrock.fail_next(429, times=5)
+    llm = BedrockLLM(bedrock.region, endpoint_url=bedrock.url, max_retries=1)
+    with pytest.raises(UpstreamError, match="HTTP 429 ThrottlingException"):
+        llm.complete(request())
+    assert [r.status for r in bedrock.invocations()] == [429, 429]
+
+
+def test_bedrock_llm_reply_that_is_not_a_messages_reply_is_an_upstream_error(
+    bedrock: FakeBedrock,
+) -> None:
+    bedrock.fail_next(200, body={"outputs": [{"text": "Acme"}]})
+    with pytest.raises(UpstreamError, match="not a Messages reply"):
+        bedrock_llm(bedrock).complete(request())
 
 
 def test_bedrock_llm_signed_with_another_secret_is_refused(bedrock: FakeBedrock) -> None:

@@ -8,6 +8,7 @@ key is 503 with nothing written."""
 
 from __future__ import annotations
 
+import urllib.parse
 from collections.abc import Iterator
 from typing import Any
 
@@ -105,7 +106,9 @@ def test_remember_and_query_through_bedrock_with_titan(gb: Harness, bedrock: Fak
     assert all(r.headers["authorization"].startswith("AWS4-HMAC-SHA256 ") for r in calls)
     claude = bedrock.invocations("anthropic")
     assert {r.stage for r in claude} >= {"extract", "query"}
-    assert all(r.path == "/model/" + PROFILE_ARN.replace("/", "%2F") + "/invoke" for r in claude)
+    assert all(
+        r.path == "/model/" + urllib.parse.quote(PROFILE_ARN, safe="") + "/invoke" for r in claude
+    )
     assert all("model" not in r and r["anthropic_version"] for r in claude)
     titan = bedrock.invocations("titan")
     texts = {r["inputText"] for r in titan}

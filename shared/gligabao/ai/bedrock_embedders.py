@@ -13,18 +13,17 @@ another length is an upstream error rather than a broken index.
 
 from __future__ import annotations
 
-import json
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from ..errors import NotConfigured, UpstreamError, detail_of, failure_kind
+from ..errors import UpstreamError
 from ..text import estimate_tokens
+from .bedrock_runtime import invoke, runtime_client
 from .port import Embeddings, EmbedKind
 
 COHERE_BATCH = 96  # texts per Cohere request (the model's limit)
 COHERE_V3_MAX_CHARS = 2048  # Cohere v3 on Bedrock rejects longer texts
 TITAN_CONCURRENCY = 8  # Titan requests in flight for one batch
-TOKEN_HEADER = "x-amzn-bedrock-input-token-count"
 
 
 def is_cohere(model: str) -> bool:
@@ -54,22 +53,12 @@ class BedrockEmbedder:
 
     def _sdk(self) -> Any:
         if self._client is None:
-            import boto3  # lazy: keeps boto3's service models out of the cold start
-            from botocore.config import Config
-
-            # Its own session: credentials resolved now, from the environment
-            # this embedder was built in (boto3's default session keeps the
-            # first ones it ever saw in the process).
-            self._client = boto3.session.Session().client(
-                "bedrock-runtime",
-                region_name=self._region,
-                endpoint_url=self._endpoint_url or None,
-                config=Config(
-                    connect_timeout=self._timeout_s,
-                    read_timeout=self._timeout_s,
-                    retries={"total_max_attempts": self._max_retries + 1, "mode": "standard"},
-                    max_pool_connections=TITAN_CONCURRENCY,
-                ),
+            self._client = runtime_client(
+                self._region,
+                self._endpoint_url,
+                self._timeout_s,
+                self._max_retries,
+                connections=TITAN_CONCURRENCY,
             )
         return self._client
 
@@ -121,32 +110,4 @@ class BedrockEmbedder:
         return embeddings, tokens or sum(estimate_tokens(t) for t in texts)
 
     def _invoke(self, body: dict[str, Any]) -> tuple[dict[str, Any], int]:
-        """One InvokeModel: the decoded reply and the input tokens Bedrock
-        counted (its response header; 0 when absent)."""
-        from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
-
-        try:
-            resp = self._sdk().invoke_model(
-                modelId=self.model,
-                body=json.dumps(body),
-                contentType="application/json",
-                accept="application/json",
-            )
-            reply = json.loads(resp["body"].read())
-        except NoCredentialsError as exc:
-            raise NotConfigured(
-                "embeddings not configured: provider bedrock found no AWS credentials"
-            ) from exc
-        except ClientError as exc:
-            code = exc.response.get("Error", {}).get("Code", "error")
-            status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", "?")
-            raise UpstreamError(f"embeddings request failed: HTTP {status} {code}") from exc
-        except (BotoCoreError, ValueError) as exc:
-            raise UpstreamError(
-                f"embeddings request failed: {failure_kind(exc)}", detail=detail_of(exc)
-            ) from exc
-        if not isinstance(reply, dict):
-            raise UpstreamError(f"{self.model} reply is not a JSON object")
-        headers = resp.get("ResponseMetadata", {}).get("HTTPHeaders", {})
-        raw = str(headers.get(TOKEN_HEADER, "") or "")
-        return reply, int(raw) if raw.isdigit() else 0
+        return invoke(self._sdk(), self.model, body, "embeddings request")
