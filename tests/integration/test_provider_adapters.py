@@ -4,6 +4,9 @@ SigV4 signatures, the model families' bodies, the response formats."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import urllib.parse
 from collections.abc import Iterator
 
@@ -121,6 +124,27 @@ def test_bedrock_llm_reply_that_is_not_a_messages_reply_is_an_upstream_error(
     bedrock.fail_next(200, body={"outputs": [{"text": "Acme"}]})
     with pytest.raises(UpstreamError, match="not a Messages reply"):
         bedrock_llm(bedrock).complete(request())
+
+
+def test_bedrock_llm_never_imports_the_anthropic_sdk(bedrock: FakeBedrock) -> None:
+    # A fresh interpreter (this one has imported the SDK for other tests): the
+    # default stack's first LLM call stays free of the SDK's import.
+    bedrock.script("query", {"answer": "Acme"})
+    code = (
+        "import sys\n"
+        "from gligabao.ai.bedrock_llm import BedrockLLM\n"
+        "from gligabao.ai.port import LLMRequest\n"
+        f"llm = BedrockLLM({bedrock.region!r}, endpoint_url={bedrock.url!r}, max_retries=0)\n"
+        f"print(llm.complete(LLMRequest('query', '[stage: query] JSON', 'q?', {PROFILE!r})).text)\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('anthropic', 'openai')))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=os.environ
+    )
+    text, loaded = out.stdout.strip().splitlines()
+    assert parse_json_object(text) == {"answer": "Acme"}
+    assert loaded == "[]"
+    assert [r.status for r in bedrock.invocations()] == [200]
 
 
 def test_bedrock_llm_signed_with_another_secret_is_refused(bedrock: FakeBedrock) -> None:
