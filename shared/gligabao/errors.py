@@ -4,8 +4,9 @@ use cases can say *what* went wrong without knowing anything about HTTP."""
 from __future__ import annotations
 
 import functools
+import importlib
 from collections.abc import Callable
-from typing import ParamSpec, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -101,9 +102,27 @@ class Truncated(UpstreamError):
 
 
 class NotConfigured(GbError):
-    """The LLM a call needs has no credentials."""
+    """The LLM a call needs has no credentials, or a client it needs is not
+    installed."""
 
     status = 503
+
+
+def optional_sdk(module: str, needed_for: str, package: str = "") -> Any:
+    """Import a client only some configurations use: on AWS it is in the
+    clients layer, which the template attaches only when a parameter needs it
+    (layers/clients). Missing, the call is not configured (503), in words that
+    say where the package comes from, rather than an import error (500)."""
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        if exc.name != module:
+            raise
+        raise NotConfigured(
+            f"{needed_for} needs the Python package {package or module}, which is not "
+            "installed (on AWS the stack's clients layer holds it, attached when a parameter "
+            "uses it; locally: pip install 'gligabao[clients]')"
+        ) from exc
 
 
 def failure_kind(exc: BaseException) -> str:

@@ -250,18 +250,28 @@ def test_every_function_handler_exists(template: dict[str, Any]) -> None:
         assert getattr(module, attr) is core.lambda_handler, name
 
 
+def _make_var(makefile: Path, name: str) -> str:
+    """A Makefile's ``NAME := value``; the clients layer's reads the core
+    layer's (``$(shell sed -n 's/^NAME := //p' "$(CORE)Makefile")``)."""
+    m = re.search(rf"^{name} := (.+)$", makefile.read_text(), re.M)
+    assert m, f"{name} not set in {makefile}"
+    if m.group(1).startswith("$(shell sed"):
+        return _make_var(makefile.parent.parent / "core" / "Makefile", name)
+    return m.group(1).strip()
+
+
 def test_layer_build_matches_runtime_and_architecture(template: dict[str, Any]) -> None:
     glob = template["Globals"]["Function"]
-    [layer] = _resources(template, "AWS::Serverless::LayerVersion").values()
-    makefile = (ROOT / layer["Properties"]["ContentUri"] / "Makefile").read_text()
-    version = re.search(r"^PY_VERSION := (\S+)", makefile, re.M)
-    platform = re.search(r"^PLATFORM := (\S+)", makefile, re.M)
-    assert version and platform
-    assert glob["Runtime"] == f"python{version.group(1)}"
-    assert layer["Properties"]["CompatibleRuntimes"] == [glob["Runtime"]]
-    arch = {"arm64": "aarch64", "x86_64": "x86_64"}[glob["Architectures"][0]]
-    assert platform.group(1).endswith(arch)
-    assert layer["Properties"]["CompatibleArchitectures"] == glob["Architectures"]
+    layers = _resources(template, "AWS::Serverless::LayerVersion")
+    assert set(layers) == {"CoreLayer", "ClientsLayer"}
+    for layer in layers.values():
+        makefile = ROOT / layer["Properties"]["ContentUri"] / "Makefile"
+        version, platform = _make_var(makefile, "PY_VERSION"), _make_var(makefile, "PLATFORM")
+        assert glob["Runtime"] == f"python{version}"
+        assert layer["Properties"]["CompatibleRuntimes"] == [glob["Runtime"]]
+        arch = {"arm64": "aarch64", "x86_64": "x86_64"}[glob["Architectures"][0]]
+        assert platform.endswith(arch)
+        assert layer["Properties"]["CompatibleArchitectures"] == glob["Architectures"]
 
 
 # --------------------------------------------------------------------- IAM

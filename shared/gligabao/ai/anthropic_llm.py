@@ -9,7 +9,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..errors import NotConfigured, Truncated, UpstreamError, detail_of, failure_kind
+from ..errors import (
+    NotConfigured,
+    Truncated,
+    UpstreamError,
+    detail_of,
+    failure_kind,
+    optional_sdk,
+)
 from .port import LLMReply, LLMRequest
 
 # Extended-thinking budgets per reasoning level. The output limit is raised by
@@ -96,8 +103,8 @@ class AnthropicLLM:
                     "LLM not configured: provider anthropic needs ANTHROPIC_API_KEY, "
                     "which is not set"
                 )
-            import anthropic  # lazy: keeps the SDK out of the handlers' cold start
-
+            # Lazy: keeps the SDK out of the handlers' cold start.
+            anthropic = optional_sdk("anthropic", "provider anthropic")
             self._client = anthropic.Anthropic(
                 api_key=self._api_key, timeout=self._timeout_s, max_retries=self._max_retries
             )

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import UpstreamError, detail_of, failure_kind
+from ..errors import UpstreamError, detail_of, failure_kind, optional_sdk
 from ..text import estimate_tokens
 from . import port
 from .port import Embeddings, EmbedKind
@@ -25,7 +25,8 @@ class OpenAIEmbedder:
 
     def _sdk(self) -> Any:
         if self._client is None:
-            import openai  # lazy: keeps the SDK out of the handlers' cold start
+            # Lazy: keeps the SDK out of the handlers' cold start.
+            openai = optional_sdk("openai", "OpenAI embeddings")
 
             self._client = openai.OpenAI(
                 api_key=self._api_key, timeout=self._timeout_s, max_retries=self._max_retries

@@ -13,7 +13,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from ..errors import NotConfigured, Truncated, UpstreamError, detail_of, failure_kind
+from ..errors import NotConfigured, Truncated, UpstreamError, detail_of, failure_kind, optional_sdk
 from .port import LLMReply, LLMRequest
 
 # Servers without keys (Ollama, a local vLLM) still get one: the SDK wants it.
@@ -41,7 +41,8 @@ class OpenAILLM:
                 "or GB_LLM_BASE_URL for a server without keys"
             )
         if self._client is None:
-            import openai  # lazy: keeps the SDK out of the handlers' cold start
+            # Lazy: keeps the SDK out of the handlers' cold start.
+            openai = optional_sdk("openai", "provider openai")
 
             self._client = openai.OpenAI(
                 api_key=self._api_key or NO_KEY,

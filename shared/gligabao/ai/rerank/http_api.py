@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...errors import UpstreamError, detail_of, failure_kind
+from ...errors import UpstreamError, detail_of, failure_kind, optional_sdk
 from .port import RerankReply, RerankRequest, estimated_tokens, ranked, search_units
 
 # Servers without keys (a self-hosted reranker) still get one: the SDK wants it.
@@ -41,7 +41,8 @@ class HttpReranker:
 
     def _sdk(self) -> Any:
         if self._client is None:
-            import openai  # lazy: keeps the SDK out of the handlers' cold start
+            # Lazy: keeps the SDK out of the handlers' cold start.
+            openai = optional_sdk("openai", "the HTTP reranker")
 
             self._client = openai.OpenAI(
                 api_key=self._api_key or NO_KEY,

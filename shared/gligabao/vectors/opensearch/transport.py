@@ -20,7 +20,7 @@ from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_aft
 
 from ... import deadline
 from ...backoff import half_jitter
-from ...errors import UpstreamError
+from ...errors import UpstreamError, optional_sdk
 
 T = TypeVar("T")
 
@@ -59,8 +59,7 @@ def make_client(
     """An ``opensearchpy.OpenSearch`` client for ``url``; signed with the
     session's AWS credentials when ``aws_auth`` (None: when the URL is an AWS
     endpoint)."""
-    from opensearchpy import OpenSearch, Urllib3AWSV4SignerAuth
-
+    opensearchpy = optional_sdk("opensearchpy", "the OpenSearch vector store", "opensearch-py")
     if aws_auth is None:
         aws_auth = is_aws_endpoint(url)
     auth: Any = None
@@ -70,9 +69,9 @@ def make_client(
         credentials = boto3.Session().get_credentials()
         if credentials is None:
             raise UpstreamError("opensearch: no AWS credentials to sign requests with")
-        auth = Urllib3AWSV4SignerAuth(credentials, region, service)
+        auth = opensearchpy.Urllib3AWSV4SignerAuth(credentials, region, service)
     # The adapter retries with backoff itself; the client must not.
-    return OpenSearch(
+    return opensearchpy.OpenSearch(
         hosts=[url],
         http_auth=auth,
         timeout=timeout_s,
