@@ -8,12 +8,15 @@ handler of both trees in turn, run by run, and the ratio of their CPU times;
 with ``--no-pyc``, the other tree without bytecode (as Lambda ran the layer
 before it shipped any) against this one compiled.
 
-1. The size of the core layer (the Lambda dependency set of
-   layers/core/requirements.txt plus shared/gligabao), unzipped and zipped,
-   with its largest packages. It measures .aws-sam/build/CoreLayer when
-   `sam build` left one, else (or with --fresh) builds the layer into a
-   temporary folder with the same Makefile `sam build` runs (pip downloads the
-   Lambda platform's wheels: needs PyPI).
+1. The size of each layer, unzipped and zipped, with its largest packages:
+   the core layer (the Lambda dependency set of layers/core/requirements.txt
+   plus shared/gligabao), which every function loads and the default stack
+   loads alone, and the clients layer (layers/clients: the anthropic and
+   openai SDKs, opensearch-py), attached only when a parameter uses one of
+   them. It measures .aws-sam/build/<Layer> when `sam build` left one, else
+   (or with --fresh) builds the layer into a temporary folder with the same
+   Makefile `sam build` runs (pip downloads the Lambda platform's wheels:
+   needs PyPI).
 2. The cold import time of each handler module in a fresh interpreter
    (this machine's Python and .venv, not Lambda's: compare the figures with
    each other and over time), best and median of N runs, with the modules
@@ -46,8 +49,11 @@ from gligabao.handlers import COLD_START_DENIED, COLD_START_DENIED_IN
 
 from .harness import ROOT
 
-LAYER_SRC = ROOT / "layers" / "core"
-SAM_LAYER = ROOT / ".aws-sam" / "build" / "CoreLayer"
+# Each layer: its Makefile's folder, and what it is for.
+LAYERS = {
+    "CoreLayer": (ROOT / "layers" / "core", "every function; the default stack's only layer"),
+    "ClientsLayer": (ROOT / "layers" / "clients", "only with anthropic, openai or OpenSearch"),
+}
 TEMPLATE = ROOT / "template.yaml"
 HANDLERS = ["remember", "query", "datasets", "records", "browse", "mcp", "remember_worker"]
 ALSO_SHOW = ["boto3", "botocore", "pynamodb", "opensearchpy", "pydantic", "httpx"]
@@ -55,11 +61,12 @@ LAMBDA_UNZIPPED_LIMIT = 250 * 2**20
 MiB = 2**20
 
 
-def build_layer(target: Path) -> None:
+def build_layer(name: str, target: Path) -> None:
+    src = LAYERS[name][0]
     subprocess.run(
-        ["make", "--no-print-directory", "-f", str(LAYER_SRC / "Makefile"), "build-CoreLayer"],
+        ["make", "--no-print-directory", "-f", str(src / "Makefile"), f"build-{name}"],
         env={**os.environ, "ARTIFACTS_DIR": str(target)},
-        cwd=LAYER_SRC,
+        cwd=src,
         check=True,
     )
 
@@ -86,10 +93,11 @@ def top_level(python_dir: Path, n: int = 12) -> list[tuple[str, int]]:
     return sorted(sizes.items(), key=lambda kv: -kv[1])[:n]
 
 
-def report_layer(layer: Path, source: str) -> None:
+def report_layer(name: str, layer: Path, source: str) -> int:
+    """Prints the layer's sizes; returns its unzipped size."""
     python_dir = layer / "python"
     unzipped = tree_size(layer)
-    print(f"core layer ({source}): {layer}")
+    print(f"{name} ({LAYERS[name][1]}; {source}): {layer}")
     print(f"  unzipped {unzipped / MiB:7.1f} MiB   (Lambda limit, all layers + code: 250 MiB)")
     print(f"  zipped   {zipped_size(layer) / MiB:7.1f} MiB")
     own = tree_size(python_dir / "gligabao") if (python_dir / "gligabao").exists() else 0
@@ -101,6 +109,7 @@ def report_layer(layer: Path, source: str) -> None:
         print(f"    {name:<28} {size / MiB:6.1f} MiB")
     if unzipped > LAMBDA_UNZIPPED_LIMIT:
         print("  FAIL: over the Lambda unzipped limit")
+    return unzipped
 
 
 _PROBE = """
@@ -225,12 +234,20 @@ def main() -> int:
         return 0
 
     if not args.no_layer:
-        if SAM_LAYER.exists() and not args.fresh:
-            report_layer(SAM_LAYER, "sam build output")
-        else:
-            with tempfile.TemporaryDirectory(prefix="gb-layer-") as tmp:
-                build_layer(Path(tmp))
-                report_layer(Path(tmp), "built by layers/core/Makefile")
+        sizes: dict[str, int] = {}
+        for name, (src, _) in LAYERS.items():
+            built = ROOT / ".aws-sam" / "build" / name
+            if built.exists() and not args.fresh:
+                sizes[name] = report_layer(name, built, "sam build output")
+            else:
+                with tempfile.TemporaryDirectory(prefix="gb-layer-") as tmp:
+                    build_layer(name, Path(tmp))
+                    rel = src.relative_to(ROOT)
+                    sizes[name] = report_layer(name, Path(tmp), f"built by {rel}/Makefile")
+            print()
+        core, both = sizes["CoreLayer"], sum(sizes.values())
+        print(f"a function's layers, unzipped: {core / MiB:.1f} MiB on the default stack "
+              f"(core), {both / MiB:.1f} MiB with the clients layer")  # fmt: skip
         print()
 
     if args.no_pyc:
