@@ -2,7 +2,8 @@
 under which a fact or passage stays out though it fits. With a fact among
 the candidates the share is RELEVANCE_FLOOR (0.25); with passages alone (a
 dataset remembered without extraction) it is PASSAGES_ONLY_FLOOR (0.1), since
-the passages are then the only evidence and their scores fall off slowly."""
+the passages are then the only evidence and their scores fall off slowly.
+A window or chunk of a longer text keeps the facts' share either way."""
 
 from __future__ import annotations
 
@@ -50,3 +51,17 @@ def test_a_seed_line_alone_does_not_raise_the_floor() -> None:
     ctx = fill(cands, ENTITIES, "What did Alice do?", NOW, 3000)
     assert set(ctx.passages) == {901, 902}
     assert set(ctx.entities) == {1}
+
+
+def window(i: int, score: float, parent: int = 800) -> Scored:
+    """A window of a session remembered as one text (a child of its text)."""
+    a = Artifact(900 + i, f"Alice: line {i} of the session.", NOW, NOW, parent_id=parent)
+    return Scored(score, passage=Passage(a, None, a.text))
+
+
+def test_a_window_of_a_longer_text_keeps_the_fact_floor_with_passages_alone() -> None:
+    # 0.2 of the best: over the lower floor, under the facts' one.
+    cands = [window(1, 1.0), window(2, 0.3), window(3, 0.2), passage(4, 0.2)]
+    ctx = fill(cands, ENTITIES, "What did Alice do?", NOW, 3000)
+    assert set(ctx.passages) == {901, 902, 904}  # the short text at 0.2 stays
+    assert ctx.below_floor == 1
