@@ -214,19 +214,11 @@ sam_cli() {
 }
 
 sam_build() {
-    # The run below uses the anthropic and OpenAI fakes and OpenSearch: its functions need
-    # the clients layer, which the template attaches with a Fn::If in the Globals' Layers
-    # (SAM CLI's emulator does not resolve one there: aws/aws-sam-cli#7509), so the local
-    # copy attaches it unconditionally.
-    sed -e 's/Architectures: \[arm64\]/Architectures: [x86_64]/' \
-        -e 's/CompatibleArchitectures: \[arm64\]/CompatibleArchitectures: [x86_64]/' \
-        -e 's/BuildArchitecture: arm64/BuildArchitecture: x86_64/' \
-        -e 's/- !If \[NeedsClientsLayer, !Ref ClientsLayer, !Ref AWS::NoValue\]/- !Ref ClientsLayer/' \
-        -e '/^    Condition: NeedsClientsLayer$/d' \
-        template.yaml >"$X86_TEMPLATE"
-    grep -q arm64 "$X86_TEMPLATE" && die "arm64 left in the x86_64 copy of template.yaml"
-    grep -q NeedsClientsLayer, "$X86_TEMPLATE" && die "the clients layer is still conditional in the local copy"
-    grep -q -- '- !Ref ClientsLayer' "$X86_TEMPLATE" || die "the local copy attaches no clients layer"
+    # An x86_64 copy with the clients layer attached unconditionally (the run below uses
+    # the anthropic and OpenAI fakes and OpenSearch; SAM CLI does not resolve the
+    # template's Fn::If in Layers): the same script the manual recipe uses (docs/sam-local.md).
+    bash infra/sam-local-template.sh --x86_64 "$X86_TEMPLATE" >/dev/null \
+        || die "infra/sam-local-template.sh failed"
     rm -rf "$BUILD_DIR"
     # The layer's Makefile downloads wheels for PLATFORM: the x86_64 ones here; its
     # bytecode is compiled by the runtime's Python (3.12, pyenv's here).

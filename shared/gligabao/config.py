@@ -193,8 +193,11 @@ class Settings(BaseModel):
         "GB_PRICES",
         shown="the built-in table",
     )
-    llm_timeout_s: float = var(60.0, "the SDK's timeout of an LLM call")
-    llm_max_retries: int = var(2, "the SDK's retries (429, 5xx, timeouts)")
+    llm_timeout_s: float = var(60.0, "the timeout of an LLM request")
+    llm_max_retries: int = var(
+        2,
+        "the retries of an LLM request after the first attempt (429, 5xx; the SDK's, or botocore's standard retries on Bedrock)",
+    )
     embed_timeout_s: float = var(
         10.0, "the embeddings request timeout (retried as `GB_LLM_MAX_RETRIES` says)"
     )

@@ -147,6 +147,17 @@ def test_bedrock_llm_never_imports_the_anthropic_sdk(bedrock: FakeBedrock) -> No
     assert [r.status for r in bedrock.invocations()] == [200]
 
 
+def test_bedrock_llm_with_an_api_key_and_an_http_endpoint_is_not_configured(
+    bedrock: FakeBedrock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # botocore sends a Bedrock API key over https only: said as such, nothing sent.
+    monkeypatch.setenv("AWS_BEARER_TOKEN_BEDROCK", "bedrock-api-key-for-tests")
+    with pytest.raises(NotConfigured, match="AWS_BEARER_TOKEN_BEDROCK.*https") as err:
+        bedrock_llm(bedrock).complete(request())
+    assert err.value.status == 503
+    assert bedrock.requests == []
+
+
 def test_bedrock_llm_signed_with_another_secret_is_refused(bedrock: FakeBedrock) -> None:
     # A server that knows another secret for the same key: the signature the
     # SDK computed cannot match (the check is real, not a header sniff).

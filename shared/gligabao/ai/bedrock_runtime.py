@@ -47,8 +47,14 @@ def invoke(client: Any, model: str, body: dict[str, Any], what: str) -> tuple[di
     """One InvokeModel: the decoded reply and the input tokens Bedrock counted
     (0 when its header is absent). ``what`` names the request in errors
     ("embeddings request", "LLM call")."""
-    from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
+    from botocore.exceptions import (
+        BotoCoreError,
+        ClientError,
+        InvalidEndpointConfigurationError,
+        NoCredentialsError,
+    )
 
+    kind = "LLM" if what.startswith("LLM") else "embeddings"
     try:
         resp = client.invoke_model(
             modelId=model,
@@ -58,14 +64,21 @@ def invoke(client: Any, model: str, body: dict[str, Any], what: str) -> tuple[di
         )
         reply = json.loads(resp["body"].read())
     except NoCredentialsError as exc:
-        kind = "LLM" if what.startswith("LLM") else "embeddings"
         raise NotConfigured(
             f"{kind} not configured: provider bedrock found no AWS credentials"
         ) from exc
     except ClientError as exc:
         code = exc.response.get("Error", {}).get("Code", "error")
         status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", "?")
-        raise UpstreamError(f"{what} failed: HTTP {status} {code}") from exc
+        # Bedrock's message ("invalid model identifier", ...) goes to the log only.
+        raise UpstreamError(f"{what} failed: HTTP {status} {code}", detail=detail_of(exc)) from exc
+    except InvalidEndpointConfigurationError as exc:
+        # botocore sends a Bedrock API key (AWS_BEARER_TOKEN_BEDROCK) over https only.
+        raise NotConfigured(
+            f"{kind} not configured: provider bedrock has a Bedrock API key "
+            "(AWS_BEARER_TOKEN_BEDROCK), which is sent to an https endpoint only, and "
+            "GB_BEDROCK_ENDPOINT_URL is not one"
+        ) from exc
     except (BotoCoreError, ValueError) as exc:
         raise UpstreamError(f"{what} failed: {failure_kind(exc)}", detail=detail_of(exc)) from exc
     if not isinstance(reply, dict):
