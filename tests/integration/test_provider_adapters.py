@@ -152,7 +152,7 @@ def test_bedrock_llm_with_an_api_key_and_an_http_endpoint_is_not_configured(
 ) -> None:
     # botocore sends a Bedrock API key over https only: said as such, nothing sent.
     monkeypatch.setenv("AWS_BEARER_TOKEN_BEDROCK", "bedrock-api-key-for-tests")
-    with pytest.raises(NotConfigured, match="AWS_BEARER_TOKEN_BEDROCK.*https") as err:
+    with pytest.raises(NotConfigured, match=r"AWS_BEARER_TOKEN_BEDROCK.*https") as err:
         bedrock_llm(bedrock).complete(request())
     assert err.value.status == 503
     assert bedrock.requests == []
