@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import compileall
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -70,10 +69,7 @@ def main() -> None:
         compileall.compile_dir(str(shared / "gligabao"), quiet=1)
     seen: dict[str, list[dict[str, float]]] = {name: [] for name in trees}
     with FakeBedrock() as fake:
-        # The fake's credentials; a variable it empties is left unset (botocore
-        # reads AWS_PROFILE="" as a profile named "").
-        given = fake.env()
-        env = {k: v for k, v in {**os.environ, **given}.items() if k not in given or v}
+        env = fake.child_env()
         for _ in range(args.runs):
             for name, shared in trees.items():
                 fake.script("query", {"answer": "Acme"}, times=2)

@@ -22,6 +22,7 @@ Embedding vectors come from :attr:`embeddings`, a (never started)
 
 from __future__ import annotations
 
+import os
 import re
 import urllib.parse
 from typing import Any, Self
@@ -79,6 +80,15 @@ class FakeBedrock(FakeAnthropic):
             "AWS_BEARER_TOKEN_BEDROCK": "",
             "AWS_REGION": self.region,
         }
+
+    def child_env(self, **extra: str) -> dict[str, str]:
+        """A child process's environment: this one's without any GB_ or AWS_
+        variable, then the fake's (the ones it empties left unset: botocore
+        reads AWS_PROFILE="" as a profile named ""), then ``extra``."""
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("GB_", "AWS_"))}
+        env.update({k: v for k, v in self.env().items() if v})
+        env.update(extra)
+        return env
 
     # -- scripting -------------------------------------------------------------
 

@@ -47,14 +47,10 @@ def test_calibrate_measures_the_configured_bedrock_model() -> None:
                 fake.embeddings.alias(b, a, 0.9 if c["expect"] == "merge" else 0.95)
         for q, good, _ in QUESTIONS:
             fake.embeddings.alias(q, good, 0.6)
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("GB_", "AWS_"))}
-        env.update({k: v for k, v in fake.env().items() if v})
-        env.update(
-            {
-                "GB_EMBEDDING_PROVIDER": "bedrock",
-                "GB_EMBEDDING_DIMENSION": "512",
-                "GB_EMBEDDING_MODEL": "amazon.titan-embed-text-v2:0",
-            }
+        env = fake.child_env(
+            GB_EMBEDDING_PROVIDER="bedrock",
+            GB_EMBEDDING_DIMENSION="512",
+            GB_EMBEDDING_MODEL="amazon.titan-embed-text-v2:0",
         )
         out = run_calibrate(env)
         assert out.returncode == 0, out.stderr

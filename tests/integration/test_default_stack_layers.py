@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import importlib.metadata
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -77,17 +76,13 @@ def test_the_default_stack_needs_nothing_of_the_clients_layer() -> None:
     assert {"anthropic", "openai", "opensearchpy", "requests"} <= blocked
     with FakeBedrock() as fake:
         fake.script("query", {"answer": "Acme"})
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("GB_", "AWS_"))}
-        env.update({k: v for k, v in fake.env().items() if v})
-        env.update(
-            {
-                "GB_LLM_PROVIDER": "bedrock",
-                "GB_EMBEDDING_PROVIDER": "bedrock",
-                "GB_EMBEDDING_DIMENSION": "256",
-                "GB_VECTOR_STORE": "dynamodb",
-                "GB_TABLE_PREFIX": "gbtest-",
-                "AWS_DEFAULT_REGION": fake.region,
-            }
+        env = fake.child_env(
+            GB_LLM_PROVIDER="bedrock",
+            GB_EMBEDDING_PROVIDER="bedrock",
+            GB_EMBEDDING_DIMENSION="256",
+            GB_VECTOR_STORE="dynamodb",
+            GB_TABLE_PREFIX="gbtest-",
+            AWS_DEFAULT_REGION=fake.region,
         )
         done = subprocess.run(
             [sys.executable, "-c", CHILD, json.dumps(sorted(blocked)), json.dumps(HANDLERS)],

@@ -158,6 +158,18 @@ def test_bedrock_llm_with_an_api_key_and_an_http_endpoint_is_not_configured(
     assert bedrock.requests == []
 
 
+def test_bedrock_llm_whose_endpoint_does_not_answer_is_an_upstream_error(
+    bedrock: FakeBedrock,
+) -> None:
+    # A port nothing listens on (the fake's, once it is closed): botocore's
+    # connection error, said in words a client may see.
+    with FakeBedrock() as gone:
+        url = gone.url
+    llm = BedrockLLM(bedrock.region, endpoint_url=url, max_retries=0, timeout_s=2)
+    with pytest.raises(UpstreamError, match="LLM call failed: unreachable"):
+        llm.complete(request())
+
+
 def test_bedrock_llm_signed_with_another_secret_is_refused(bedrock: FakeBedrock) -> None:
     # A server that knows another secret for the same key: the signature the
     # SDK computed cannot match (the check is real, not a header sniff).

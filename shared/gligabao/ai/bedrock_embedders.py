@@ -110,4 +110,4 @@ class BedrockEmbedder:
         return embeddings, tokens or sum(estimate_tokens(t) for t in texts)
 
     def _invoke(self, body: dict[str, Any]) -> tuple[dict[str, Any], int]:
-        return invoke(self._sdk(), self.model, body, "embeddings request")
+        return invoke(self._sdk(), self.model, body, "embeddings")

@@ -45,5 +45,5 @@ class BedrockLLM:
                 self._region, self._endpoint_url, self._timeout_s, self._max_retries
             )
         body = {"anthropic_version": BEDROCK_ANTHROPIC_VERSION, **messages_body(request)}
-        msg, _ = invoke(self._client, request.model, body, "LLM call")
+        msg, _ = invoke(self._client, request.model, body, "LLM")
         return reply_of(msg, request)

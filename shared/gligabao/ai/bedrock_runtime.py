@@ -11,7 +11,7 @@ out of the default stack's layer and out of its first LLM request.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Literal
 
 from ..errors import NotConfigured, UpstreamError, detail_of, failure_kind
 
@@ -43,10 +43,11 @@ def runtime_client(
     )
 
 
-def invoke(client: Any, model: str, body: dict[str, Any], what: str) -> tuple[dict[str, Any], int]:
+def invoke(
+    client: Any, model: str, body: dict[str, Any], kind: Literal["LLM", "embeddings"]
+) -> tuple[dict[str, Any], int]:
     """One InvokeModel: the decoded reply and the input tokens Bedrock counted
-    (0 when its header is absent). ``what`` names the request in errors
-    ("embeddings request", "LLM call")."""
+    (0 when its header is absent). ``kind`` names the request in errors."""
     from botocore.exceptions import (
         BotoCoreError,
         ClientError,
@@ -54,7 +55,7 @@ def invoke(client: Any, model: str, body: dict[str, Any], what: str) -> tuple[di
         NoCredentialsError,
     )
 
-    kind = "LLM" if what.startswith("LLM") else "embeddings"
+    what = "LLM call" if kind == "LLM" else "embeddings request"
     try:
         resp = client.invoke_model(
             modelId=model,

@@ -182,10 +182,9 @@ def fill(
     order = sorted(range(len(candidates)), key=lambda i: (-candidates[i].score, i))
     for i in order:
         c = candidates[i]
-        if c.score < floor and c.entity is None:  # a seed's own line is short: budget only
-            ctx.below_floor += 1
-            continue
-        if c.passage is not None and c.passage.chunk.parent_id is not None and c.score < part_floor:
+        part = c.passage is not None and c.passage.chunk.parent_id is not None
+        # A seed's own line is short: it competes for the budget only.
+        if c.score < (part_floor if part else floor) and c.entity is None:
             ctx.below_floor += 1
             continue
         if c.entity is not None:
