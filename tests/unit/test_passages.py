@@ -4,11 +4,10 @@ names of the best match lead to."""
 
 from __future__ import annotations
 
+from gligabao.memory.passage_vectors import BEFORE_CHARS, embedded_text
 from gligabao.memory.passages import (
-    BEFORE_CHARS,
     adjacent,
     beside_scores,
-    embedded_text,
     neighbour_ids,
     second_round_ranks,
     second_round_text,

@@ -18,7 +18,6 @@ from ..models import Artifact
 from ..text import passage_text, query_terms
 from ..vectors.port import Hit
 
-BEFORE_CHARS = 400  # of the turn before, its end, embedded with a turn
 NEIGHBOURS_OF = 10  # best matched passages whose neighbours are read
 SECOND_ROUND_FROM = 1  # best matched passages whose names seed the second round
 SECOND_ROUND_TERMS = 12  # names' terms sent (the lexical search's own cap)
@@ -28,19 +27,6 @@ SECOND_ROUND_RANK = 10  # the rank its first new passage takes: after the first 
 # Capitalized word runs ("Young, New South Wales", "Philadelphia Eagles"),
 # with the small words that join names ("Bank of England").
 _NAME = re.compile(r"[A-Z][\w'’\-]*(?:\s+(?:(?:of|the|de|da|del|van|von|and)\s+)?[A-Z][\w'’\-]*)*")
-
-
-def embedded_text(text: str, speaker: str | None, before: Artifact | None) -> str:
-    """What a passage's vector embeds and its words hold: ``Speaker: text``,
-    after the end of the session's turn before it, when there is one. A
-    reply means what it answers: "I took Luna from the shelter." is found by
-    "Where did Deborah get her cats?" only with the question it replies to
-    (on LoCoMo, the evidence the local model ranks within 2,000 tokens goes
-    from 0.75 to 0.82 with the turn before: bench/locomo.py)."""
-    line = passage_text(text, speaker)
-    if before is None:
-        return line
-    return f"{passage_text(before.text, before.speaker)[-BEFORE_CHARS:]}\n{line}"
 
 
 def neighbour_ids(matched: list[int], limit: int = NEIGHBOURS_OF) -> list[int]:

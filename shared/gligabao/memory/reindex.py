@@ -17,7 +17,7 @@ from ..graph.port import GraphStore
 from ..models import Artifact, DatasetKey
 from ..text import fact_text, passage_text
 from ..vectors.port import Kind, VectorIndex, VectorItem
-from .passages import embedded_text
+from .passage_vectors import PassageInput, embedded_text, passage_vectors
 
 BATCH = 256
 T = TypeVar("T")
@@ -40,6 +40,7 @@ def reindex(
         rows: list[tuple[int, str, float | None, float | None]],
         texts: bool = False,
         live: dict[int, bool] | None = None,
+        said: dict[int, tuple[str, str | None]] | None = None,
     ) -> None:
         # A store that keeps vectors on the rows may have most of them:
         # only the rows without one are embedded (a move from OpenSearch).
@@ -47,7 +48,13 @@ def reindex(
         rows = [r for r in rows if r[0] not in have]
         if not rows:
             return
-        vecs = embedder.embed([t for _, t, _, _ in rows], "document").vectors
+        if said is None:
+            vecs = embedder.embed([t for _, t, _, _ in rows], "document").vectors
+        else:  # passages: their sentences too, as remember embedded them
+            vecs = passage_vectors(
+                lambda texts: embedder.embed(texts, "document").vectors,
+                [PassageInput(t, *said[i]) for i, t, _, _ in rows],
+            )
         vectors.upsert(
             key,
             kind,
@@ -83,7 +90,7 @@ def reindex(
             if a.session_id is not None and a.parent_id is None:
                 last[a.session_id] = a
         if rows:
-            put("chunks", rows, texts=True)
+            put("chunks", rows, texts=True, said={a.id: (a.text, a.speaker) for a in batch})
         summed = [a for a in batch if a.parent_id is not None and a.summary]
         if summed:
             put("summaries", [(a.id, a.summary or "", None, None) for a in summed])

@@ -29,7 +29,7 @@ from ..vectors.port import VectorIndex
 from . import extract, facts, resolve, window
 from .commit import Texts, Writer
 from .options import StageOptions
-from .passages import embedded_text
+from .passage_vectors import PassageInput, embedded_text, passage_vectors
 
 PLACE_TYPES = frozenset(
     {
@@ -142,8 +142,11 @@ class Remember:
         # Finds the known entities the texts probably name; each is also
         # stored as a passage.
         with call.step("embed_text") as c:
-            words = self._passage_words(key, inp, said, chunks or windows, exists)
-            text_vectors = meter.embed(words, "document").vectors
+            passages = self._passages(key, inp, said, chunks or windows, exists)
+            words = [p.embedded for p in passages]
+            text_vectors = passage_vectors(
+                lambda texts: meter.embed(texts, "document").vectors, passages
+            )
             c["inputs"] = len(words)
         read = Read(said, windowed, chunks, text_vectors, windows=windows, words=words)
         if not inp.extract:  # passages only: no LLM call, no graph rows
@@ -192,28 +195,29 @@ class Remember:
             c["edges"] = len(read.stated)
         return read
 
-    def _passage_words(
+    def _passages(
         self,
         key: DatasetKey,
         inp: RememberInput,
         said: list[window.Said],
         children: list[str],
         exists: bool,
-    ) -> list[str]:
+    ) -> list[PassageInput]:
         """What each passage's vector embeds (and its words hold): a chunk
         after its text's speaker; a window as it is (its lines name their
         speakers); a message after the end of the session's text before it
         (the window's previous message, or the session's last stored text: one
-        read)."""
+        read). With each, what its sentences are read from (passage_vectors)."""
         if children:
-            return [passage_text(p, inp.speaker) for p in children]
+            return [PassageInput(passage_text(p, inp.speaker), p, inp.speaker) for p in children]
         sid = inp.session_id if exists else None
         before = next(iter(self.graph.session_texts(key, sid, 1)), None) if sid else None
         last: dict[str | None, Artifact | None] = {inp.session_id: before}
-        out: list[str] = []
+        out: list[PassageInput] = []
         for m in said:
             own = m.session_id or inp.session_id
-            out.append(embedded_text(m.text, m.speaker, last.get(own) if own else None))
+            whole = embedded_text(m.text, m.speaker, last.get(own) if own else None)
+            out.append(PassageInput(whole, m.text, m.speaker))
             last[own] = Artifact(0, m.text, "", m.reference_time, own, speaker=m.speaker)
         return out
 
