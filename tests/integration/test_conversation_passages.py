@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from conftest import Harness
 from gligabao.models import DatasetKey
 
@@ -78,3 +80,40 @@ def test_the_turn_next_to_a_matched_one_comes_with_it(gb: Harness) -> None:
     assert "A violin for my boy, he practises every evening." in texts
     assert "Guess what arrived this morning!" in texts  # no word of the question: beside it
     assert "We should meet for lunch soon." not in texts  # another session
+
+
+def _search_vector(gb: Harness, vector: list[float]) -> list[int]:
+    """The turns whose stored vector is this one (cosine above 0.9999)."""
+    from gligabao.vectors.port import SearchRequest
+
+    (hits,) = gb.vectors.search(key(), [SearchRequest("chunks", vector, 5, 0.9999)])
+    return [h.id for h in hits]
+
+
+def test_a_turn_of_several_sentences_is_embedded_by_them_too(
+    gb: Harness, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from gligabao import wiring
+    from gligabao.local.cli import main
+    from gligabao.memory.passage_vectors import blend
+
+    remember(gb, "How was your week?", speaker="Maria", session_id="s1")
+    turn = "Let's keep making memories. I'm off to do some taekwondo!"
+    out = remember(gb, turn, speaker="John", session_id="s1")
+    whole = "Maria: How was your week?\nJohn: " + turn
+    parts = ["John: Let's keep making memories.", "John: I'm off to do some taekwondo!"]
+    # One request: the whole (after the turn before) and the sentences, after their speaker.
+    assert gb.emb.inputs() == ["Maria: How was your week?", whole, *parts]
+    assert gb.emb.calls() == 2
+    expected = blend(gb.emb.vector(whole), [gb.emb.vector(p) for p in parts])
+    assert _search_vector(gb, expected) == [out["artifact_id"]]
+    # The one-sentence turn keeps the whole's vector.
+    assert _search_vector(gb, gb.emb.vector("Maria: How was your week?")) != []
+
+    # reindex embeds the passages as remember did: the same vector.
+    wiring.vector_index.cache_clear()
+
+    assert _search_vector(gb, expected) == []
+    assert main(["reindex", "--user", "u1", "--dataset", "main"]) == 0
+    assert "chunks=2" in capsys.readouterr().out
+    assert _search_vector(gb, expected) == [out["artifact_id"]]
