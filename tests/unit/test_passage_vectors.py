@@ -36,7 +36,9 @@ def test_one_sentence_or_no_speaker_gives_no_sentences() -> None:
 
 
 def test_a_window_is_split_by_the_lines_its_speakers_said() -> None:
-    window = "Caroline: I went to a support group. It was powerful.\nMelanie: Wow!\nnot said by anyone"
+    window = (
+        "Caroline: I went to a support group. It was powerful.\nMelanie: Wow!\nnot said by anyone"
+    )
     assert sentences(window, None) == [
         "Caroline: I went to a support group.",
         "Caroline: It was powerful.",
