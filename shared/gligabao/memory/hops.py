@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections import Counter
 
 from ..models import Edge
-from .scoring import HOP1, HOP2, fact_score, reach
+from .scoring import HOP1, HOP2, damped, fact_score, reach
 
 HOP2_FROM = 8  # one-hop neighbours whose edges are read (two hops)
 
@@ -28,10 +28,11 @@ def on_own_words(
     """The facts scored before the names of their ends are read: on their
     relation and sentence (they choose the two-hop neighbours and the texts
     read as the best facts' sources)."""
+    passed = damped(strength, degree)
     return {
         e.id: fact_score(
             e,
-            HOP1 * reach(e, strength, degree),
+            HOP1 * reach(e, passed),
             edge_sim.get(e.id, 0.0),
             question,
             f"{e.relation} {e.description}",

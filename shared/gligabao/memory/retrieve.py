@@ -37,6 +37,7 @@ from .scoring import (
     W_SOURCE,
     W_WHEN,
     Period,
+    damped,
     fact_score,
     passage_score,
     question_periods,
@@ -97,8 +98,9 @@ class Retriever:
             periods = question_periods(inp.query)  # "in March 2024": what happened then
             age = {eid: n for n, eid in enumerate(sorted(pool), start=1)}
             scored_edges: dict[int, float] = {}
+            passed = damped(got.led, got.degree)
             for e in pool.values():
-                graph_score = HOP1 * reach(e, got.led, got.degree)
+                graph_score = HOP1 * reach(e, passed)
                 src, dst = entities[e.source_id].name, entities[e.target_id].name
                 line = f"{src} {e.relation} {e.description} {dst}"
                 s = fact_score(e, graph_score, got.edge_sim.get(e.id, 0.0), got.question, line)
