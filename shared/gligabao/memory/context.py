@@ -179,7 +179,14 @@ def fill(
     used = estimate_tokens(skeleton.render(question, now))
     passage_tags = _cost("<passages>") + _cost("</passages>")
     taken: list[int] = []  # the passages' IDs, sorted: the order they are rendered in
-    order = sorted(range(len(candidates)), key=lambda i: (-candidates[i].score, i))
+    # Best first, ties in the candidates' order (a stable sort keeps it when
+    # reversed): no key tuple per candidate.
+    scores = [c.score for c in candidates]
+    order = sorted(range(len(candidates)), key=scores.__getitem__, reverse=True)
+    # The cost of an end's own line, by its key in ``entities``: a fact's ends
+    # are priced each time one of its facts is weighed while the end is not
+    # in yet (an entity ends many of the candidate facts).
+    end_costs: dict[int, int] = {}
     for i in order:
         c = candidates[i]
         part = c.passage is not None and c.passage.chunk.parent_id is not None
@@ -200,11 +207,16 @@ def fill(
             e = c.edge
             if e.id in ctx.edges:
                 continue
-            ends = [entities[j] for j in dict.fromkeys((e.source_id, e.target_id))]
-            new_ends = [n for n in ends if n.id not in ctx.entities]
-            names = {n.id: n.name for n in ends}
+            ends = [(j, entities[j]) for j in dict.fromkeys((e.source_id, e.target_id))]
+            new_ends = [n for _, n in ends if n.id not in ctx.entities]
+            names = {n.id: n.name for _, n in ends}
             cost = _cost(prompts.edge_line(e, names))
-            cost += sum(_cost(prompts.entity_line(n)) for n in new_ends)
+            for j, n in ends:
+                if n.id not in ctx.entities:
+                    end_cost = end_costs.get(j)
+                    if end_cost is None:
+                        end_cost = end_costs[j] = _cost(prompts.entity_line(n))
+                    cost += end_cost
             if used + cost <= budget:
                 ctx.edges[e.id] = e
                 for n in new_ends:
