@@ -234,8 +234,11 @@ def fill(
             e = c.edge
             if e.id in ctx.edges:
                 continue
-            ends = [(j, entities[j]) for j in dict.fromkeys((e.source_id, e.target_id))]
-            names = {n.id: n.name for _, n in ends}
+            src, dst = entities[e.source_id], entities[e.target_id]
+            ends = [(e.source_id, src)]
+            if e.target_id != e.source_id:
+                ends.append((e.target_id, dst))
+            names = {src.id: src.name, dst.id: dst.name}
             line = prompts.edge_line(e, names)
             cost = _cost(line)
             new_ends: list[tuple[Entity, str]] = []
@@ -249,8 +252,8 @@ def fill(
                     cost += end[1]
             if used + cost <= budget:
                 ctx.edges[e.id] = e
-                src, dst = names.get(e.source_id, "?"), names.get(e.target_id, "?")
-                ctx.edge_lines[e.id] = (e, src, dst, line)
+                src_name, dst_name = names.get(e.source_id, "?"), names.get(e.target_id, "?")
+                ctx.edge_lines[e.id] = (e, src_name, dst_name, line)
                 for n, end_line in new_ends:
                     ctx.entities[n.id] = n
                     ctx.entity_lines[n.id] = (n, end_line)
