@@ -148,7 +148,7 @@ class Context:
         return estimate_tokens(self.render(question, now))
 
 
-@dataclass
+@dataclass(slots=True)  # some 80 a query, built and read once each
 class Scored:
     """One candidate: an entity (its own line), a fact (with its two ends), or
     a passage (and, when it does not fit whole, its summary alone)."""
