@@ -95,17 +95,42 @@ class Context:
     left_out: int = 0  # candidates that did not fit
     below_floor: int = 0  # candidates left out as not relevant enough, room or not
     as_of: str | None = None  # the instant the question is about (query's as_of)
+    # The lines :func:`fill` wrote to price what it took, kept so that render
+    # does not write them again (some 80 a query): an entity's, by its ID, with
+    # the row it was written from; an edge's, by its ID, with the edge and the
+    # names of its ends it was written with. Used only while those still hold.
+    entity_lines: dict[int, tuple[Entity, str]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+    edge_lines: dict[int, tuple[Edge, str, str, str]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     @property
     def empty(self) -> bool:
         return not self.entities and not self.edges and not self.passages
 
+    def _entity_line(self, e: Entity) -> str:
+        kept = self.entity_lines.get(e.id)
+        return kept[1] if kept is not None and kept[0] is e else prompts.entity_line(e)
+
+    def _edge_line(self, e: Edge, names: dict[int, str]) -> str:
+        kept = self.edge_lines.get(e.id)
+        if (
+            kept is not None
+            and kept[0] is e
+            and kept[1] == names.get(e.source_id, "?")
+            and kept[2] == names.get(e.target_id, "?")
+        ):
+            return kept[3]
+        return prompts.edge_line(e, names)
+
     def render(self, question: str, now: str) -> str:
         """The user message of the answer call: the graph, the passages and
         the question."""
         names = {i: e.name for i, e in self.entities.items()}
-        graph_lines = [prompts.entity_line(self.entities[i]) for i in sorted(self.entities)]
-        graph_lines += [prompts.edge_line(self.edges[i], names) for i in sorted(self.edges)]
+        graph_lines = [self._entity_line(self.entities[i]) for i in sorted(self.entities)]
+        graph_lines += [self._edge_line(self.edges[i], names) for i in sorted(self.edges)]
         parts = [f"<current_time>{now}</current_time>"]
         if self.as_of is not None:
             parts.append(f"<as_of>{self.as_of}</as_of>")
@@ -123,7 +148,7 @@ class Context:
         return estimate_tokens(self.render(question, now))
 
 
-@dataclass
+@dataclass(slots=True)  # some 80 a query, built and read once each
 class Scored:
     """One candidate: an entity (its own line), a fact (with its two ends), or
     a passage (and, when it does not fit whole, its summary alone)."""
@@ -179,7 +204,14 @@ def fill(
     used = estimate_tokens(skeleton.render(question, now))
     passage_tags = _cost("<passages>") + _cost("</passages>")
     taken: list[int] = []  # the passages' IDs, sorted: the order they are rendered in
-    order = sorted(range(len(candidates)), key=lambda i: (-candidates[i].score, i))
+    # Best first, ties in the candidates' order (a stable sort keeps it when
+    # reversed): no key tuple per candidate.
+    scores = [c.score for c in candidates]
+    order = sorted(range(len(candidates)), key=scores.__getitem__, reverse=True)
+    # An end's own line and its cost, by its key in ``entities``: a fact's
+    # ends are priced each time one of its facts is weighed while the end is
+    # not in yet (an entity ends many of the candidate facts).
+    end_lines: dict[int, tuple[str, int]] = {}
     for i in order:
         c = candidates[i]
         part = c.passage is not None and c.passage.chunk.parent_id is not None
@@ -190,9 +222,11 @@ def fill(
         if c.entity is not None:
             if c.entity.id in ctx.entities:
                 continue
-            cost = _cost(prompts.entity_line(c.entity))
+            line = prompts.entity_line(c.entity)
+            cost = _cost(line)
             if used + cost <= budget:
                 ctx.entities[c.entity.id] = c.entity
+                ctx.entity_lines[c.entity.id] = (c.entity, line)
                 used += cost
             else:
                 ctx.left_out += 1
@@ -200,15 +234,29 @@ def fill(
             e = c.edge
             if e.id in ctx.edges:
                 continue
-            ends = [entities[j] for j in dict.fromkeys((e.source_id, e.target_id))]
-            new_ends = [n for n in ends if n.id not in ctx.entities]
-            names = {n.id: n.name for n in ends}
-            cost = _cost(prompts.edge_line(e, names))
-            cost += sum(_cost(prompts.entity_line(n)) for n in new_ends)
+            src, dst = entities[e.source_id], entities[e.target_id]
+            ends = [(e.source_id, src)]
+            if e.target_id != e.source_id:
+                ends.append((e.target_id, dst))
+            names = {src.id: src.name, dst.id: dst.name}
+            line = prompts.edge_line(e, names)
+            cost = _cost(line)
+            new_ends: list[tuple[Entity, str]] = []
+            for j, n in ends:
+                if n.id not in ctx.entities:
+                    end = end_lines.get(j)
+                    if end is None:
+                        end_line = prompts.entity_line(n)
+                        end = end_lines[j] = (end_line, _cost(end_line))
+                    new_ends.append((n, end[0]))
+                    cost += end[1]
             if used + cost <= budget:
                 ctx.edges[e.id] = e
-                for n in new_ends:
+                src_name, dst_name = names.get(e.source_id, "?"), names.get(e.target_id, "?")
+                ctx.edge_lines[e.id] = (e, src_name, dst_name, line)
+                for n, end_line in new_ends:
                     ctx.entities[n.id] = n
+                    ctx.entity_lines[n.id] = (n, end_line)
                 used += cost
             else:
                 ctx.left_out += 1

@@ -409,7 +409,7 @@ class Gatherer:
 def _newest(edges: list[Edge], limit: int) -> list[Edge]:
     """The ``limit`` newest (highest ID) of the edges, each once."""
     unique = {e.id: e for e in edges}
-    return sorted(unique.values(), key=lambda e: -e.id)[:limit]
+    return [unique[i] for i in sorted(unique, reverse=True)[:limit]]
 
 
 __all__ = [

@@ -8,14 +8,18 @@ from __future__ import annotations
 from collections import Counter
 
 from ..models import Edge
-from .scoring import HOP1, HOP2, fact_score, reach
+from .scoring import HOP1, HOP2, damped, fact_score, reach
 
 HOP2_FROM = 8  # one-hop neighbours whose edges are read (two hops)
 
 
 def degree_of(around: list[Edge]) -> Counter[int]:
-    """Facts per entity among the one-hop facts."""
-    return Counter(end for e in around for end in {e.source_id, e.target_id})
+    """Facts per entity among the one-hop facts (a fact from an entity to
+    itself counts once). Counted in C from two lists, not from a set per
+    fact (only looked up: the order of the keys is not used)."""
+    ends = [e.source_id for e in around]
+    ends += [e.target_id for e in around if e.target_id != e.source_id]
+    return Counter(ends)
 
 
 def on_own_words(
@@ -28,10 +32,11 @@ def on_own_words(
     """The facts scored before the names of their ends are read: on their
     relation and sentence (they choose the two-hop neighbours and the texts
     read as the best facts' sources)."""
+    passed = damped(strength, degree)
     return {
         e.id: fact_score(
             e,
-            HOP1 * reach(e, strength, degree),
+            HOP1 * reach(e, passed),
             edge_sim.get(e.id, 0.0),
             question,
             f"{e.relation} {e.description}",

@@ -100,12 +100,17 @@ def whole_name_candidates(norm_text: str, terms: set[str]) -> list[str]:
     hold one of the terms: the names that could appear whole in it. Shortest
     first, then in text order; at most ``MAX_NAME_LOOKUPS``."""
     words = norm_text.split()
+    # held[i]: the terms among the first i words. A gram holds a term when
+    # the count grows across it: each word is looked up once, not once per
+    # gram it is in (eight lengths; this loop was a tenth of keyword_seeds).
+    held = [0]
+    for w in words:
+        held.append(held[-1] + (w in terms))
     out: dict[str, None] = {}
     for n in range(1, MAX_NAME_WORDS + 1):
         for i in range(len(words) - n + 1):
-            gram = words[i : i + n]
-            if any(w in terms for w in gram):
-                out.setdefault(" ".join(gram))
+            if held[i + n] > held[i]:
+                out.setdefault(" ".join(words[i : i + n]))
                 if len(out) == MAX_NAME_LOOKUPS:
                     return list(out)
     return list(out)

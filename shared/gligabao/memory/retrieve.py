@@ -37,6 +37,7 @@ from .scoring import (
     W_SOURCE,
     W_WHEN,
     Period,
+    damped,
     fact_score,
     passage_score,
     question_periods,
@@ -96,16 +97,21 @@ class Retriever:
             }
             periods = question_periods(inp.query)  # "in March 2024": what happened then
             age = {eid: n for n, eid in enumerate(sorted(pool), start=1)}
+            facts = len(age)
             scored_edges: dict[int, float] = {}
+            # Per question, not per fact: the hub damping of every entity, and
+            # the attributes read in the loop (some 70 facts a question).
+            passed = damped(got.led, got.degree)
+            edge_sim, question = got.edge_sim, got.question
             for e in pool.values():
-                graph_score = HOP1 * reach(e, got.led, got.degree)
+                graph_score = HOP1 * reach(e, passed)
                 src, dst = entities[e.source_id].name, entities[e.target_id].name
                 line = f"{src} {e.relation} {e.description} {dst}"
-                s = fact_score(e, graph_score, got.edge_sim.get(e.id, 0.0), got.question, line)
-                s += W_RECENCY * age[e.id] / len(age)
+                s = fact_score(e, graph_score, edge_sim.get(e.id, 0.0), question, line)
+                s += W_RECENCY * age[e.id] / facts
                 if e.artifact_id in matched_texts:
                     s += W_PROVENANCE
-                if within(periods, e.valid_at, e.invalid_at):
+                if periods and within(periods, e.valid_at, e.invalid_at):
                     s += W_WHEN
                 scored_edges[e.id] = s
             best_facts = sorted(scored_edges, key=lambda i: -scored_edges[i])[:PROVENANCE_FROM]
