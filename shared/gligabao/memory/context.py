@@ -95,42 +95,17 @@ class Context:
     left_out: int = 0  # candidates that did not fit
     below_floor: int = 0  # candidates left out as not relevant enough, room or not
     as_of: str | None = None  # the instant the question is about (query's as_of)
-    # The lines :func:`fill` wrote to price what it took, kept so that render
-    # does not write them again (some 80 a query): an entity's, by its ID, with
-    # the row it was written from; an edge's, by its ID, with the edge and the
-    # names of its ends it was written with. Used only while those still hold.
-    entity_lines: dict[int, tuple[Entity, str]] = field(
-        default_factory=dict, init=False, repr=False, compare=False
-    )
-    edge_lines: dict[int, tuple[Edge, str, str, str]] = field(
-        default_factory=dict, init=False, repr=False, compare=False
-    )
 
     @property
     def empty(self) -> bool:
         return not self.entities and not self.edges and not self.passages
 
-    def _entity_line(self, e: Entity) -> str:
-        kept = self.entity_lines.get(e.id)
-        return kept[1] if kept is not None and kept[0] is e else prompts.entity_line(e)
-
-    def _edge_line(self, e: Edge, names: dict[int, str]) -> str:
-        kept = self.edge_lines.get(e.id)
-        if (
-            kept is not None
-            and kept[0] is e
-            and kept[1] == names.get(e.source_id, "?")
-            and kept[2] == names.get(e.target_id, "?")
-        ):
-            return kept[3]
-        return prompts.edge_line(e, names)
-
     def render(self, question: str, now: str) -> str:
         """The user message of the answer call: the graph, the passages and
         the question."""
         names = {i: e.name for i, e in self.entities.items()}
-        graph_lines = [self._entity_line(self.entities[i]) for i in sorted(self.entities)]
-        graph_lines += [self._edge_line(self.edges[i], names) for i in sorted(self.edges)]
+        graph_lines = [prompts.entity_line(self.entities[i]) for i in sorted(self.entities)]
+        graph_lines += [prompts.edge_line(self.edges[i], names) for i in sorted(self.edges)]
         parts = [f"<current_time>{now}</current_time>"]
         if self.as_of is not None:
             parts.append(f"<as_of>{self.as_of}</as_of>")
@@ -208,10 +183,10 @@ def fill(
     # reversed): no key tuple per candidate.
     scores = [c.score for c in candidates]
     order = sorted(range(len(candidates)), key=scores.__getitem__, reverse=True)
-    # An end's own line and its cost, by its key in ``entities``: a fact's
-    # ends are priced each time one of its facts is weighed while the end is
-    # not in yet (an entity ends many of the candidate facts).
-    end_lines: dict[int, tuple[str, int]] = {}
+    # An end's own line's cost, by its key in ``entities``: a fact's ends are
+    # priced each time one of its facts is weighed while the end is not in
+    # yet (an entity ends many of the candidate facts).
+    end_costs: dict[int, int] = {}
     for i in order:
         c = candidates[i]
         part = c.passage is not None and c.passage.chunk.parent_id is not None
@@ -222,11 +197,9 @@ def fill(
         if c.entity is not None:
             if c.entity.id in ctx.entities:
                 continue
-            line = prompts.entity_line(c.entity)
-            cost = _cost(line)
+            cost = _cost(prompts.entity_line(c.entity))
             if used + cost <= budget:
                 ctx.entities[c.entity.id] = c.entity
-                ctx.entity_lines[c.entity.id] = (c.entity, line)
                 used += cost
             else:
                 ctx.left_out += 1
@@ -238,25 +211,18 @@ def fill(
             ends = [(e.source_id, src)]
             if e.target_id != e.source_id:
                 ends.append((e.target_id, dst))
-            names = {src.id: src.name, dst.id: dst.name}
-            line = prompts.edge_line(e, names)
-            cost = _cost(line)
-            new_ends: list[tuple[Entity, str]] = []
+            cost = _cost(prompts.edge_line(e, {src.id: src.name, dst.id: dst.name}))
+            new_ends: list[Entity] = []
             for j, n in ends:
                 if n.id not in ctx.entities:
-                    end = end_lines.get(j)
-                    if end is None:
-                        end_line = prompts.entity_line(n)
-                        end = end_lines[j] = (end_line, _cost(end_line))
-                    new_ends.append((n, end[0]))
-                    cost += end[1]
+                    new_ends.append(n)
+                    if j not in end_costs:
+                        end_costs[j] = _cost(prompts.entity_line(n))
+                    cost += end_costs[j]
             if used + cost <= budget:
                 ctx.edges[e.id] = e
-                src_name, dst_name = names.get(e.source_id, "?"), names.get(e.target_id, "?")
-                ctx.edge_lines[e.id] = (e, src_name, dst_name, line)
-                for n, end_line in new_ends:
+                for n in new_ends:
                     ctx.entities[n.id] = n
-                    ctx.entity_lines[n.id] = (n, end_line)
                 used += cost
             else:
                 ctx.left_out += 1
