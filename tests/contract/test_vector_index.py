@@ -36,7 +36,14 @@ from gligabao.errors import UpstreamError
 from gligabao.models import DatasetKey
 from gligabao.sqlite.db import Database
 from gligabao.vectors.inprocess import MemoryVectorIndex
-from gligabao.vectors.port import KINDS, GeoHit, SearchRequest, VectorIndex, VectorItem
+from gligabao.vectors.port import (
+    KINDS,
+    VECTOR_WEIGHT,
+    GeoHit,
+    SearchRequest,
+    VectorIndex,
+    VectorItem,
+)
 from gligabao.vectors.sqlite.store import SqliteVectorIndex
 
 DIM = 8
@@ -305,12 +312,16 @@ def test_hybrid_search_fuses_lexical_and_vector_ranks(index: VectorIndex) -> Non
         ],
     )
     assert ids(knn) == [1, 3]
-    # Vector ranks [1, 3], BM25 ranks [2, 3]: 3 is second in both (2/62),
-    # 1 and 2 first in one each (1/61, a tie broken by ID). min_score holds
-    # for the vector side only: 2 (cosine 0) comes by its words.
+    # Vector ranks [1, 3], BM25 ranks [2, 3]: 3 is second in both
+    # (1.5/62 + 1/62), 1 and 2 first in one each, and the vector ranking
+    # weighs 1.5 times the words' (VECTOR_WEIGHT), so 1 (1.5/61) comes before
+    # 2 (1/61). min_score holds for the vector side only: 2 (cosine 0) comes
+    # by its words.
+    assert VECTOR_WEIGHT == 1.5
     assert ids(hybrid) == [3, 1, 2]
-    assert hybrid[0].score == pytest.approx(2 / 62)
-    assert hybrid[1].score == pytest.approx(1 / 61)
+    assert hybrid[0].score == pytest.approx(2.5 / 62)
+    assert hybrid[1].score == pytest.approx(1.5 / 61)
+    assert hybrid[2].score == pytest.approx(1 / 61)
     [top2] = index.search(key, [SearchRequest("chunks", e(0), 2, 0.5, text="Maya beagle")])
     assert ids(top2) == [3, 1]
     # No shared word: the vector ranking alone.

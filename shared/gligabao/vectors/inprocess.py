@@ -19,7 +19,7 @@ import Stemmer
 
 from ..geo_math import haversine_km
 from ..models import DatasetKey
-from .port import KINDS, GeoHit, Hit, Kind, SearchRequest, VectorItem, fuse
+from .port import KINDS, GeoHit, Hit, Kind, SearchRequest, VectorItem, hybrid
 
 _STEMMER = Stemmer.Stemmer("english")
 
@@ -120,7 +120,7 @@ class MemoryVectorIndex:
                 hits = self._knn(t, req)
                 if req.text is not None:
                     lexical = t.lexical(req.text, req.k)
-                    hits = fuse([[h.id for h in hits], lexical], req.k)
+                    hits = hybrid([h.id for h in hits], lexical, req.k)
                 out.append(hits)
             return out
 

@@ -47,7 +47,7 @@ from ...dynamodb.vectors import (
 )
 from ...geo_math import haversine_km
 from ...models import DatasetKey
-from ..port import GeoHit, Hit, Kind, SearchRequest, VectorItem, fuse
+from ..port import GeoHit, Hit, Kind, SearchRequest, VectorItem, hybrid
 from . import words
 from .codec import cosine, decode, encode, merge_recent
 
@@ -123,7 +123,7 @@ class DynamoVectorIndex:
         for i, req in enumerate(requests):
             hits = merge_recent(done[2 * i], done[2 * i + 1], req)
             if req.text:
-                hits = fuse([[h.id for h in hits], next(texts)], req.k)
+                hits = hybrid([h.id for h in hits], next(texts), req.k)
             out.append(hits)
         return out
 

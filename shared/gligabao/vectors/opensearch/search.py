@@ -11,7 +11,7 @@ import math
 
 from ...errors import UpstreamError, VectorIndexMissing
 from ...models import DatasetKey
-from ..port import GeoHit, Hit, Kind, SearchRequest, fuse
+from ..port import GeoHit, Hit, Kind, SearchRequest, hybrid
 from .bodies import MAX_K, cosine_of, dataset_query, knn_body, match_body, nearby_body
 from .indexes import Indexes, missing, norm
 from .transport import error_text
@@ -71,7 +71,7 @@ class Searches(Indexes):
         for i, req in enumerate(requests):
             hits = knn_hits.get(i, [])
             if req.text is not None:
-                hits = fuse([[h.id for h in hits], match_ids.get(i, [])], req.k)
+                hits = hybrid([h.id for h in hits], match_ids.get(i, []), req.k)
             out[i] = hits
         return out
 

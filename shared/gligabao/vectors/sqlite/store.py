@@ -38,7 +38,7 @@ from ...oneway import one_way
 from ...sqlite.db import Database, create_words, sqlite_errors, words_table
 from ...text import query_terms
 from ..knn import VectorTable, unit
-from ..port import GeoHit, Hit, Kind, SearchRequest, VectorItem, fuse
+from ..port import GeoHit, Hit, Kind, SearchRequest, VectorItem, hybrid
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -177,7 +177,7 @@ class SqliteVectorIndex:
                 hits = [Hit(i, s) for i, s in c.table.search(q, req.k, req.min_score)]
                 if req.text is not None and req.kind == "chunks":
                     lexical = self._lexical(conn, key, req.text, req.k) if words else []
-                    hits = fuse([[h.id for h in hits], lexical], req.k)
+                    hits = hybrid([h.id for h in hits], lexical, req.k)
                 out.append(hits)
         return out
 
