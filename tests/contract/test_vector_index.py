@@ -313,14 +313,13 @@ def test_hybrid_search_fuses_lexical_and_vector_ranks(index: VectorIndex) -> Non
     )
     assert ids(knn) == [1, 3]
     # Vector ranks [1, 3], BM25 ranks [2, 3]: 3 is second in both
-    # (1.5/62 + 1/62), 1 and 2 first in one each, and the vector ranking
-    # weighs 1.5 times the words' (VECTOR_WEIGHT), so 1 (1.5/61) comes before
-    # 2 (1/61). min_score holds for the vector side only: 2 (cosine 0) comes
-    # by its words.
-    assert VECTOR_WEIGHT == 1.5
+    # (VECTOR_WEIGHT/62 + 1/62), 1 and 2 first in one each, and the vector
+    # ranking weighs more than the words' (VECTOR_WEIGHT/61 against 1/61), so
+    # 1 comes before 2. min_score holds for the vector side only: 2 (cosine 0)
+    # comes by its words.
     assert ids(hybrid) == [3, 1, 2]
-    assert hybrid[0].score == pytest.approx(2.5 / 62)
-    assert hybrid[1].score == pytest.approx(1.5 / 61)
+    assert hybrid[0].score == pytest.approx((VECTOR_WEIGHT + 1) / 62)
+    assert hybrid[1].score == pytest.approx(VECTOR_WEIGHT / 61)
     assert hybrid[2].score == pytest.approx(1 / 61)
     [top2] = index.search(key, [SearchRequest("chunks", e(0), 2, 0.5, text="Maya beagle")])
     assert ids(top2) == [3, 1]

@@ -45,25 +45,17 @@ RRF_K = 60  # the usual constant of reciprocal rank fusion (Cormack et al. 2009)
 VECTOR_WEIGHT = 1.5
 
 
-def fuse(
-    rankings: list[list[int]], k: int, weights: tuple[float, ...] = (), rrf_k: int = RRF_K
-) -> list[Hit]:
-    """Reciprocal rank fusion: each ranking gives weight / (rrf_k + rank) to
-    its IDs (rank from 1; a ranking without a weight weighs 1); best fused
-    score first, ties by ID; at most k."""
+def hybrid(vector_ids: list[int], word_ids: list[int], k: int) -> list[Hit]:
+    """A hybrid request's hits: reciprocal rank fusion of its k-NN and BM25
+    rankings (best first), each giving weight / (RRF_K + rank) to its IDs
+    (rank from 1; the k-NN ranking's weight :data:`VECTOR_WEIGHT`, BM25's 1);
+    best fused score first, ties by ID; at most k."""
     score: dict[int, float] = {}
-    for n, ranking in enumerate(rankings):
-        weight = weights[n] if n < len(weights) else 1.0
+    for weight, ranking in ((VECTOR_WEIGHT, vector_ids), (1.0, word_ids)):
         for rank, row_id in enumerate(ranking, start=1):
-            score[row_id] = score.get(row_id, 0.0) + weight / (rrf_k + rank)
+            score[row_id] = score.get(row_id, 0.0) + weight / (RRF_K + rank)
     order = sorted(score, key=lambda i: (-score[i], i))
     return [Hit(i, score[i]) for i in order[:k]]
-
-
-def hybrid(vector_ids: list[int], word_ids: list[int], k: int) -> list[Hit]:
-    """A hybrid request's hits: its k-NN and BM25 rankings (best first)
-    fused, the vectors' weighing :data:`VECTOR_WEIGHT`."""
-    return fuse([vector_ids, word_ids], k, (VECTOR_WEIGHT, 1.0))
 
 
 @dataclass(frozen=True)
@@ -84,7 +76,7 @@ class VectorIndex(Protocol):
         """Run several k-NN searches, always filtered to the dataset, in one
         round trip where the backend allows; one list of hits per request,
         best first, only hits with score >= min_score. A request with
-        ``text`` is hybrid: its BM25 and k-NN rankings are fused (:func:`fuse`)
+        ``text`` is hybrid: its BM25 and k-NN rankings are fused (:func:`hybrid`)
         in the same round trip. A vector of another dimension, or an empty
         one, matches nothing: a hybrid request with ``[]`` is a search by its
         words alone."""
