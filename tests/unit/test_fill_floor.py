@@ -3,7 +3,8 @@ under which a fact or passage stays out though it fits. With a fact among
 the candidates the share is RELEVANCE_FLOOR (0.25); with passages alone (a
 dataset remembered without extraction) it is PASSAGES_ONLY_FLOOR (0.1), since
 the passages are then the only evidence and their scores fall off slowly.
-A window or chunk of a longer text keeps the facts' share either way."""
+A window or chunk of a longer text keeps the facts' share either way, but a
+window that is one turn of a transcript is held to the turns' floor."""
 
 from __future__ import annotations
 
@@ -53,9 +54,11 @@ def test_a_seed_line_alone_does_not_raise_the_floor() -> None:
     assert set(ctx.entities) == {1}
 
 
-def window(i: int, score: float, parent: int = 800) -> Scored:
-    """A window of a session remembered as one text (a child of its text)."""
-    a = Artifact(900 + i, f"Alice: line {i} of the session.", NOW, NOW, parent_id=parent)
+def window(i: int, score: float, parent: int = 800, lines: int = 2) -> Scored:
+    """A window of a text remembered whole (a child of its text) of
+    ``lines`` lines ``Alice: ...``: one is a turn of a transcript."""
+    text = "\n".join(f"Alice: line {i}.{n} of the session." for n in range(lines))
+    a = Artifact(900 + i, text, NOW, NOW, parent_id=parent)
     return Scored(score, passage=Passage(a, None, a.text))
 
 
@@ -64,4 +67,14 @@ def test_a_window_of_a_longer_text_keeps_the_fact_floor_with_passages_alone() ->
     cands = [window(1, 1.0), window(2, 0.3), window(3, 0.2), passage(4, 0.2)]
     ctx = fill(cands, ENTITIES, "What did Alice do?", NOW, 3000)
     assert set(ctx.passages) == {901, 902, 904}  # the short text at 0.2 stays
+    assert ctx.below_floor == 1
+
+
+def test_a_window_of_one_turn_is_held_to_the_turns_floor() -> None:
+    # The same scores as above, the windows one turn each: 0.2 of the best
+    # is over the turns' floor, so all four are taken.
+    cands = [window(1, 1.0, lines=1), window(2, 0.3, lines=1), window(3, 0.2, lines=1)]
+    cands.append(window(5, 0.2, lines=2))  # a window of two turns still is not
+    ctx = fill(cands, ENTITIES, "What did Alice do?", NOW, 3000)
+    assert set(ctx.passages) == {901, 902, 903}
     assert ctx.below_floor == 1

@@ -4,7 +4,7 @@ names of the best match lead to."""
 
 from __future__ import annotations
 
-from gligabao.memory.passage_vectors import BEFORE_CHARS, embedded_text
+from gligabao.memory.passage_vectors import BEFORE_CHARS, embedded_text, part_inputs
 from gligabao.memory.passages import (
     adjacent,
     beside_scores,
@@ -13,7 +13,7 @@ from gligabao.memory.passages import (
     second_round_text,
 )
 from gligabao.models import Artifact
-from gligabao.text import estimate_tokens, passage_windows
+from gligabao.text import estimate_tokens, is_turn, passage_windows
 from gligabao.vectors.port import Hit
 
 
@@ -27,13 +27,37 @@ def turn(
     return Artifact(i, text, "t", "t", session, parent, speaker=speaker)
 
 
-def test_windows_cut_a_session_on_its_lines_in_order() -> None:
-    lines = [f"Speaker{i % 2}: line number {i} of the session, a few words." for i in range(40)]
+def test_windows_cut_a_text_on_its_lines_in_order() -> None:
+    lines = [
+        f"Item {i}: x" if i % 3 == 0 else f"line number {i} of the notes, a few words more."
+        for i in range(40)
+    ]
     text = "\n".join(lines)
     windows = passage_windows(text, 100)
-    assert len(windows) > 3
+    assert 3 < len(windows) < 20  # runs of lines: a third are "Item i: ..."
     assert "\n".join(windows) == text  # every line once, in order, none cut
     assert all(estimate_tokens(w) <= 110 for w in windows)
+
+
+def test_a_transcript_is_cut_by_its_turns() -> None:
+    # Most lines said by someone: each line is a window, as a turn would be.
+    lines = [f"Speaker{i % 2}: line number {i} of the session, a few words." for i in range(40)]
+    lines.insert(10, "(the call drops for a minute)")
+    text = "\n".join(lines)
+    assert passage_windows(text, 100) == lines
+    assert is_turn(lines[0]) and not is_turn(lines[10]) and not is_turn("\n".join(lines[:2]))
+
+
+def test_a_window_of_one_turn_embeds_the_end_of_the_window_before() -> None:
+    parts = ["Caroline: " + "x" * 1000 + " What did you paint?", "Melanie: A sunset."]
+    first, second = part_inputs(parts, None)
+    assert first.embedded == parts[0]  # nothing before the first
+    before, line = second.embedded.split("\n")
+    assert line == "Melanie: A sunset." and second.text == "Melanie: A sunset."
+    assert len(before) == BEFORE_CHARS and before.endswith("What did you paint?")
+    # Windows of several lines (and chunks) embed themselves alone.
+    runs = part_inputs(["A: one\nB: two", "A: three\nB: four"], None)
+    assert [p.embedded for p in runs] == ["A: one\nB: two", "A: three\nB: four"]
 
 
 def test_a_text_that_fits_or_has_one_line_is_not_cut() -> None:

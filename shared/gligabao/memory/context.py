@@ -25,7 +25,7 @@ from typing import Any
 
 from ..ai import prompts
 from ..models import Artifact, Edge, Entity
-from ..text import estimate_tokens, passage_text
+from ..text import estimate_tokens, is_turn, passage_text
 from .scoring import PASSAGES_ONLY_FLOOR, RELEVANCE_FLOOR
 
 
@@ -60,11 +60,14 @@ class Passage:
         the stamp of the one ``above`` it leaves them out (the answer prompt
         says so). Turns of one session share one stamp, and repeating it cost
         a fifth of the context on real conversations (docs/retrieval.md). A
-        turn's text follows its speaker, as a transcript does."""
+        turn's text follows its speaker, as a transcript does. A chunk or
+        window says which text it is part of, but a window that is one turn
+        of a transcript (whose stamp says the session) is shown as the turn:
+        the note cost a fifth of its tokens."""
         head = f"[passage {self.chunk.id}]"
         if above is None or above.stamp() != self.stamp():
             head += f" {self.stamp()}"
-        if self.chunk.parent_id is not None:
+        if self.chunk.parent_id is not None and not is_turn(self.chunk.text):
             head += f" (chunk {self.chunk.index} of text {self.chunk.parent_id})"
         lines = [head]
         if self.summary is not None:
@@ -173,7 +176,9 @@ def fill(
     # A window or chunk of a longer text (some 200 tokens, a few lines of which
     # answer) is held to the facts' floor even when no fact is a candidate: on
     # LoCoMo remembered session by session the same evidence (0.881) then fits
-    # in 12.1% of the conversation instead of 13.0% (docs/retrieval.md).
+    # in 12.1% of the conversation instead of 13.0% (docs/retrieval.md). A
+    # window that is one turn of a transcript is as short as a turn, and
+    # held to the turns' floor.
     part_floor = RELEVANCE_FLOOR * best
     skeleton = Context({}, {}, {}, as_of=as_of)
     used = estimate_tokens(skeleton.render(question, now))
@@ -189,7 +194,11 @@ def fill(
     end_costs: dict[int, int] = {}
     for i in order:
         c = candidates[i]
-        part = c.passage is not None and c.passage.chunk.parent_id is not None
+        part = (
+            c.passage is not None
+            and c.passage.chunk.parent_id is not None
+            and not is_turn(c.passage.chunk.text)
+        )
         # A seed's own line is short: it competes for the budget only.
         if c.score < (part_floor if part else floor) and c.entity is None:
             ctx.below_floor += 1

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..models import Artifact
-from ..text import passage_text
+from ..text import is_turn, passage_text, said_line
 
 BEFORE_CHARS = 400  # of the turn before, its end, embedded with a turn
 MAX_SENTENCES = 12  # a longer passage's sentences are embedded in this many runs
@@ -34,8 +34,6 @@ MAX_SENTENCES = 12  # a longer passage's sentences are embedded in this many run
 # A sentence ends at . ! or ? followed by space and a capital, a quote or a
 # bracket (a shared photo's caption: "[shares a photo: ...]").
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'“\[])")
-# A line of a session's text said by someone: "Melanie: I painted a sunset".
-_SAID = re.compile(r"([A-Z][\w.'’\- ]{0,40}?):\s+(\S.*)")
 
 
 def embedded_text(text: str, speaker: str | None, before: Artifact | None) -> str:
@@ -61,10 +59,7 @@ def sentences(text: str, speaker: str | None) -> list[str]:
     if speaker:
         said = [(speaker, text)]
     else:
-        for line in text.splitlines():
-            m = _SAID.fullmatch(line.strip())
-            if m:
-                said.append((m.group(1), m.group(2)))
+        said = [s for s in map(said_line, text.splitlines()) if s is not None]
     out = [
         passage_text(s.strip(), who)
         for who, said_text in said
@@ -98,6 +93,20 @@ class PassageInput:
     embedded: str  # what the whole's vector embeds (:func:`embedded_text`)
     text: str  # the passage's own text
     speaker: str | None
+
+
+def part_inputs(parts: list[str], speaker: str | None) -> list[PassageInput]:
+    """The chunks or windows of one text, in order: each after the text's
+    speaker, and a window that is one turn of a transcript after the end of
+    the window before it, as the same turn remembered alone is after the
+    turn before it."""
+    out: list[PassageInput] = []
+    before: Artifact | None = None
+    for p in parts:
+        whole = embedded_text(p, speaker, before if is_turn(p) else None)
+        out.append(PassageInput(whole, p, speaker))
+        before = Artifact(0, p, "", "", speaker=speaker)
+    return out
 
 
 def passage_vectors(

@@ -15,7 +15,7 @@ from typing import TypeVar
 from ..ai.port import Embedder
 from ..graph.port import GraphStore
 from ..models import Artifact, DatasetKey
-from ..text import fact_text, passage_text
+from ..text import fact_text, is_turn
 from ..vectors.port import Kind, VectorIndex, VectorItem
 from .passage_vectors import PassageInput, embedded_text, passage_vectors
 
@@ -76,14 +76,18 @@ def reindex(
     # Passages: the chunks (or windows) of long texts and the short texts
     # whole (a text with chunks is not one itself), embedded as remember
     # embedded them: a chunk after its text's speaker, a turn after the
-    # session's text before it. Chunks follow their text (higher IDs).
+    # session's text before it, a window that is a turn after the window
+    # before it (part_inputs). Chunks follow their text (higher IDs).
     parents = {a.parent_id for a in graph.iter_artifacts(key) if a.parent_id is not None}
     last: dict[str, Artifact] = {}  # the session's latest text so far (IDs ascending)
+    sibling: dict[int, Artifact] = {}  # the text's latest chunk or window so far
     for batch in _batches(graph.iter_artifacts(key), BATCH):
         rows: list[tuple[int, str, float | None, float | None]] = []
         for a in batch:
             if a.parent_id is not None:
-                rows.append((a.id, passage_text(a.text, a.speaker), None, None))
+                before = sibling.get(a.parent_id) if is_turn(a.text) else None
+                rows.append((a.id, embedded_text(a.text, a.speaker, before), None, None))
+                sibling[a.parent_id] = a
             elif a.id not in parents:
                 before = last.get(a.session_id) if a.session_id else None
                 rows.append((a.id, embedded_text(a.text, a.speaker, before), None, None))

@@ -24,12 +24,12 @@ from ..config import Settings
 from ..graph.port import GraphStore
 from ..models import Artifact, DatasetKey, Entity
 from ..records.meter import Meter
-from ..text import chunk_text, estimate_tokens, fact_text, passage_text, passage_windows
+from ..text import chunk_text, estimate_tokens, fact_text, passage_windows
 from ..vectors.port import VectorIndex
 from . import extract, facts, resolve, window
 from .commit import Texts, Writer
 from .options import StageOptions
-from .passage_vectors import PassageInput, embedded_text, passage_vectors
+from .passage_vectors import PassageInput, embedded_text, part_inputs, passage_vectors
 
 PLACE_TYPES = frozenset(
     {
@@ -204,12 +204,12 @@ class Remember:
         exists: bool,
     ) -> list[PassageInput]:
         """What each passage's vector embeds (and its words hold): a chunk
-        after its text's speaker; a window as it is (its lines name their
-        speakers); a message after the end of the session's text before it
+        or window after its text's speaker (a window of one turn after the
+        window before it: :func:`part_inputs`); a message after the end of the session's text before it
         (the window's previous message, or the session's last stored text: one
         read). With each, what its sentences are read from (passage_vectors)."""
         if children:
-            return [PassageInput(passage_text(p, inp.speaker), p, inp.speaker) for p in children]
+            return part_inputs(children, inp.speaker)
         sid = inp.session_id if exists else None
         before = next(iter(self.graph.session_texts(key, sid, 1)), None) if sid else None
         last: dict[str | None, Artifact | None] = {inp.session_id: before}
