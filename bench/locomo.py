@@ -180,8 +180,9 @@ def found_in(parts: list[str], conv: Conversation, q: Question, mode: str) -> li
     if mode == "turns":
         whole = set(parts)
         return [i for i in q.evidence if conv.turns[i].text in whole]
+    # A turn's shared photo may be a line of its own: all of its lines count.
     lines = {ln for p in parts for ln in p.splitlines()}
-    return [i for i in q.evidence if conv.turns[i].line in lines]
+    return [i for i in q.evidence if all(ln in lines for ln in conv.turns[i].line.splitlines())]
 
 
 def search_context(base: str, user: str, question: str, budget: int | None,

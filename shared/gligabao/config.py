@@ -243,7 +243,8 @@ class Settings(BaseModel):
     passage_tokens: int = var(
         200,
         "a text longer than this (and not chunked) is searched and shown by windows of "
-        "its lines of about this size (0: whole texts only)",
+        "its lines of about this size, a transcript (`Name: ...` lines) by its turns "
+        "(0: whole texts only)",
     )
     context_tokens: int = var(
         3000,

@@ -136,16 +136,18 @@ def said_line(line: str) -> tuple[str, str] | None:
 
 
 def is_turn(text: str) -> bool:
-    """One line said by someone: a turn of a transcript."""
-    return "\n" not in text.strip() and said_line(text) is not None
+    """A turn of a transcript: a line said by someone, and the lines after
+    it that no one says (a shared photo's caption, a second paragraph)."""
+    first, *rest = text.strip().splitlines() or [""]
+    return said_line(first) is not None and not any(said_line(r) for r in rest)
 
 
 def passage_windows(text: str, target_tokens: int) -> list[str]:
     """A text of several lines longer than ``target_tokens`` cut into the
     passages the query's search finds and shows, in order, without overlap:
     a transcript (most of its lines said by someone, ``Name: ...``) by its
-    turns, one line each, as the same conversation remembered turn by turn
-    is; any other text by runs of its lines of about that size. A line is
+    turns (a said line and the unsaid lines after it), as the same
+    conversation remembered turn by turn is; any other text by runs of its lines of about that size. A line is
     never cut (one longer than that is a passage of its own), so a text of
     one line (a paragraph) is not cut, nor one that fits (an empty list).
 
@@ -159,8 +161,14 @@ def passage_windows(text: str, target_tokens: int) -> list[str]:
     units = [line for line in text.splitlines() if line.strip()]
     if len(units) < 2:
         return []
-    if 2 * sum(said_line(u) is not None for u in units) > len(units):
-        return units
+    said = [said_line(u) is not None for u in units]
+    if 2 * sum(said) > len(units):
+        turns: list[list[str]] = []
+        for unit, new in zip(units, said, strict=True):
+            if new or not turns:
+                turns.append([])
+            turns[-1].append(unit)
+        return ["\n".join(t) for t in turns]
     windows: list[str] = []
     current: list[str] = []
     size = 0

@@ -60,15 +60,60 @@ def test_messages_are_embedded_after_the_message_before(gb: Harness) -> None:
 
 
 def test_a_session_sized_text_is_searched_by_windows_of_its_lines(gb: Harness) -> None:
-    lines = [f"Caroline: line {i} about the weather and nothing much." for i in range(60)]
-    lines[41] = "Melanie: I finally finished the pottery bowl for my daughter."
+    lines = [f"line {i} about the weather and nothing much." for i in range(60)]
+    lines[41] = "I finally finished the pottery bowl for my daughter."
     out = remember(gb, "\n".join(lines), session_id="s1")
     assert out["chunks"] == 0  # windows are passages, not chunks (no summaries)
     got = search(gb, "What did Melanie make for her daughter?")
     texts = [p["text"] for p in got["passages"]]
     assert texts and "pottery bowl" in texts[0]
-    assert len(texts[0]) < len("\n".join(lines)) / 3  # a window, not the session
+    assert "\n" in texts[0]  # a window of several lines,
+    assert len(texts[0]) < len("\n".join(lines)) / 3  # not the session
     assert got["passages"][0]["parent_id"] == out["artifact_id"]
+
+
+def test_a_transcript_remembered_whole_is_searched_by_its_turns(
+    gb: Harness, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from gligabao import wiring
+    from gligabao.local.cli import main
+
+    lines = [f"Caroline: line {i} about the weather and nothing much." for i in range(60)]
+    lines[41] = "Melanie: I finally finished the pottery bowl for my daughter."
+    lines.insert(42, "[shares a photo: a blue bowl on a kitchen table]")  # said by no one
+    out = remember(gb, "\n".join(lines), session_id="s1")
+    assert out["chunks"] == 0
+    turn = f"{lines[41]}\n{lines[42]}"
+    # Each turn is embedded (and its words held) after the turn before, as
+    # the same turn remembered alone would be.
+    embedded = f"{lines[40]}\n{turn}"
+    assert embedded in gb.emb.inputs()
+    got = search(gb, "What did Melanie make for her daughter?")
+    by_text = {p["text"]: p for p in got["passages"]}
+    assert turn in by_text  # the turn with its photo, no more
+    assert by_text[turn]["parent_id"] == out["artifact_id"]
+    assert lines[40] in by_text  # the turn before it comes along, as a turn's does
+
+    # reindex embeds it as remember did: the same vector.
+    vector = [h.id for h in _hits(gb, embedded)]
+    wiring.vector_index.cache_clear()
+    assert main(["reindex", "--user", "u1", "--dataset", "main"]) == 0
+    capsys.readouterr()
+    assert [h.id for h in _hits(gb, embedded)] == vector == [by_text[turn]["artifact_id"]]
+
+
+def _hits(gb: Harness, embedded: str) -> list[Any]:
+    """The passages whose stored vector is the blend remember makes of
+    ``embedded`` and the sentences of its last turn (its speaker's line and
+    the photo's caption, after the speaker)."""
+    from gligabao.memory.passage_vectors import blend
+    from gligabao.vectors.port import SearchRequest
+
+    said = ["Melanie: I finally finished the pottery bowl for my daughter."]
+    said.append("Melanie: [shares a photo: a blue bowl on a kitchen table]")
+    vector = blend(gb.emb.vector(embedded), [gb.emb.vector(t) for t in said])
+    (hits,) = gb.vectors.search(key(), [SearchRequest("chunks", vector, 5, 0.9999)])
+    return hits
 
 
 def test_the_turn_next_to_a_matched_one_comes_with_it(gb: Harness) -> None:

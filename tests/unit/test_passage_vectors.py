@@ -37,12 +37,16 @@ def test_one_sentence_or_no_speaker_gives_no_sentences() -> None:
 
 def test_a_window_is_split_by_the_lines_its_speakers_said() -> None:
     window = (
-        "Caroline: I went to a support group. It was powerful.\nMelanie: Wow!\nnot said by anyone"
+        "not said by anyone\nCaroline: I went to a support group. It was powerful.\n"
+        "Melanie: Wow!\n[shares a photo: a rainbow flag]"
     )
+    # A line no one says is part of the turn above it (a photo's caption);
+    # before any turn it adds nothing.
     assert sentences(window, None) == [
         "Caroline: I went to a support group.",
         "Caroline: It was powerful.",
         "Melanie: Wow!",
+        "Melanie: [shares a photo: a rainbow flag]",
     ]
 
 

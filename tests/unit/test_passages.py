@@ -40,12 +40,16 @@ def test_windows_cut_a_text_on_its_lines_in_order() -> None:
 
 
 def test_a_transcript_is_cut_by_its_turns() -> None:
-    # Most lines said by someone: each line is a window, as a turn would be.
+    # Most lines said by someone: each turn is a window, as a turn remembered
+    # alone would be; a line no one says belongs to the turn above it.
     lines = [f"Speaker{i % 2}: line number {i} of the session, a few words." for i in range(40)]
-    lines.insert(10, "(the call drops for a minute)")
+    lines.insert(10, " [shares a photo: a sunset over the lake]")
     text = "\n".join(lines)
-    assert passage_windows(text, 100) == lines
-    assert is_turn(lines[0]) and not is_turn(lines[10]) and not is_turn("\n".join(lines[:2]))
+    windows = passage_windows(text, 100)
+    assert len(windows) == 40 and "\n".join(windows) == text
+    assert windows[9] == lines[9] + "\n" + lines[10]
+    assert all(is_turn(w) for w in windows)
+    assert not is_turn(lines[10]) and not is_turn("\n".join(lines[:2]))
 
 
 def test_a_window_of_one_turn_embeds_the_end_of_the_window_before() -> None:

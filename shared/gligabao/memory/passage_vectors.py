@@ -54,12 +54,18 @@ def sentences(text: str, speaker: str | None) -> list[str]:
     name, in at most :data:`MAX_SENTENCES` runs; empty when the passage has no
     speaker or says one sentence only (its whole vector is then the same
     thing). Without ``speaker``, each ``Name: ...`` line of the text is a
-    turn; a line said by no one adds nothing."""
+    turn, and the lines after it that no one says are part of it (a shared
+    photo's caption); a line said by no one before any turn adds nothing."""
     said: list[tuple[str, str]] = []
     if speaker:
         said = [(speaker, text)]
     else:
-        said = [s for s in map(said_line, text.splitlines()) if s is not None]
+        for line in text.splitlines():
+            turn = said_line(line)
+            if turn is not None:
+                said.append(turn)
+            elif said and line.strip():
+                said[-1] = (said[-1][0], f"{said[-1][1]} {line.strip()}")
     out = [
         passage_text(s.strip(), who)
         for who, said_text in said
