@@ -94,7 +94,7 @@ def test_query_after_remember_sees_only_live_and_ended_facts(gb: Harness) -> Non
     # are passages now, each with its date, so the old job may be read there
     # as what was said on 2024-01-01.
     assert not [line for line in lines if "Acme" in line]
-    assert "[passage 1] 2024-01-01T00:00:00Z\ntext: Alice works at Acme." in text
+    assert "[passage 1] 2024-01-01T00:00:00Z\nAlice works at Acme." in text
 
     assert out["session_id"] == "chat-1"
     assert out["answer"] == "Alice works at Globex."

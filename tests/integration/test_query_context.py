@@ -159,7 +159,7 @@ def test_a_fact_brings_the_text_it_was_stated_in(gb: Harness) -> None:
     gb.query(ask(gb, "What does Zorro do?"))
     blocks = passage_blocks(prompt(gb))
     assert blocks == {
-        901: f"[passage 901] {source.reference_time}\ntext: Zorro told me he fences every Sunday."
+        901: f"[passage 901] {source.reference_time}\nZorro told me he fences every Sunday."
     }
 
 
@@ -199,7 +199,7 @@ def test_a_short_text_is_a_passage_with_its_date_and_session(gb: Harness) -> Non
     reply = gb.query("What dog do we have?")
     assert passage_blocks(prompt(gb)) == {
         aid: f"[passage {aid}] 2025-03-04T10:00:00Z session chat-9\n"
-        "text: We adopted a beagle called Miso."
+        "We adopted a beagle called Miso."
     }
     assert reply["evidence"]["passages"] == [
         {"artifact_id": aid, "text": "We adopted a beagle called Miso."}

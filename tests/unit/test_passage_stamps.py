@@ -1,6 +1,7 @@
 """memory/context.py's passage blocks: the date and session are said once for
 a run of passages that share them (the turns of one session), a turn's text
-follows its speaker, and the fill charges exactly what a passage adds to the
+follows its speaker (under its head, unlabelled, where a chunk's parts are
+labelled), and the fill charges exactly what a passage adds to the
 rendered blocks, including the stamp it makes the block below it repeat or
 drop, so the rendered context never exceeds the budget."""
 
@@ -26,10 +27,30 @@ def turn(i: int, at: str = MAY, session: str | None = "s3", speaker: str | None 
 def test_a_run_of_one_session_says_its_stamp_once() -> None:
     out = render_passages({i: turn(i) for i in (3, 1, 2)})
     assert out.split("\n\n") == [
-        f"[passage 1] {MAY} session s3\ntext: Turn 1: I painted a lake at sunrise.",
-        "[passage 2]\ntext: Turn 2: I painted a lake at sunrise.",
-        "[passage 3]\ntext: Turn 3: I painted a lake at sunrise.",
+        f"[passage 1] {MAY} session s3\nTurn 1: I painted a lake at sunrise.",
+        "[passage 2]\nTurn 2: I painted a lake at sunrise.",
+        "[passage 3]\nTurn 3: I painted a lake at sunrise.",
     ]
+
+
+def test_a_chunk_is_labelled_and_a_transcripts_turn_is_shown_as_a_turn() -> None:
+    def part(i: int, text: str, summary: str | None = None) -> Passage:
+        a = Artifact(i, text, MAY, MAY, "s3", parent_id=40, index=i - 41, summary=summary)
+        return Passage(a, summary, a.text)
+
+    chunk = part(41, "Alice joined Acme.\nShe left in 2024.", "Alice's years at Acme.")
+    window = part(42, "Mel: I painted a lake.\nCaroline: Lovely!")  # two turns
+    said = part(43, "Mel: I painted a lake.\n[shares a photo: a lake at dawn]")  # one turn
+    assert chunk.render() == (
+        f"[passage 41] {MAY} session s3 (chunk 0 of text 40)\n"
+        "summary: Alice's years at Acme.\ntext: Alice joined Acme.\nShe left in 2024."
+    )
+    assert window.render().endswith(
+        "(chunk 1 of text 40)\ntext: Mel: I painted a lake.\nCaroline: Lovely!"
+    )
+    assert said.render() == (
+        f"[passage 43] {MAY} session s3\nMel: I painted a lake.\n[shares a photo: a lake at dawn]"
+    )
 
 
 def test_another_stamp_between_breaks_the_run() -> None:
@@ -46,7 +67,7 @@ def test_another_stamp_between_breaks_the_run() -> None:
 
 def test_a_turn_follows_its_speaker() -> None:
     out = render_passages({1: turn(1, speaker="Melanie")})
-    assert out.endswith("\ntext: Melanie: Turn 1: I painted a lake at sunrise.")
+    assert out.endswith("\nMelanie: Turn 1: I painted a lake at sunrise.")
 
 
 def test_a_run_fits_more_turns_than_stamped_blocks_would() -> None:

@@ -80,8 +80,9 @@ You answer a question from a memory: a knowledge graph inside <graph> tags and, 
 passages of long texts inside <passages> tags.
 - Answer only from the graph and the passages. If they do not hold the answer, say that the
   memory does not have the information.
-- A passage is headed by its date (and session); one headed by its ID alone has the date and
-  session of the passage above it.
+- A passage is headed by its ID and date (and session); one headed by its ID alone has the
+  date and session of the passage above it. Its text follows the head (a chunk of a longer
+  text labels its summary and text).
 - An edge with no invalid_at is still true. An edge with an invalid_at stopped being true at
   that time: use it only for questions about the past. <current_time> is now.
 - When <as_of> is given, the question is asked about the world as it stood at that instant:

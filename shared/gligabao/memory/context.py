@@ -60,20 +60,26 @@ class Passage:
         the stamp of the one ``above`` it leaves them out (the answer prompt
         says so). Turns of one session share one stamp, and repeating it cost
         a fifth of the context on real conversations (docs/retrieval.md). A
-        turn's text follows its speaker, as a transcript does. A chunk or
-        window says which text it is part of, but a window that is one turn
-        of a transcript (whose stamp says the session) is shown as the turn:
-        the note cost a fifth of its tokens."""
+        turn's text follows its speaker, as a transcript does.
+
+        A chunk or window says which text it is part of, and its parts are
+        labelled (``summary:``, ``text:``). A turn (a short text, or a
+        window that is one turn of a transcript, whose stamp says the
+        session) is shown as a transcript's line under its ID: the note and
+        the label were a fifth of its tokens, and on LoCoMo the same budget
+        then holds more of the evidence (docs/retrieval.md)."""
         head = f"[passage {self.chunk.id}]"
         if above is None or above.stamp() != self.stamp():
             head += f" {self.stamp()}"
-        if self.chunk.parent_id is not None and not is_turn(self.chunk.text):
+        part = self.chunk.parent_id is not None and not is_turn(self.chunk.text)
+        if part:
             head += f" (chunk {self.chunk.index} of text {self.chunk.parent_id})"
         lines = [head]
         if self.summary is not None:
             lines.append(f"summary: {self.summary}")
         if self.text is not None:
-            lines.append(f"text: {passage_text(self.text, self.chunk.speaker)}")
+            label = "text: " if part or self.summary is not None else ""
+            lines.append(f"{label}{passage_text(self.text, self.chunk.speaker)}")
         return "\n".join(lines)
 
 
