@@ -55,7 +55,16 @@ LAYERS = {
     "ClientsLayer": (ROOT / "layers" / "clients", "only with anthropic, openai or OpenSearch"),
 }
 TEMPLATE = ROOT / "template.yaml"
-HANDLERS = ["remember", "query", "datasets", "records", "browse", "mcp", "remember_worker"]
+HANDLERS = [
+    "remember",
+    "query",
+    "datasets",
+    "records",
+    "browse",
+    "mcp",
+    "remember_worker",
+    "vector_indexes",
+]
 ALSO_SHOW = ["boto3", "botocore", "pynamodb", "opensearchpy", "pydantic", "httpx"]
 LAMBDA_UNZIPPED_LIMIT = 250 * 2**20
 MiB = 2**20

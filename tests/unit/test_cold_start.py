@@ -12,7 +12,16 @@ import pytest
 from gligabao.handlers import COLD_START_DENIED as DENIED
 from gligabao.handlers import COLD_START_DENIED_IN as DENIED_IN
 
-HANDLERS = ["remember", "query", "datasets", "records", "browse", "mcp", "remember_worker"]
+HANDLERS = [
+    "remember",
+    "query",
+    "datasets",
+    "records",
+    "browse",
+    "mcp",
+    "remember_worker",
+    "vector_indexes",
+]
 
 
 def loaded_by(code: str) -> set[str]:

@@ -50,4 +50,7 @@ COLD_START_DENIED_IN: dict[str, tuple[str, ...]] = {
         "gligabao.handlers.batch",
         "gligabao.handlers.remember",
     ),
+    # The deploy-time custom resource: crhelper (and boto3 with it) and the
+    # OpenSearch store load at its one event.
+    "vector_indexes": ("crhelper", "boto3", "gligabao.vectors.opensearch"),
 }

@@ -14,14 +14,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from crhelper import CfnResource
 from tenacity import RetryCallState, Retrying, retry_if_exception_type, wait_fixed
 
 from ..errors import GbError
 from ..records.monitor import logger
-from ..vectors.opensearch.store import OpenSearchVectorIndex
+
+if TYPE_CHECKING:
+    from crhelper import CfnResource
+
+    from ..vectors.opensearch.store import OpenSearchVectorIndex
 
 # Leave this much of the Lambda's time to send the answer.
 RESERVE_MS = 20_000
@@ -29,6 +32,11 @@ BACKOFF_S = 5.0
 
 
 def _index(props: dict[str, Any]) -> OpenSearchVectorIndex:
+    # Imported at the first event, as crhelper is (with boto3 and the
+    # OpenSearch client they were 150 of the handler's 210 ms of cold import,
+    # bench/package_size.py): one event a deploy needs them.
+    from ..vectors.opensearch.store import OpenSearchVectorIndex
+
     return OpenSearchVectorIndex(
         str(props["Endpoint"]),
         dimension=int(props["Dimension"]),
@@ -60,6 +68,8 @@ def _helper() -> CfnResource:
     with the error as the reason; FAILED too just before the function's time
     runs out). Made at the first event, not at import: it builds its boto3
     clients from the environment then."""
+    from crhelper import CfnResource
+
     helper = CfnResource(log_level="INFO", boto_level="ERROR", sleep_on_delete=0)
 
     @helper.create
