@@ -125,8 +125,9 @@ def chunk_text(text: str, target_tokens: int, overlap_tokens: int) -> list[str]:
     return chunks
 
 
-# A line said by someone: "Melanie: I painted a sunset" (a transcript's turn).
-_SAID = re.compile(r"([A-Z][\w.'’\- ]{0,40}?):\s+(\S.*)")
+# A line said by someone: "Melanie: I painted a sunset" (a transcript's turn),
+# by a capitalized name or a chat log's lower-case role ("user: hi").
+_SAID = re.compile(r"([A-Z][\w.'’\- ]{0,40}?|user|assistant|system|human|ai|bot|tool):\s+(\S.*)")
 
 
 def said_line(line: str) -> tuple[str, str] | None:

@@ -52,6 +52,15 @@ def test_a_transcript_is_cut_by_its_turns() -> None:
     assert not is_turn(lines[10]) and not is_turn("\n".join(lines[:2]))
 
 
+def test_a_chat_log_with_lower_case_roles_is_a_transcript() -> None:
+    lines = [
+        f"{'user' if i % 2 else 'assistant'}: message {i} about the trip, a few words."
+        for i in range(40)
+    ]
+    assert passage_windows("\n".join(lines), 100) == lines
+    assert not is_turn("note: a line of a document") and not is_turn("see https://x.org")
+
+
 def test_a_window_of_one_turn_embeds_the_end_of_the_window_before() -> None:
     parts = ["Caroline: " + "x" * 1000 + " What did you paint?", "Melanie: A sunset."]
     first, second = part_inputs(parts, None)
