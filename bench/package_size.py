@@ -45,7 +45,7 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from gligabao.handlers import COLD_START_DENIED, COLD_START_DENIED_IN
+from gligabao.handlers import COLD_START_DENIED, COLD_START_DENIED_IN, FUNCTIONS
 
 from .harness import ROOT
 
@@ -55,16 +55,7 @@ LAYERS = {
     "ClientsLayer": (ROOT / "layers" / "clients", "only with anthropic, openai or OpenSearch"),
 }
 TEMPLATE = ROOT / "template.yaml"
-HANDLERS = [
-    "remember",
-    "query",
-    "datasets",
-    "records",
-    "browse",
-    "mcp",
-    "remember_worker",
-    "vector_indexes",
-]
+HANDLERS = FUNCTIONS
 ALSO_SHOW = ["boto3", "botocore", "pynamodb", "opensearchpy", "pydantic", "httpx"]
 LAMBDA_UNZIPPED_LIMIT = 250 * 2**20
 MiB = 2**20

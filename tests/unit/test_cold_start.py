@@ -11,17 +11,7 @@ import pytest
 
 from gligabao.handlers import COLD_START_DENIED as DENIED
 from gligabao.handlers import COLD_START_DENIED_IN as DENIED_IN
-
-HANDLERS = [
-    "remember",
-    "query",
-    "datasets",
-    "records",
-    "browse",
-    "mcp",
-    "remember_worker",
-    "vector_indexes",
-]
+from gligabao.handlers import FUNCTIONS as HANDLERS
 
 
 def loaded_by(code: str) -> set[str]:
@@ -60,3 +50,12 @@ def test_the_powertools_packages_are_not_run_whole() -> None:
         "import aws_lambda_powertools.event_handler\nimport gligabao.handlers.datasets"
     )
     assert {"asyncio", "aws_lambda_powertools.event_handler.appsync"} <= set(denied_in(loaded))
+
+
+def test_every_function_is_checked() -> None:
+    """FUNCTIONS names every functions/<name>/app.py, so a new function's
+    handler is in the check (and in bench/package_size.py) from the start."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2] / "functions"
+    assert sorted(HANDLERS) == sorted(p.parent.name for p in root.glob("*/app.py"))

@@ -7,6 +7,19 @@ from ..lazy_init import skip_powertools_inits
 # event classes' __init__ are not run (lazy_init.py).
 skip_powertools_inits()
 
+# One module per Lambda function (functions/<name>/app.py), in template order:
+# what the cold-start check and bench/package_size.py import.
+FUNCTIONS: tuple[str, ...] = (
+    "remember",
+    "query",
+    "datasets",
+    "records",
+    "browse",
+    "mcp",
+    "remember_worker",
+    "vector_indexes",
+)
+
 # What importing a handler must not load (tests/unit/test_cold_start.py,
 # bench/package_size.py): the X-Ray SDK (records/monitor.py builds the Tracer
 # on the first invocation), the MCP SDK's models (the first MCP request), the
