@@ -32,9 +32,9 @@ BACKOFF_S = 5.0
 
 
 def _index(props: dict[str, Any]) -> OpenSearchVectorIndex:
-    # Imported at the first event, as crhelper is (with boto3 and the
-    # OpenSearch client they were 150 of the handler's 210 ms of cold import,
-    # bench/package_size.py): one event a deploy needs them.
+    # Imported at the first event, as crhelper is: with them the handler's
+    # cold import was 179 ms, without 34 (bench/package_size.py); one event
+    # a deploy needs them.
     from ..vectors.opensearch.store import OpenSearchVectorIndex
 
     return OpenSearchVectorIndex(

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..models import Artifact
-from ..text import is_turn, passage_text, said_line
+from ..text import is_turn, passage_text, said_line, turns
 
 BEFORE_CHARS = 400  # of the turn before, its end, embedded with a turn
 MAX_SENTENCES = 12  # a longer passage's sentences are embedded in this many runs
@@ -60,12 +60,9 @@ def sentences(text: str, speaker: str | None) -> list[str]:
     if speaker:
         said = [(speaker, text)]
     else:
-        for line in text.splitlines():
-            turn = said_line(line)
-            if turn is not None:
-                said.append(turn)
-            elif said and line.strip():
-                said[-1] = (said[-1][0], f"{said[-1][1]} {line.strip()}")
+        for first, *rest in turns([ln for ln in text.splitlines() if ln.strip()]):
+            if (turn := said_line(first)) is not None:
+                said.append((turn[0], " ".join([turn[1], *(r.strip() for r in rest)])))
     out = [
         passage_text(s.strip(), who)
         for who, said_text in said
