@@ -15,6 +15,11 @@ among near-ties at the bottom of the candidates (bench/vector_recall.py
 measures it). Centering first keeps the bits informative when every vector
 shares a common direction, as a sentence model's do.
 
+The codes are kept word-major (one contiguous row of 64-bit words per
+word position, a column per vector): the first pass is then a few XORs and
+popcounts over contiguous arrays, about three times faster than over the
+row-major (n, words) array at 100k rows (1.4 -> 0.5 ms on this machine).
+
 The table grows in place (capacity doubling), so a write does not copy it.
 """
 
@@ -70,9 +75,9 @@ class VectorTable:
             self.ids.append(row_id)
         self._m[i] = vec
         if self._codes is not None:
-            if i == self._codes.shape[0]:
-                self._codes = _grown(self._codes)
-            self._codes[i] = self._code(vec[None, :])[0]
+            if i == self._codes.shape[1]:
+                self._codes = _grown_columns(self._codes)
+            self._codes[:, i] = self._code(vec[None, :])[0]
 
     def set_many(self, row_ids: list[int], vecs: np.ndarray) -> None:
         """Add or replace many unit vectors (the rows of ``vecs``), in order."""
@@ -90,9 +95,9 @@ class VectorTable:
         self.pos.update((row_id, start + j) for j, row_id in enumerate(row_ids))
         self.ids.extend(row_ids)
         if self._codes is not None:
-            while start + n > self._codes.shape[0]:
-                self._codes = _grown(self._codes)
-            self._codes[start : start + n] = self._code(vecs)
+            while start + n > self._codes.shape[1]:
+                self._codes = _grown_columns(self._codes)
+            self._codes[:, start : start + n] = self._code(vecs).T
 
     def search(self, q: np.ndarray, k: int, min_score: float) -> list[tuple[int, float]]:
         m = self.matrix
@@ -116,6 +121,7 @@ class VectorTable:
     # --- the one-bit codes --------------------------------------------------------
 
     def _code(self, rows: np.ndarray) -> np.ndarray:
+        """The rows' codes, row-major: (rows, words)."""
         assert self._mean is not None
         bits = np.packbits(rows - self._mean > 0, axis=1)
         pad = (-bits.shape[1]) % 8  # whole 64-bit words
@@ -132,15 +138,15 @@ class VectorTable:
             self._mean_rows = n
             codes = self._code(m)
             capacity = m.shape[0] if self._m is None else self._m.shape[0]
-            self._codes = np.empty((capacity, codes.shape[1]), dtype=np.uint64)
-            self._codes[:n] = codes
+            self._codes = np.empty((codes.shape[1], capacity), dtype=np.uint64)
+            self._codes[:, :n] = codes.T
         if c >= n:
             return np.arange(n)
         qc = self._code(q[None, :])[0]
-        bits = np.bitwise_count(self._codes[:n] ^ qc)  # (n, words) uint8
-        dist = bits[:, 0].astype(np.uint16)
-        for j in range(1, bits.shape[1]):  # a few strided adds: cheaper than sum(axis=1)
-            dist += bits[:, j]
+        # The Hamming distance, one word position at a time (contiguous).
+        dist = np.zeros(n, dtype=np.uint16)
+        for j, word in enumerate(qc):
+            dist += np.bitwise_count(self._codes[j, :n] ^ word)
         # Every row within the distance at which c rows are reached (a
         # histogram, not a partition of n: a few hundred rows more at most,
         # the ties at that distance, all scored exactly).
@@ -149,6 +155,13 @@ class VectorTable:
         if len(cand) > 4 * c:  # a pile of ties (near-identical codes): the c nearest of them
             cand = np.sort(cand[np.argpartition(dist[cand], c)[:c]])
         return cand  # in row order: ties among equal cosines break as the exact search's
+
+
+def _grown_columns(a: np.ndarray) -> np.ndarray:
+    """``a`` with twice the columns (the word-major codes' capacity)."""
+    out = np.empty((a.shape[0], a.shape[1] * 2), dtype=a.dtype)
+    out[:, : a.shape[1]] = a
+    return out
 
 
 def _grown(a: np.ndarray) -> np.ndarray:
