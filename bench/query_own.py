@@ -8,6 +8,7 @@ sockets); bench.query_cost gives the same through HTTP.
 
     .venv/bin/python -m bench.query_own [--sizes 1000,10000,100000]
         [--questions 200] [--dim 384] [--against DIR/shared] [--rounds 3]
+        [--same]
 
 Each size's graph (bench/harness/synthetic_graph.py) is written once into a
 fresh SQLite file; each measurement is a child process on it (this tree's
@@ -15,6 +16,11 @@ code, or with ``--against`` another tree's ``shared`` folder, alternating
 ``--rounds`` times), which asks every question once after a warm-up and
 prints the time of each. ``p50`` and ``p95`` over every question of every
 round; ``CPU``: the child's CPU time per question. Printed, never asserted.
+
+``--same`` (with ``--against``): before timing, each tree answers every
+question once on POST /v1/gb/search, and the bodies are compared (the call's
+ID left out): a change meant to be faster only must print every question
+the same.
 """
 
 from __future__ import annotations
@@ -69,9 +75,10 @@ def profiled(fn: Any, out: str) -> Any:
     return run
 
 
-def measure(path: str, qfile: str, dim: int, profile: str = "") -> int:
+def measure(path: str, qfile: str, dim: int, profile: str = "", bodies: str = "") -> int:
     """In the child: every question of ``qfile`` through the query handler;
-    one JSON line of per-question milliseconds and the CPU time."""
+    one JSON line of per-question milliseconds and the CPU time. With
+    ``bodies``, instead: each question's search response into that file."""
     os.environ.update(
         {
             "GB_LOCAL": "1",
@@ -106,16 +113,21 @@ def measure(path: str, qfile: str, dim: int, profile: str = "") -> int:
     wiring.embedder = lambda: Embedder()  # type: ignore[assignment]
     from gligabao.handlers import query
 
-    def ask(text: str) -> None:
+    def ask(text: str, route: str = "query") -> Any:
         body = json.dumps({"user_id": "bench", "query": text}).encode()
         headers = {"Host": "127.0.0.1", "Content-Type": "application/json"}
-        event = make_event("POST", "/v1/gb/query", headers, body, "127.0.0.1")
+        event = make_event("POST", f"/v1/gb/{route}", headers, body, "127.0.0.1")
         result = query.lambda_handler(event, None)
         assert result["statusCode"] == 200, result
-        json.loads(result["body"])  # the client's side of the JSON is not ours; kept equal
+        return json.loads(result["body"])  # the client's side of the JSON is not ours; kept equal
 
     sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - the log lines of every call
     texts = list(vectors)
+    if bodies:
+        got = [{k: v for k, v in ask(t, "search").items() if k != "call_id"} for t in texts]
+        Path(bodies).write_text(json.dumps(got))
+        wiring.database().close()
+        return 0
     for t in texts[:20]:
         ask(t)
     if profile:
@@ -153,16 +165,33 @@ def prepare(size: int, tmp: Path, n: int, dim: int) -> tuple[str, str]:
     return str(path), str(qfile)
 
 
-def run_child(path: str, qfile: str, dim: int, shared: str, profile: str = "") -> dict[str, Any]:
+def run_child(
+    path: str, qfile: str, dim: int, shared: str, profile: str = "", bodies: str = ""
+) -> dict[str, Any]:
     env = {**os.environ, "PYTHONPATH": f"{shared}{os.pathsep}{ROOT}"}
     env = {k: v for k, v in env.items() if not k.startswith(("GB_", "ANTHROPIC_", "OPENAI_"))}
     cmd = [sys.executable, "-m", "bench.query_own", "--child", path, qfile, "--dim", str(dim)]
     if profile:
         cmd += ["--profile", profile]
+    if bodies:
+        cmd += ["--bodies", bodies]
     out = subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, text=True, check=False)
     if out.returncode != 0:
         raise SystemExit(f"child failed: {out.stderr[-3000:]}")
+    if bodies:
+        return {}
     return dict(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
+def same_answers(path: str, qfile: str, dim: int, sides: dict[str, str], tmp: Path) -> str:
+    """How many questions every tree answers with the same search body."""
+    got = []
+    for name, shared in sides.items():
+        out = tmp / f"bodies-{name}.json"
+        run_child(path, qfile, dim, shared, bodies=str(out))
+        got.append(json.loads(out.read_text()))
+    same = sum(1 for answers in zip(*got, strict=True) if all(a == answers[0] for a in answers))
+    return f"{same}/{len(got[0])} questions answered the same by {' and '.join(sides)}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -173,10 +202,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--against", default="")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--profile", default="", help="cProfile of this tree's run into FILE")
+    ap.add_argument("--same", action="store_true", help="compare the trees' search bodies")
     ap.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
+    ap.add_argument("--bodies", default="", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
-        return measure(args.child[0], args.child[1], args.dim, args.profile)
+        return measure(args.child[0], args.child[1], args.dim, args.profile, args.bodies)
     print(load_average())
     sides = (
         {"before": args.against, "now": str(ROOT / "shared")}
@@ -187,6 +218,8 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         for size in [int(s) for s in args.sizes.split(",")]:
             path, qfile = prepare(size, Path(tmp), args.questions, args.dim)
+            if args.same and args.against:
+                print(f"{size} facts: {same_answers(path, qfile, args.dim, sides, Path(tmp))}")
             got: dict[str, list[dict[str, Any]]] = {k: [] for k in sides}
             for _ in range(max(1, args.rounds)):
                 for name, shared in sides.items():

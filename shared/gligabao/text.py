@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -51,10 +52,12 @@ def index_terms(text: str) -> set[str]:
     return {w for w in words(text) if len(w) >= 2 and w not in STOPWORDS}
 
 
+@functools.lru_cache(maxsize=2**16)
 def stem(term: str) -> str:
     """A light English suffix strip, so that "works" meets "work" and
     "living" meets "live" (the entities' index terms themselves are not
-    stemmed; the passages' word index is)."""
+    stemmed; the passages' word index is). Kept per word: a query stems the
+    words of a few hundred lines, mostly the same few thousand words."""
     for suffix, keep in (("ing", 4), ("ed", 3), ("es", 4), ("s", 3)):
         if term.endswith(suffix) and len(term) - len(suffix) >= keep and not term.endswith("ss"):
             return term[: -len(suffix)]

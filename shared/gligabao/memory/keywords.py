@@ -91,7 +91,13 @@ def rank_keywords(
         return whole + 3 * len(index_terms(c.norm_name) & wanted) + len(c.in_description)
 
     scores = {eid: score(c) for eid, c in candidates.items()}
-    ranked = sorted(scores, key=lambda eid: (-scores[eid], _desc(candidates[eid].updated_at), -eid))
+    # Best score first, then newest, then highest ID: three stable sorts, the
+    # last key first (a key tuple per candidate with the timestamp turned
+    # into a tuple of negated code points was a tenth of keyword_seeds at
+    # 100k facts; reverse=True keeps equal keys in their order).
+    ranked = sorted(scores, reverse=True)
+    ranked.sort(key=lambda eid: candidates[eid].updated_at, reverse=True)
+    ranked.sort(key=scores.__getitem__, reverse=True)
     return {eid: scores[eid] for eid in ranked[:limit]}
 
 
@@ -118,8 +124,3 @@ def whole_name_candidates(norm_text: str, terms: set[str]) -> list[str]:
 
 def _from_row(e: Entity, terms: set[str]) -> _Candidate:
     return _Candidate(normalize_name(e.name), e.updated_at, index_terms(e.description) & terms)
-
-
-def _desc(ts: str) -> tuple[int, ...]:
-    # Sort key that orders timestamps newest first inside an ascending sort.
-    return tuple(-ord(c) for c in ts)
