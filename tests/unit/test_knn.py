@@ -82,3 +82,31 @@ def test_vectors_of_two_dimensions_are_not_searched() -> None:
     table.set(1, np.ones(4, dtype=np.float32) / 2)
     table.set(2, np.ones(8, dtype=np.float32) / np.sqrt(8))
     assert table.search(np.ones(4, dtype=np.float32) / 2, 5, -1.0) == []
+
+
+@pytest.mark.parametrize("singles_first", [True, False])
+def test_rows_added_past_the_capacity_after_the_codes_are_built(
+    monkeypatch: pytest.MonkeyPatch, singles_first: bool
+) -> None:
+    """The codes grow with the matrix, by a row and by a block: every added
+    row is found through the code written for it. (More rows than the first
+    pass's candidates, so a wrong code is not rescored; fewer than twice the
+    rows the codes were built from, which would rebuild them all.)"""
+    monkeypatch.setattr(knn, "EXACT_UP_TO", 50)
+    rng = np.random.default_rng(11)
+    m = unit_rows(rng, 700, 64)
+    table = knn.VectorTable()
+    table.set_many(list(range(700)), m)
+    table.search(m[0], 5, -1.0)  # builds the codes, at the matrix's capacity (700)
+    singles = (list(range(1000, 1100)), unit_rows(rng, 100, 64))
+    block = (list(range(2000, 2550)), unit_rows(rng, 550, 64))
+    for ids, vecs in (singles, block) if singles_first else (block, singles):
+        if ids[0] < 2000:
+            for row_id, v in zip(ids, vecs, strict=True):
+                table.set(row_id, v)
+        else:
+            table.set_many(ids, vecs)
+    assert len(table) == 1350
+    for ids, vecs in (singles, block):
+        for row_id, v in zip(ids, vecs, strict=True):
+            assert table.search(v, 1, -1.0)[0][0] == row_id

@@ -207,7 +207,8 @@ class Remember:
         or window after its text's speaker (a window of one turn after the
         window before it: :func:`part_inputs`); a message after the end of
         the session's text before it (the window's previous message, or the
-        session's last stored text: one read). With each, what its sentences are read from (passage_vectors)."""
+        session's last stored text: one read). With each, what its sentences
+        are read from (passage_vectors)."""
         if children:
             return part_inputs(children, inp.speaker)
         sid = inp.session_id if exists else None

@@ -76,7 +76,7 @@ class VectorTable:
         self._m[i] = vec
         if self._codes is not None:
             if i == self._codes.shape[1]:
-                self._codes = _grown_columns(self._codes)
+                self._codes = _grown(self._codes, axis=1)
             self._codes[:, i] = self._code(vec[None, :])[0]
 
     def set_many(self, row_ids: list[int], vecs: np.ndarray) -> None:
@@ -96,7 +96,7 @@ class VectorTable:
         self.ids.extend(row_ids)
         if self._codes is not None:
             while start + n > self._codes.shape[1]:
-                self._codes = _grown_columns(self._codes)
+                self._codes = _grown(self._codes, axis=1)
             self._codes[:, start : start + n] = self._code(vecs).T
 
     def search(self, q: np.ndarray, k: int, min_score: float) -> list[tuple[int, float]]:
@@ -157,14 +157,11 @@ class VectorTable:
         return cand  # in row order: ties among equal cosines break as the exact search's
 
 
-def _grown_columns(a: np.ndarray) -> np.ndarray:
-    """``a`` with twice the columns (the word-major codes' capacity)."""
-    out = np.empty((a.shape[0], a.shape[1] * 2), dtype=a.dtype)
-    out[:, : a.shape[1]] = a
-    return out
-
-
-def _grown(a: np.ndarray) -> np.ndarray:
-    out = np.empty((a.shape[0] * 2, *a.shape[1:]), dtype=a.dtype)
-    out[: a.shape[0]] = a
+def _grown(a: np.ndarray, axis: int = 0) -> np.ndarray:
+    """``a`` with twice its capacity along ``axis`` (the matrix's rows, the
+    word-major codes' columns), its entries copied to the front."""
+    shape = list(a.shape)
+    shape[axis] *= 2
+    out = np.empty(shape, dtype=a.dtype)
+    out[(slice(None),) * axis + (slice(a.shape[axis]),)] = a
     return out
