@@ -208,6 +208,8 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.child:
         return measure(args.child[0], args.child[1], args.dim, args.profile, args.bodies)
+    if args.same and not args.against:
+        ap.error("--same compares two trees: give the other one with --against")
     print(load_average())
     sides = (
         {"before": args.against, "now": str(ROOT / "shared")}
@@ -218,7 +220,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         for size in [int(s) for s in args.sizes.split(",")]:
             path, qfile = prepare(size, Path(tmp), args.questions, args.dim)
-            if args.same and args.against:
+            if args.same:
                 print(f"{size} facts: {same_answers(path, qfile, args.dim, sides, Path(tmp))}")
             got: dict[str, list[dict[str, Any]]] = {k: [] for k in sides}
             for _ in range(max(1, args.rounds)):

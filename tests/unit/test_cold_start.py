@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -55,7 +56,5 @@ def test_the_powertools_packages_are_not_run_whole() -> None:
 def test_every_function_is_checked() -> None:
     """FUNCTIONS names every functions/<name>/app.py, so a new function's
     handler is in the check (and in bench/package_size.py) from the start."""
-    from pathlib import Path
-
     root = Path(__file__).resolve().parents[2] / "functions"
     assert sorted(HANDLERS) == sorted(p.parent.name for p in root.glob("*/app.py"))
