@@ -5,8 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-Stage = Literal["extract", "invalidate", "summarize", "query", "detect_geo"]
-Level = Literal["none", "low", "medium", "high"]
 EmbedKind = Literal["query", "document"]
 
 

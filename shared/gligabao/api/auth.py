@@ -29,7 +29,6 @@ from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEventV2
 from ..config import settings
 from ..errors import Forbidden, Unauthorized
 
-AUTH_MODES = ("iam", "jwt", "none")
 GROUP_CLAIMS = ("cognito:groups", "groups")
 
 

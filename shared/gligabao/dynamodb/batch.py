@@ -16,7 +16,6 @@ from pynamodb.models import Model
 from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
 
 from ..errors import GbError, UpstreamError, mapped_to_upstream
-from ..models import DatasetKey
 
 log = logging.getLogger(__name__)
 
@@ -192,13 +191,3 @@ def _pages(
 
 def unique(values: Iterable[Any]) -> list[Any]:
     return list(dict.fromkeys(values))
-
-
-def batch_get(
-    model: Any, convert: Callable[[Any], R], key: DatasetKey, ids: list[int]
-) -> dict[int, R]:
-    """Rows of one dataset by ID (BatchGetItem, 100 keys a request)."""
-    wanted = unique(int(i) for i in ids)
-    if not wanted:
-        return {}
-    return {int(r.id): convert(r) for r in model.batch_get([(key.pk, i) for i in wanted])}

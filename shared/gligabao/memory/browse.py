@@ -66,14 +66,6 @@ def artifact_position(cursor: str | None) -> int | None:
     return int(cursor[1:])
 
 
-def check_limit(limit: int | None) -> int:
-    if limit is None:
-        return DEFAULT_LIMIT
-    if not 1 <= limit <= MAX_LIMIT:
-        raise BadRequest(f"limit must be 1 to {MAX_LIMIT}")
-    return limit
-
-
 def mention(a: Artifact) -> dict[str, Any]:
     """A text as a reference: where an entity or fact was stated."""
     return {

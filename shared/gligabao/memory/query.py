@@ -15,7 +15,7 @@ from ..graph.port import GraphStore
 from ..models import DatasetKey
 from ..records.meter import Meter
 from ..vectors.port import VectorIndex
-from .retrieve import Context, QueryInput, Retriever
+from .retrieve import QueryInput, Retriever
 
 __all__ = ["NO_INFORMATION", "Query", "QueryInput"]
 
@@ -34,9 +34,6 @@ class Query:
         self, graph: GraphStore, vectors: VectorIndex, settings: Settings, nearby: Any = None
     ) -> None:
         self.retriever = Retriever(graph, vectors, settings, nearby)
-
-    def retrieve(self, key: DatasetKey, inp: QueryInput, meter: Meter) -> Context:
-        return self.retriever.retrieve(key, inp, meter)
 
     def run(self, inp: QueryInput, meter: Meter) -> dict[str, Any]:
         key = DatasetKey(inp.user_id, inp.dataset)

@@ -22,7 +22,6 @@ from typing import ParamSpec, TypeVar
 
 from ..errors import UpstreamError, mapped_to_upstream
 
-DEFAULT_PATH = ".gligabao/gligabao.db"
 P = ParamSpec("P")
 R = TypeVar("R")
 
