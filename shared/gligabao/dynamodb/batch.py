@@ -7,7 +7,7 @@ import functools
 import json
 import logging
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, ParamSpec, TypeVar
 
 from botocore.exceptions import BotoCoreError, ClientError
@@ -187,7 +187,3 @@ def _pages(
                 seen.add(req[1])
         deferred.extendleft(reversed(skipped))
         yield page
-
-
-def unique(values: Iterable[Any]) -> list[Any]:
-    return list(dict.fromkeys(values))

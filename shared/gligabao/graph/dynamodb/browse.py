@@ -6,7 +6,6 @@ by this call or, after a crash, by the next commit's recovery)."""
 from __future__ import annotations
 
 import time
-from dataclasses import replace
 
 from pynamodb.exceptions import TransactWriteError
 from pynamodb.transactions import TransactWrite
@@ -24,6 +23,7 @@ from ...dynamodb.tables import (
 from ...errors import NotFound, UpstreamError
 from ...models import Artifact, DatasetKey, Edge, EdgeChange, Entity, ForgetPlan, Forgotten
 from ...text import normalize_name
+from ..rules import claim_of, is_open, undone
 from .commit import TRANSACT_MAX, Commits, crash_point
 from .history import changes, reverse_link_sk
 from .leases import COMMITTED, Leases
@@ -37,7 +37,6 @@ from .rows import (
     entity_link_sk,
     fact_claim_sk,
     intent_sk,
-    is_open,
     term_rows,
 )
 
@@ -206,17 +205,12 @@ class DynamoBrowse:
             owners += [-1] * (len(plan.chunks) + len(plan.edges) + len(plan.entities))
             owners += [-1] * len(plan.kept_edges)
             for i, (change, was) in enumerate(restored):
-                back = replace(
-                    was, invalid_at=change.prev_invalid_at, expired_at=change.prev_expired_at
-                )
+                back = undone(change, was)
                 tx.save(edge_row(pk, back), condition=edge_unchanged(was))
                 owners.append(i)
-                if is_open(back):
-                    # open again: it takes back its fact claim, unless another
-                    # open edge of the same fact holds it (then no restore)
-                    triple = f"{was.source_id}#{was.relation}#{was.target_id}"
+                if is_open(back):  # rules.undone: takes back its claim, or no restore
                     tx.save(
-                        TermRow(pk, fact_claim_sk(triple), entity_id=was.id),
+                        TermRow(pk, fact_claim_sk(claim_of(back)), entity_id=was.id),
                         condition=TermRow.sk.does_not_exist() | (TermRow.entity_id == was.id),
                     )
                     owners.append(i)
@@ -242,9 +236,7 @@ def _secondary(pk: str, plan: ForgetPlan) -> list[list[str]]:
         out.append(["names", normalize_name(entity.name)])
     for edge in plan.edges:
         if is_open(edge):
-            out.append(
-                ["terms", fact_claim_sk(f"{edge.source_id}#{edge.relation}#{edge.target_id}")]
-            )
+            out.append(["terms", fact_claim_sk(claim_of(edge))])
     for entity_id, artifact_id in plan.entity_links:
         out.append(["links", entity_link_sk(entity_id, artifact_id)])
         out.append(["links", reverse_link_sk("E", entity_id, artifact_id)])

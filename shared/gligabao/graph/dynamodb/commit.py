@@ -33,10 +33,11 @@ from tenacity import Retrying, retry_if_exception_type, stop_after_attempt
 
 from ...backoff import half_jitter
 from ...crash import crash_point
-from ...dynamodb.batch import batch_write, is_condition_failure, unique
+from ...dynamodb.batch import batch_write, is_condition_failure
 from ...dynamodb.tables import DatasetRow, EdgeRow, EntityRow, LinkRow, TermRow
 from ...errors import Busy, NotFound, UpstreamError
 from ...models import Committed, DatasetKey, Edge, Entity, GraphWrite
+from ..rules import claim_of, releases_claim, unique
 from .history import reverse_links
 from .leases import COMMITTED, PENDING, Leases
 from .recovery import Recovery, pack
@@ -52,7 +53,6 @@ from .rows import (
     entity_unchanged,
     fact_claim_sk,
     intent_sk,
-    is_open,
     term_rows,
 )
 from .vector_rows import inline_vectors, keep_vectors
@@ -211,9 +211,9 @@ class Commits(Recovery):
                     ),
                     "history": history,
                     "release": [
-                        [fact_claim_sk(f"{o.source_id}#{o.relation}#{o.target_id}"), o.id]
+                        [fact_claim_sk(claim_of(o)), o.id]
                         for o, n in changed_edges
-                        if is_open(o) and not is_open(n)
+                        if releases_claim(o, n)
                     ],
                     "passages": passages,
                 }

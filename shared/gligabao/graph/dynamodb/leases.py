@@ -21,9 +21,10 @@ from pynamodb.exceptions import PynamoDBException
 from pynamodb.expressions.condition import Condition
 from pynamodb.models import Model
 
-from ...dynamodb.batch import is_condition_failure, unique
+from ...dynamodb.batch import is_condition_failure
 from ...dynamodb.tables import NameRow, TermRow
 from ...errors import Busy
+from ..rules import unique
 from .rows import INTENT_PREFIX, MAX_KEY_BYTES, intent_sk
 
 PENDING, COMMITTED, ABORTED = "pending", "committed", "aborted"

@@ -20,9 +20,10 @@ from pynamodb.exceptions import PynamoDBException
 from pynamodb.models import Model
 
 from ...crash import crash_point
-from ...dynamodb.batch import batch_write, is_condition_failure, unique
+from ...dynamodb.batch import batch_write, is_condition_failure
 from ...dynamodb.tables import ArtifactRow, EdgeRow, EntityRow, LinkRow, NameRow, TermRow
 from ...models import DatasetKey, EdgeChange
+from ..rules import unique
 from .history import change_rows
 from .leases import ABORTED, COMMITTED, PENDING, Leases
 from .rows import INTENT_PREFIX, MAX_KEY_BYTES, entity_from_row, intent_sk, term_rows

@@ -37,11 +37,6 @@ def fact_claim_sk(triple: str) -> str:
     return FACT_CLAIM_PREFIX + triple
 
 
-def is_open(e: Edge) -> bool:
-    """Live and not ended: the edge that holds its triple's fact claim."""
-    return e.expired_at is None and e.invalid_at is None
-
-
 def updated_key(updated_at: str, entity_id: int) -> str:
     return f"{updated_at}#{entity_id:012d}"
 

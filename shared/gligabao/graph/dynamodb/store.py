@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
-from ...dynamodb.batch import batch_write, unique, upstream, upstream_iter
+from ...dynamodb.batch import batch_write, upstream, upstream_iter
 from ...dynamodb.client import REQUESTS
 from ...dynamodb.tables import (
     ArtifactRow,
@@ -35,6 +35,7 @@ from ...models import (
     GraphWrite,
     KeywordHit,
 )
+from ..rules import is_open, unique
 from .browse import DynamoBrowse
 from .commit import Commits, crash_point
 from .datasets import DynamoDatasets
@@ -46,7 +47,6 @@ from .rows import (
     edge_from_row,
     entity_from_row,
     fact_claim_sk,
-    is_open,
 )
 
 __all__ = ["DynamoGraphStore", "batch_write", "upstream"]

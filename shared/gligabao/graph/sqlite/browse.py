@@ -10,7 +10,7 @@ from typing import Any, cast
 from ...errors import NotFound
 from ...models import Artifact, DatasetKey, EdgeChange, Entity, ForgetPlan, Forgotten
 from ...sqlite.db import Database, sqlite_errors
-from ..port import fact_triple
+from ..rules import claim_of, is_open, undone
 from .rows import ARTIFACT_COLS, EDGE_COLS, ENTITY_COLS, artifact_of, edge_of, entity_of, marks
 
 CHANGE_COLS = "edge_id, artifact_id, by_edge, at, prev_invalid_at, prev_expired_at"
@@ -165,10 +165,9 @@ def _apply_forget(conn: sqlite3.Connection, key: DatasetKey, plan: ForgetPlan) -
         ).fetchone()
         if row is None or edge_of(row) != was:
             continue  # changed since the plan was read: left as it is
-        if change.prev_invalid_at is None and change.prev_expired_at is None:
-            # open again: it takes back its fact claim, unless another open
-            # edge of the same fact holds it (then it stays closed)
-            triple = fact_triple(was.source_id, was.relation, was.target_id)
+        back = undone(change, was)
+        if is_open(back):  # rules.undone: takes back its claim, or stays closed
+            triple = claim_of(back)
             conn.execute(
                 "INSERT OR IGNORE INTO facts (pk, triple, edge_id, claimed_at) VALUES (?, ?, ?, ?)",
                 (pk, triple, was.id, change.at),
@@ -180,7 +179,7 @@ def _apply_forget(conn: sqlite3.Connection, key: DatasetKey, plan: ForgetPlan) -
                 continue
         conn.execute(
             "UPDATE edges SET invalid_at = ?, expired_at = ? WHERE pk = ? AND id = ?",
-            (change.prev_invalid_at, change.prev_expired_at, pk, was.id),
+            (back.invalid_at, back.expired_at, pk, was.id),
         )
         restored.append(was.id)
     conn.execute(

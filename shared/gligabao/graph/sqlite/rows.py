@@ -3,7 +3,6 @@ the reads (``store.py``) and the commit (``write.py``)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any
 
 from ...models import Artifact, Dataset, Edge, Entity
@@ -19,18 +18,9 @@ ARTIFACT_COLS = (
 )
 
 
-def unique(values: Iterable[Any]) -> list[Any]:
-    return list(dict.fromkeys(values))
-
-
 def marks(n: int) -> str:
     """``n`` placeholders for an ``IN (...)`` list."""
     return ",".join("?" * n)
-
-
-def is_open(e: Edge) -> bool:
-    """Live and not ended: the edge that holds its triple's fact claim."""
-    return e.expired_at is None and e.invalid_at is None
 
 
 def entity_of(row: tuple[Any, ...]) -> Entity:

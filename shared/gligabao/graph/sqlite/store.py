@@ -34,6 +34,7 @@ from ...models import (
 )
 from ...oneway import ERASED, erased_dataset
 from ...sqlite.db import Database, sqlite_errors
+from ..rules import unique
 from .browse import SqliteBrowse
 from .claims import SqliteClaims
 from .erase import SqliteErase
@@ -46,7 +47,6 @@ from .rows import (
     edge_of,
     entity_of,
     marks,
-    unique,
 )
 from .write import apply
 

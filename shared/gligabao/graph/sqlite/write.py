@@ -10,7 +10,7 @@ from typing import Any
 from ...errors import NotFound, UpstreamError
 from ...models import Committed, DatasetKey, EdgeChange, Entity, GraphWrite
 from ...text import normalize_name
-from ..port import fact_triple
+from ..rules import claim_of, releases_claim
 from .rows import (
     ARTIFACT_COLS,
     EDGE_COLS,
@@ -18,7 +18,6 @@ from .rows import (
     edge_of,
     entity_of,
     entity_terms,
-    is_open,
 )
 
 
@@ -103,12 +102,10 @@ def apply(conn: sqlite3.Connection, key: DatasetKey, write: GraphWrite) -> Commi
             "UPDATE edges SET invalid_at = ?, expired_at = ? WHERE pk = ? AND id = ?",
             (new_edge.invalid_at, new_edge.expired_at, pk, du.id),
         )
-        if is_open(old_edge) and not is_open(new_edge):
-            # superseded or ended: the triple is free for a new period
-            triple = fact_triple(old_edge.source_id, old_edge.relation, old_edge.target_id)
+        if releases_claim(old_edge, new_edge):
             conn.execute(
                 "DELETE FROM facts WHERE pk = ? AND triple = ? AND edge_id = ?",
-                (pk, triple, old_edge.id),
+                (pk, claim_of(old_edge), old_edge.id),
             )
     return done
 
