@@ -114,6 +114,7 @@ class Context:
     # explain shows (kept for every query: a reference each, no arithmetic).
     why: dict[tuple[str, int], Score] = field(default_factory=dict)
     dropped: list[tuple[Scored, str]] = field(default_factory=list)
+    explained: list[dict[str, Any]] | None = None  # with explain: the best left out
 
     @property
     def empty(self) -> bool:

@@ -26,6 +26,7 @@ from ..retrieval_profile import RetrievalProfile
 from ..text import estimate_tokens, passage_text
 from ..vectors.port import VectorIndex
 from .context import Context, Passage, Scored, fill
+from .explain import left_out, record
 from .gather import Gathered, Gatherer, QueryInput, kept
 from .passages import beside_scores
 from .rerank import rerank
@@ -102,6 +103,9 @@ class Retriever:
             c["passages"] = len(ctx.passages)
             c["left_out"] = ctx.left_out
             c["below_floor"] = ctx.below_floor
+        if inp.explain:
+            ctx.explained = left_out(ctx, entities, p.left_out_shown)
+            meter.call.result = {"explain": record(ctx, ctx.explained)}
         return ctx
 
     def _nearby(
