@@ -40,6 +40,8 @@ from .ai.models import (
     RerankProvider,
 )
 from .ai.prices import DEFAULT_PRICES, DEFAULT_RERANK_PRICES
+from .errors import BadRequest
+from .retrieval_profile import DEFAULT, RetrievalProfile
 
 log = logging.getLogger(__name__)
 
@@ -233,6 +235,13 @@ class Settings(BaseModel):
         "the token budget of a query's context (a request's `max_context_tokens`, 100 to "
         "16,000, overrides it)",
     )
+    retrieval_profile: dict[str, Any] = var(
+        {},
+        "JSON of the retrieval profile's fields to change (docs/retrieval.md lists them; "
+        'e.g. `{"relevance_floor": 0.2}`); a request cannot change it on a deployed API',
+        "GB_RETRIEVAL_PROFILE",
+        shown="unset (the profile's defaults)",
+    )
     geo: bool = var(
         False, "geo: places get coordinates, and `query` can search nearby", shown="`off`"
     )
@@ -386,7 +395,22 @@ class Settings(BaseModel):
     def _lower(cls, value: Any) -> Any:
         return str(value).strip().lower()
 
+    @field_validator("retrieval_profile", mode="after")
+    @classmethod
+    def _retrieval_profile(cls, value: dict[str, Any]) -> dict[str, Any]:
+        try:
+            DEFAULT.with_overrides(value, "GB_RETRIEVAL_PROFILE")
+        except BadRequest as exc:
+            raise ValueError(exc.message) from None
+        return value
+
     # -- what follows from the settings ---------------------------------------
+    @property
+    def profile(self) -> RetrievalProfile:
+        """The deployment's retrieval profile: the defaults, with
+        GB_RETRIEVAL_PROFILE's fields changed."""
+        return DEFAULT.with_overrides(self.retrieval_profile, "GB_RETRIEVAL_PROFILE")
+
     @property
     def llm_model(self) -> str:
         return self.default_model or DEFAULT_LLM_MODELS[self.llm_provider]

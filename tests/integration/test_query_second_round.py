@@ -69,7 +69,7 @@ def test_a_second_round_that_fails_is_a_502_and_writes_nothing(
     remember(gb, "Kiss and Tell is a 1945 film in which Shirley Temple plays Corliss Archer.")
     remember(gb, CAREER)
 
-    def down(self: Gatherer, key: Any, text: str) -> Any:
+    def down(self: Gatherer, key: Any, text: str, *_: Any) -> Any:
         raise UpstreamError("vector index search: unavailable")
 
     monkeypatch.setattr(Gatherer, "_search_again", down)

@@ -1,7 +1,7 @@
 """memory/context.py's relevance floor: a share of the best candidate's score
 under which a fact or passage stays out though it fits. With a fact among
-the candidates the share is RELEVANCE_FLOOR (0.25); with passages alone (a
-dataset remembered without extraction) it is PASSAGES_ONLY_FLOOR (0.1), since
+the candidates the share is the profile's relevance_floor (0.25); with passages
+alone (a dataset remembered without extraction) passages_only_floor (0.1), since
 the passages are then the only evidence and their scores fall off slowly.
 A window or chunk of a longer text keeps the facts' share either way, but a
 window that is one turn of a transcript is held to the turns' floor."""
@@ -9,8 +9,8 @@ window that is one turn of a transcript is held to the turns' floor."""
 from __future__ import annotations
 
 from gligabao.memory.context import Passage, Scored, fill
-from gligabao.memory.scoring import PASSAGES_ONLY_FLOOR, RELEVANCE_FLOOR
 from gligabao.models import Artifact, Edge, Entity
+from gligabao.retrieval_profile import DEFAULT
 
 NOW = "2025-01-01T00:00:00Z"
 ALICE, ACME = Entity(1, "Alice"), Entity(2, "Acme")
@@ -29,7 +29,7 @@ def ids(candidates: list[Scored]) -> set[int]:
 
 
 def test_the_floors_are_ordered() -> None:
-    assert 0 < PASSAGES_ONLY_FLOOR < RELEVANCE_FLOOR < 1
+    assert 0 < DEFAULT.passages_only_floor < DEFAULT.relevance_floor < 1
 
 
 def test_passages_alone_are_kept_down_to_the_lower_floor() -> None:

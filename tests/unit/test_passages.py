@@ -12,7 +12,9 @@ from gligabao.memory.passages import (
     second_round_ranks,
     second_round_text,
 )
+from gligabao.memory.scoring import Score
 from gligabao.models import Artifact
+from gligabao.retrieval_profile import DEFAULT
 from gligabao.text import estimate_tokens, is_turn, passage_windows
 from gligabao.vectors.port import Hit
 
@@ -104,16 +106,23 @@ def test_adjacent_rows_share_a_session_or_a_text() -> None:
     assert not adjacent(turn(4, parent=1), chunk)
 
 
+HALF = DEFAULT.model_copy(update={"w_beside": 0.5})
+
+
+def totals(scores: dict[int, Score]) -> dict[int, float]:
+    return {i: s.total for i, s in scores.items()}
+
+
 def test_a_match_lends_its_neighbours_a_share_of_its_score() -> None:
     rows = {5: turn(5), 9: turn(9)}
     beside = {4: turn(4), 6: turn(6, session="s2"), 8: turn(8), 10: turn(10)}
-    got = beside_scores({5: 2.0, 9: 1.0}, rows, beside, 0.5)
+    got = totals(beside_scores({5: 2.0, 9: 1.0}, rows, beside, HALF))
     assert got == {4: 1.0, 8: 0.5, 10: 0.5}  # 6 is of another session
     # a match next to a better one is raised to its share, never lowered
     rows[6] = turn(6)
-    got = beside_scores({5: 2.0, 6: 0.2}, rows, {}, 0.5)
+    got = totals(beside_scores({5: 2.0, 6: 0.2}, rows, {}, HALF))
     assert got == {6: 1.0}
-    assert beside_scores({5: 2.0, 6: 1.5}, rows, {}, 0.5) == {}
+    assert beside_scores({5: 2.0, 6: 1.5}, rows, {}, HALF) == {}
 
 
 def test_the_second_round_looks_for_the_names_the_best_match_adds() -> None:

@@ -11,6 +11,7 @@ from gligabao.memory.scoring import (
     stems,
     within,
 )
+from gligabao.retrieval_profile import DEFAULT
 
 
 def test_stem_strips_common_suffixes_only() -> None:
@@ -60,9 +61,12 @@ def test_within_a_period_by_year_month_and_day() -> None:
 
 def test_a_passage_scores_by_rank_and_by_the_question_words_it_holds() -> None:
     question = stems("job title")
-    relevant = passage_score(3, question, "My job title is architect.")
-    assert relevant > passage_score(0, question, "Any tips for winter tires?")
-    assert passage_score(0, question, "x") > passage_score(1, question, "x")
+    relevant = passage_score(3, question, "My job title is architect.", DEFAULT).total
+    assert relevant > passage_score(0, question, "Any tips for winter tires?", DEFAULT).total
+    assert (
+        passage_score(0, question, "x", DEFAULT).total
+        > passage_score(1, question, "x", DEFAULT).total
+    )
 
 
 def test_above_is_the_share_of_the_way_from_the_threshold_to_one() -> None:

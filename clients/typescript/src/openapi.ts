@@ -427,6 +427,8 @@ export interface components {
              * @default null
              */
             description?: string | null;
+            /** @default null */
+            explain?: components["schemas"]["ExplainOut"] | null;
             /** Id */
             id: number;
             /**
@@ -456,10 +458,10 @@ export interface components {
             duration_ms: number;
             /**
              * Result
-             * @description a queued remember's response, once its status is ok; a batch's progress while it runs, then its totals; an erase's counts
+             * @description a queued remember's response, once its status is ok; a batch's progress while it runs, then its totals; an erase's counts; a query or search asked with explain: why each item was in its context
              * @default null
              */
-            result?: components["schemas"]["RememberOut"] | components["schemas"]["BatchProgressOut"] | components["schemas"]["ErasedResultOut"] | null;
+            result?: components["schemas"]["RememberOut"] | components["schemas"]["BatchProgressOut"] | components["schemas"]["ErasedResultOut"] | components["schemas"]["ExplainedOut"] | null;
             /**
              * Session Id
              * @default null
@@ -527,6 +529,8 @@ export interface components {
              * @default null
              */
             expired_at?: string | null;
+            /** @default null */
+            explain?: components["schemas"]["ExplainOut"] | null;
             /** Id */
             id: number;
             /** Invalid At */
@@ -580,6 +584,8 @@ export interface components {
              * @default null
              */
             description?: string | null;
+            /** @default null */
+            explain?: components["schemas"]["ExplainOut"] | null;
             /** Id */
             id: number;
             /**
@@ -651,6 +657,60 @@ export interface components {
             /** Passages */
             passages: components["schemas"]["PassageOut"][];
         };
+        /**
+         * ExplainOut
+         * @description Why an item is in a query's context (a request's ``explain``): its
+         *     score, the parts it is the sum of (added in this order), and the figures
+         *     they came from. A fact's parts: ``reach`` (what its ends pass on: seed
+         *     strength, or what a one-hop fact lent a two-hop entity), ``similarity``,
+         *     ``lexical``, ``recency``, ``provenance``, ``when``; a passage's ``match``
+         *     (its rank times its words), ``source``, ``when``, or ``beside`` (a share of
+         *     a neighbouring match's score); a seed's ``seed_line``. The figures: the
+         *     pool that found it (``pool``: one_hop, two_hop, similar_facts, nearby,
+         *     text_search, summary_search, beside, fact_source, keywords,
+         *     similar_entities, fact_end), its ``rank`` there, ``reach``,
+         *     ``similarity``, ``lexical_share``, ``age``, ``by_rank``, ``beside_of``,
+         *     ``neighbour_share``, ``source_of``, ``end_of``, ``keyword_points``.
+         */
+        ExplainOut: {
+            /** Parts */
+            parts: {
+                [key: string]: number;
+            };
+            /**
+             * Pool
+             * @default null
+             */
+            pool?: string | null;
+            /** Score */
+            score: number;
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * ExplainedContextOut
+         * @description A call record's explanation: each item's, by kind and ID.
+         */
+        ExplainedContextOut: {
+            /** Edges */
+            edges: {
+                [key: string]: components["schemas"]["ExplainOut"];
+            };
+            /** Entities */
+            entities: {
+                [key: string]: components["schemas"]["ExplainOut"];
+            };
+            /** Left Out */
+            left_out: components["schemas"]["LeftOutOut"][];
+            /** Passages */
+            passages: {
+                [key: string]: components["schemas"]["ExplainOut"];
+            };
+        };
+        /** ExplainedOut */
+        ExplainedOut: {
+            explain: components["schemas"]["ExplainedContextOut"];
+        };
         /** ForgottenOut */
         ForgottenOut: {
             /** Artifact Id */
@@ -715,6 +775,31 @@ export interface components {
             /** Invalid At */
             invalid_at: string | null;
         };
+        /**
+         * LeftOutOut
+         * @description A candidate that did not make it into the context.
+         */
+        LeftOutOut: {
+            explain: components["schemas"]["ExplainOut"];
+            /** Id */
+            id: number;
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "entity" | "edge" | "passage";
+            /**
+             * Label
+             * @description its name, its fact's line or its text's start
+             */
+            label: string;
+            /**
+             * Reason
+             * @description under the relevance floor (left out, room or not), or past the budget
+             * @enum {string}
+             */
+            reason: "under_floor" | "past_budget";
+        };
         /** ListedEntityOut */
         ListedEntityOut: {
             /** Created At */
@@ -724,6 +809,8 @@ export interface components {
              * @default null
              */
             description?: string | null;
+            /** @default null */
+            explain?: components["schemas"]["ExplainOut"] | null;
             /**
              * Facts
              * @description live facts of the entity (at most 100 counted)
@@ -879,6 +966,8 @@ export interface components {
         PassageOut: {
             /** Artifact Id */
             artifact_id: number;
+            /** @default null */
+            explain?: components["schemas"]["ExplainOut"] | null;
             /**
              * Index
              * @default null
@@ -926,7 +1015,18 @@ export interface components {
         QueryOut: {
             /** Answer */
             answer: string;
+            /**
+             * @description with explain: the whole context the answer was given, explained
+             * @default null
+             */
+            context?: components["schemas"]["EvidenceOut"] | null;
             evidence: components["schemas"]["EvidenceOut"];
+            /**
+             * Left Out
+             * @description with explain: the best candidates that did not make it
+             * @default null
+             */
+            left_out?: components["schemas"]["LeftOutOut"][] | null;
             /** @default null */
             nearby?: components["schemas"]["NearbyOut"] | null;
             /**
@@ -949,6 +1049,12 @@ export interface components {
              */
             dataset?: string;
             /**
+             * Explain
+             * @description every entity, edge and passage of the context carries `explain` (its score and the parts that made it), and `left_out` lists the best candidates that did not make it, with the reason
+             * @default false
+             */
+            explain?: boolean;
+            /**
              * Geo Nearby
              * @default null
              */
@@ -965,6 +1071,14 @@ export interface components {
             max_context_tokens?: number | null;
             /** @default null */
             models?: components["schemas"]["QueryModels"] | null;
+            /**
+             * Profile
+             * @description local server only (`gligabao serve`): retrieval profile fields to change for this request, e.g. `{"relevance_floor": 0.2}` (docs/retrieval.md); a deployed API answers 400 (its pools are the query's cost bounds: GB_RETRIEVAL_PROFILE sets them)
+             * @default null
+             */
+            profile?: {
+                [key: string]: unknown;
+            } | null;
             /** Query */
             query: string;
             /**
@@ -1105,6 +1219,8 @@ export interface components {
              * @default null
              */
             description?: string | null;
+            /** @default null */
+            explain?: components["schemas"]["ExplainOut"] | null;
             /** Id */
             id: number;
             /**
@@ -1174,6 +1290,12 @@ export interface components {
             edges: components["schemas"]["EdgeOut"][];
             /** Entities */
             entities: components["schemas"]["EntityOut"][];
+            /**
+             * Left Out
+             * @description with explain: the best candidates that did not make it
+             * @default null
+             */
+            left_out?: components["schemas"]["LeftOutOut"][] | null;
             /** @default null */
             nearby?: components["schemas"]["NearbyOut"] | null;
             /** Passages */
@@ -1204,6 +1326,12 @@ export interface components {
              */
             dataset?: string;
             /**
+             * Explain
+             * @description every entity, edge and passage of the context carries `explain` (its score and the parts that made it), and `left_out` lists the best candidates that did not make it, with the reason
+             * @default false
+             */
+            explain?: boolean;
+            /**
              * Geo Nearby
              * @default null
              */
@@ -1220,6 +1348,14 @@ export interface components {
             max_context_tokens?: number | null;
             /** @default null */
             models?: components["schemas"]["SearchModels"] | null;
+            /**
+             * Profile
+             * @description local server only (`gligabao serve`): retrieval profile fields to change for this request, e.g. `{"relevance_floor": 0.2}` (docs/retrieval.md); a deployed API answers 400 (its pools are the query's cost bounds: GB_RETRIEVAL_PROFILE sets them)
+             * @default null
+             */
+            profile?: {
+                [key: string]: unknown;
+            } | null;
             /** Query */
             query: string;
             /**

@@ -130,6 +130,18 @@ class QueryRequest(_Common):
     )
     # The token budget of this question's context (else the server's GB_CONTEXT_TOKENS).
     max_context_tokens: ContextTokens | None = None
+    explain: StrictBool = Field(
+        False,
+        description="every entity, edge and passage of the context carries `explain` (its "
+        "score and the parts that made it), and `left_out` lists the best candidates that "
+        "did not make it, with the reason",
+    )
+    profile: dict[str, Any] | None = Field(
+        None,
+        description="local server only (`gligabao serve`): retrieval profile fields to change "
+        'for this request, e.g. `{"relevance_floor": 0.2}` (docs/retrieval.md); a deployed '
+        "API answers 400 (its pools are the query's cost bounds: GB_RETRIEVAL_PROFILE sets them)",
+    )
 
 
 class SearchRequest(QueryRequest):

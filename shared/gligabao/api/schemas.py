@@ -17,6 +17,39 @@ class ErrorOut(_Out):
     error: str
 
 
+class ExplainOut(BaseModel):
+    """Why an item is in a query's context (a request's ``explain``): its
+    score, the parts it is the sum of (added in this order), and the figures
+    they came from. A fact's parts: ``reach`` (what its ends pass on: seed
+    strength, or what a one-hop fact lent a two-hop entity), ``similarity``,
+    ``lexical``, ``recency``, ``provenance``, ``when``; a passage's ``match``
+    (its rank times its words), ``source``, ``when``, or ``beside`` (a share of
+    a neighbouring match's score); a seed's ``seed_line``. The figures: the
+    pool that found it (``pool``: one_hop, two_hop, similar_facts, nearby,
+    text_search, summary_search, beside, fact_source, keywords,
+    similar_entities, fact_end), its ``rank`` there, ``reach``,
+    ``similarity``, ``lexical_share``, ``age``, ``by_rank``, ``beside_of``,
+    ``neighbour_share``, ``source_of``, ``end_of``, ``keyword_points``."""
+
+    model_config = ConfigDict(extra="allow", defer_build=True)
+
+    score: float
+    parts: dict[str, float]
+    pool: str | None = None
+
+
+class LeftOutOut(_Out):
+    """A candidate that did not make it into the context."""
+
+    kind: Literal["entity", "edge", "passage"]
+    id: int
+    reason: Literal["under_floor", "past_budget"] = Field(
+        description="under the relevance floor (left out, room or not), or past the budget"
+    )
+    label: str = Field(description="its name, its fact's line or its text's start")
+    explain: ExplainOut
+
+
 class EntityOut(_Out):
     id: int
     name: str
@@ -24,6 +57,7 @@ class EntityOut(_Out):
     description: str | None = None
     lat: float | None = None
     lon: float | None = None
+    explain: ExplainOut | None = None
 
 
 class RememberedEntityOut(EntityOut):
@@ -49,6 +83,7 @@ class EdgeOut(_Out):
     invalid_at: str | None
     created_at: str | None = None
     expired_at: str | None = None
+    explain: ExplainOut | None = None
 
 
 class InvalidatedOut(_Out):
@@ -73,6 +108,7 @@ class PassageOut(_Out):
     index: int | None = None
     summary: str | None = None
     text: str | None = None
+    explain: ExplainOut | None = None
 
 
 class EvidenceOut(_Out):
@@ -109,6 +145,12 @@ class QueryOut(_Out):
     answer: str
     evidence: EvidenceOut
     nearby: NearbyOut | None = None
+    context: EvidenceOut | None = Field(
+        None, description="with explain: the whole context the answer was given, explained"
+    )
+    left_out: list[LeftOutOut] | None = Field(
+        None, description="with explain: the best candidates that did not make it"
+    )
 
 
 class SearchOut(_Out):
@@ -120,6 +162,9 @@ class SearchOut(_Out):
     passages: list[PassageOut]
     nearby: NearbyOut | None = None
     context_tokens: int = Field(description="estimated tokens of the context as the LLM sees it")
+    left_out: list[LeftOutOut] | None = Field(
+        None, description="with explain: the best candidates that did not make it"
+    )
 
 
 class DatasetOut(_Out):
@@ -198,6 +243,19 @@ class BatchProgressOut(_Out):
     errors: list[str] = Field(default_factory=list, description="the first failures")
 
 
+class ExplainedContextOut(_Out):
+    """A call record's explanation: each item's, by kind and ID."""
+
+    entities: dict[str, ExplainOut]
+    edges: dict[str, ExplainOut]
+    passages: dict[str, ExplainOut]
+    left_out: list[LeftOutOut]
+
+
+class ExplainedOut(_Out):
+    explain: ExplainedContextOut
+
+
 class CallOut(_Out):
     call_id: str
     type: str
@@ -207,10 +265,11 @@ class CallOut(_Out):
     started_at: str
     duration_ms: float
     steps: list[StepOut] = Field(default_factory=list)
-    result: RememberOut | BatchProgressOut | ErasedResultOut | None = Field(
+    result: RememberOut | BatchProgressOut | ErasedResultOut | ExplainedOut | None = Field(
         default=None,
         description="a queued remember's response, once its status is ok; a batch's "
-        "progress while it runs, then its totals; an erase's counts",
+        "progress while it runs, then its totals; an erase's counts; a query or search "
+        "asked with explain: why each item was in its context",
     )
 
 

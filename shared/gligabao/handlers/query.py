@@ -30,6 +30,7 @@ from ..errors import BadRequest, NotConfigured
 from ..memory.options import StageOptions
 from ..memory.query import QueryInput
 from ..memory.search import Search
+from ..retrieval_profile import RetrievalProfile
 from .jobs import accepted_response, enqueue, wants_async
 
 app = make_app()
@@ -49,6 +50,22 @@ def geo_radius(req: QueryRequest) -> float | None:
     return None
 
 
+def request_profile(req: QueryRequest) -> RetrievalProfile | None:
+    """A request's profile overrides, on the local server only: a deployed
+    API's pools are the query's cost bounds (rows read, round trips), which
+    a caller must not raise (GB_RETRIEVAL_PROFILE sets them). BadRequest
+    naming the field on an unknown one or a bad value."""
+    if req.profile is None:
+        return None
+    cfg = settings()
+    if not cfg.local:
+        raise BadRequest(
+            "profile: only the local server (gligabao serve) takes a request's profile; "
+            "a deployment sets GB_RETRIEVAL_PROFILE"
+        )
+    return cfg.profile.with_overrides(req.profile)
+
+
 def retrieval_input(req: QueryRequest, main_stage: str) -> QueryInput:
     """The retrieval's input from a query or search request (one place, so
     that a field the query gains, search gains too); BadRequest first."""
@@ -66,6 +83,8 @@ def retrieval_input(req: QueryRequest, main_stage: str) -> QueryInput:
         geo_radius(req),
         req.as_of,
         req.max_context_tokens,
+        request_profile(req),
+        req.explain,
     )
 
 

@@ -3,11 +3,11 @@ best-first fill of the scored candidates (entities, facts, passages) under a
 token budget.
 
 The budget is a cap, not a target: facts and passages scoring under
-:data:`~.scoring.RELEVANCE_FLOOR` of the best candidate are left out even when
-they would fit (a seed's own line, one short line the question named or
+the profile's ``relevance_floor`` of the best candidate are left out even
+when they would fit (a seed's own line, one short line the question named or
 resembles, competes for the budget only). With no fact among the candidates
 (texts remembered without extraction) the share is the lower
-:data:`~.scoring.PASSAGES_ONLY_FLOOR` for short texts (a turn, a paragraph):
+``passages_only_floor`` for short texts (a turn, a paragraph):
 the passages are then all the evidence. A window or chunk of a longer text
 keeps the facts' share: it costs as much as a handful of facts.
 
@@ -25,8 +25,13 @@ from typing import Any
 
 from ..ai import prompts
 from ..models import Artifact, Edge, Entity
+from ..retrieval_profile import DEFAULT, RetrievalProfile
 from ..text import estimate_tokens, is_turn, passage_text
-from .scoring import PASSAGES_ONLY_FLOOR, RELEVANCE_FLOOR
+from .scoring import Score
+
+# Why a candidate is not in the context (an explain's ``left_out``).
+UNDER_FLOOR = "under_floor"  # under the relevance floor: left out, room or not
+PAST_BUDGET = "past_budget"  # it did not fit in what was left of the budget
 
 
 @dataclass
@@ -104,6 +109,12 @@ class Context:
     left_out: int = 0  # candidates that did not fit
     below_floor: int = 0  # candidates left out as not relevant enough, room or not
     as_of: str | None = None  # the instant the question is about (query's as_of)
+    # Why each item is in ((kind, ID) -> its candidate's score, or the fact
+    # it is an end of), and the candidates left out with the reason: what an
+    # explain shows (kept for every query: a reference each, no arithmetic).
+    why: dict[tuple[str, int], Score] = field(default_factory=dict)
+    dropped: list[tuple[Scored, str]] = field(default_factory=list)
+    explained: list[dict[str, Any]] | None = None  # with explain: the best left out
 
     @property
     def empty(self) -> bool:
@@ -132,16 +143,27 @@ class Context:
         return estimate_tokens(self.render(question, now))
 
 
-@dataclass(slots=True)  # some 80 a query, built and read once each
+@dataclass(slots=True)  # a hundred or so a query, built and read once each
 class Scored:
     """One candidate: an entity (its own line), a fact (with its two ends), or
-    a passage (and, when it does not fit whole, its summary alone)."""
+    a passage (and, when it does not fit whole, its summary alone). ``why``:
+    the score's parts (:mod:`.scoring`), the pool that found it."""
 
     score: float
     entity: Entity | None = None
     edge: Edge | None = None
     passage: Passage | None = None
     alternatives: list[Passage] = field(default_factory=list)
+    why: Score | None = None
+
+    @property
+    def kind(self) -> tuple[str, int]:
+        if self.entity is not None:
+            return ("entity", self.entity.id)
+        if self.edge is not None:
+            return ("edge", self.edge.id)
+        assert self.passage is not None
+        return ("passage", self.passage.chunk.id)
 
 
 def _cost(line: str) -> int:
@@ -161,6 +183,84 @@ def _added_cost(passages: dict[int, Passage], order: list[int], p: Passage) -> i
     return cost
 
 
+@dataclass
+class _Fill:
+    """The state of one fill: the context, the tokens used, the passages
+    taken (sorted IDs) and the ends' costs priced so far."""
+
+    ctx: Context
+    entities: dict[int, Entity]
+    budget: int
+    used: int
+    passage_tags: int
+    taken: list[int] = field(default_factory=list)
+    # An end's own line's cost, by its key in ``entities``: a fact's ends are
+    # priced each time one of its facts is weighed while the end is not in
+    # yet (an entity ends many of the candidate facts).
+    end_costs: dict[int, int] = field(default_factory=dict)
+
+    def entity(self, c: Scored, n: Entity) -> None:
+        if n.id in self.ctx.entities:
+            return
+        cost = _cost(prompts.entity_line(n))
+        if self.used + cost <= self.budget:
+            self.ctx.entities[n.id] = n
+            self.ctx.why[("entity", n.id)] = c.why or Score([])
+            self.used += cost
+        else:
+            self.ctx.dropped.append((c, PAST_BUDGET))
+
+    def edge(self, c: Scored, e: Edge) -> None:
+        ctx = self.ctx
+        if e.id in ctx.edges:
+            return
+        src, dst = self.entities[e.source_id], self.entities[e.target_id]
+        ends = [(e.source_id, src)]
+        if e.target_id != e.source_id:
+            ends.append((e.target_id, dst))
+        cost = _cost(prompts.edge_line(e, {src.id: src.name, dst.id: dst.name}))
+        new_ends: list[Entity] = []
+        for j, n in ends:
+            if n.id not in ctx.entities:
+                new_ends.append(n)
+                if j not in self.end_costs:
+                    self.end_costs[j] = _cost(prompts.entity_line(n))
+                cost += self.end_costs[j]
+        if self.used + cost <= self.budget:
+            ctx.edges[e.id] = e
+            ctx.why[("edge", e.id)] = c.why or Score([])
+            for n in new_ends:
+                ctx.entities[n.id] = n
+                ctx.why[("entity", n.id)] = Score([], {"pool": "fact_end", "end_of": e.id})
+            self.used += cost
+        else:
+            ctx.dropped.append((c, PAST_BUDGET))
+
+    def passage(self, c: Scored, first: Passage) -> None:
+        ctx = self.ctx
+        if first.chunk.id in ctx.passages:
+            return
+        tags = 0 if ctx.passages else self.passage_tags
+        for p in [first, *c.alternatives]:
+            cost = tags + _added_cost(ctx.passages, self.taken, p)
+            if self.used + cost <= self.budget:
+                ctx.passages[p.chunk.id] = p
+                ctx.why[("passage", p.chunk.id)] = c.why or Score([])
+                bisect.insort(self.taken, p.chunk.id)
+                self.used += cost
+                return
+        ctx.dropped.append((c, PAST_BUDGET))
+
+
+def _is_part(c: Scored) -> bool:
+    """A window or chunk of a longer text (not a transcript's turn)."""
+    return (
+        c.passage is not None
+        and c.passage.chunk.parent_id is not None
+        and not is_turn(c.passage.chunk.text)
+    )
+
+
 def fill(
     candidates: list[Scored],
     entities: dict[int, Entity],
@@ -169,89 +269,47 @@ def fill(
     budget: int,
     nearby: dict[str, Any] | None = None,
     as_of: str | None = None,
+    p: RetrievalProfile = DEFAULT,
 ) -> Context:
     """Take the candidates best first while they fit in ``budget`` tokens; a
     fact brings its two ends (``entities`` holds every end). A candidate
     that does not fit is skipped, and smaller ones after it may still fit.
     Facts and passages under the relevance floor (a share of the best
     score, lower when no fact is a candidate) are not taken at all."""
-    ctx = Context({}, {}, {}, nearby, budget, as_of=as_of)
     best = max((c.score for c in candidates), default=0.0)
-    share = RELEVANCE_FLOOR if any(c.edge is not None for c in candidates) else PASSAGES_ONLY_FLOOR
-    floor = share * best
+    with_facts = any(c.edge is not None for c in candidates)
+    floor = (p.relevance_floor if with_facts else p.passages_only_floor) * best
     # A window or chunk of a longer text (some 200 tokens, a few lines of which
     # answer) is held to the facts' floor even when no fact is a candidate: on
     # LoCoMo remembered session by session the same evidence (0.881) then fits
     # in 12.1% of the conversation instead of 13.0% (docs/retrieval.md). A
     # window that is one turn of a transcript is as short as a turn, and
     # held to the turns' floor.
-    part_floor = RELEVANCE_FLOOR * best
+    part_floor = p.relevance_floor * best
     skeleton = Context({}, {}, {}, as_of=as_of)
-    used = estimate_tokens(skeleton.render(question, now))
-    passage_tags = _cost("<passages>") + _cost("</passages>")
-    taken: list[int] = []  # the passages' IDs, sorted: the order they are rendered in
+    state = _Fill(
+        Context({}, {}, {}, nearby, budget, as_of=as_of),
+        entities,
+        budget,
+        estimate_tokens(skeleton.render(question, now)),
+        _cost("<passages>") + _cost("</passages>"),
+    )
+    ctx = state.ctx
     # Best first, ties in the candidates' order (a stable sort keeps it when
     # reversed): no key tuple per candidate.
     scores = [c.score for c in candidates]
     order = sorted(range(len(candidates)), key=scores.__getitem__, reverse=True)
-    # An end's own line's cost, by its key in ``entities``: a fact's ends are
-    # priced each time one of its facts is weighed while the end is not in
-    # yet (an entity ends many of the candidate facts).
-    end_costs: dict[int, int] = {}
     for i in order:
         c = candidates[i]
-        part = (
-            c.passage is not None
-            and c.passage.chunk.parent_id is not None
-            and not is_turn(c.passage.chunk.text)
-        )
         # A seed's own line is short: it competes for the budget only.
-        if c.score < (part_floor if part else floor) and c.entity is None:
-            ctx.below_floor += 1
-            continue
-        if c.entity is not None:
-            if c.entity.id in ctx.entities:
-                continue
-            cost = _cost(prompts.entity_line(c.entity))
-            if used + cost <= budget:
-                ctx.entities[c.entity.id] = c.entity
-                used += cost
-            else:
-                ctx.left_out += 1
+        if c.entity is None and c.score < (part_floor if _is_part(c) else floor):
+            ctx.dropped.append((c, UNDER_FLOOR))
+        elif c.entity is not None:
+            state.entity(c, c.entity)
         elif c.edge is not None:
-            e = c.edge
-            if e.id in ctx.edges:
-                continue
-            src, dst = entities[e.source_id], entities[e.target_id]
-            ends = [(e.source_id, src)]
-            if e.target_id != e.source_id:
-                ends.append((e.target_id, dst))
-            cost = _cost(prompts.edge_line(e, {src.id: src.name, dst.id: dst.name}))
-            new_ends: list[Entity] = []
-            for j, n in ends:
-                if n.id not in ctx.entities:
-                    new_ends.append(n)
-                    if j not in end_costs:
-                        end_costs[j] = _cost(prompts.entity_line(n))
-                    cost += end_costs[j]
-            if used + cost <= budget:
-                ctx.edges[e.id] = e
-                for n in new_ends:
-                    ctx.entities[n.id] = n
-                used += cost
-            else:
-                ctx.left_out += 1
+            state.edge(c, c.edge)
         elif c.passage is not None:
-            if c.passage.chunk.id in ctx.passages:
-                continue
-            tags = 0 if ctx.passages else passage_tags
-            for p in [c.passage, *c.alternatives]:
-                cost = tags + _added_cost(ctx.passages, taken, p)
-                if used + cost <= budget:
-                    ctx.passages[p.chunk.id] = p
-                    bisect.insort(taken, p.chunk.id)
-                    used += cost
-                    break
-            else:
-                ctx.left_out += 1
+            state.passage(c, c.passage)
+    ctx.left_out = sum(1 for _, why in ctx.dropped if why == PAST_BUDGET)
+    ctx.below_floor = len(ctx.dropped) - ctx.left_out
     return ctx

@@ -26,11 +26,12 @@ question's embedding one HTTP request to the model (tens to hundreds). So:
 So two or three waves follow the embedding. When nothing matched at all, the
 newest entities are the seeds: their edges and ends cost two more waves.
 
-Every bound is a constant: at most 12 terms, 100 names, 10 + 10 seeds (two
-edge queries each), ``HOP2_FROM`` neighbours, 100 + 50 edges, one vector
-search round trip and one search by words, 80 + 5 passages and the 20 rows
-next to the 10 best (read with them), 20 more from the second round; batch
-reads of at most 100 keys go out at once.
+Every bound is the retrieval profile's (:mod:`.profile`; the defaults): at
+most 12 terms, 100 names, 10 + 10 seeds (two edge queries each), 8 two-hop
+neighbours, 100 + 50 edges, one vector search round trip and one search by
+words, 80 + 5 passages and the 20 rows next to the 10 best (read with them),
+20 more from the second round; batch reads of at most 100 keys go out at
+once.
 """
 
 from __future__ import annotations
@@ -47,43 +48,21 @@ from ..graph.port import GraphStore
 from ..models import Artifact, DatasetKey, Edge, Entity
 from ..records.meter import Meter
 from ..records.model import Step
+from ..retrieval_profile import RetrievalProfile
 from ..text import index_terms, query_terms
 from ..vectors.port import Hit, SearchRequest, VectorIndex
 from .hops import degree_of, lent_to, on_own_words, two_hop_from
-from .keywords import PER_TERM, missing_named, name_lookups, rank_keywords
+from .keywords import missing_named, name_lookups, rank_keywords
 from .options import StageOptions
 from .parallel import done, start
 from .passages import (
-    NEIGHBOURS_OF,
-    SECOND_ROUND_PASSAGES,
     neighbour_ids,
     passage_rank,
     second_round_ranks,
     second_round_text,
 )
-from .scoring import W_ENTITY_SIM, W_KEYWORD, above, stem
+from .scoring import above, seed_strength, stem
 from .temporal import Interval, contains
-
-# Candidate pools (what may compete for the budget, not what is sent).
-KEYWORD_SEEDS = 10
-SIMILAR_ENTITIES = 10
-SIMILAR_EDGES = 20
-# Passages: a wide pool, cut by relevance (their score decays with the
-# rank, and the relevance floor leaves out the tail): LoCoMo's evidence turns
-# are often past the 10th (bench/locomo.py; docs/retrieval.md). 80: with
-# passages alone (the lower floor) and a run of one session's turns stamped
-# once, a pool of 60 ran out before the budget (turns 0.867 in 2,300 tokens;
-# 80: 0.874 in 2,400). With the 20 rows next to the best matches and the 5
-# summaries that is 105 keys: two BatchGetItem requests, sent at once.
-SIMILAR_PASSAGES = 80
-SIMILAR_SUMMARIES = 5
-FALLBACK_SEEDS = 25
-EDGE_CAP = 100  # one hop
-HOP2_CAP = 50
-SOURCE_READS = 20  # texts of the best facts read (chosen before their ends are)
-SESSION_MESSAGES = 2  # the session's last messages embedded with the question
-SESSION_LOOKBACK = 20  # newest artifacts read to find them
-SESSION_CHARS = 1000  # of each message, its end
 
 
 @dataclass
@@ -96,6 +75,8 @@ class QueryInput:
     geo_radius_km: float | None = None  # set when the caller asked for nearby search
     as_of: str | None = None  # the world as it stood then (RFC 3339 UTC), else now
     max_context_tokens: int | None = None  # the request's budget; else the server's
+    profile: RetrievalProfile | None = None  # the request's (local server); else the server's
+    explain: bool = False  # every context item says why it is there; the best left out too
 
 
 @dataclass
@@ -129,6 +110,7 @@ class Gathered:
     question: set[str]  # the question's stems, less the seeds' names
     degree: Counter[int]  # facts per entity among the one-hop facts
     led: dict[int, float]  # what an entity passes on to its facts
+    seed_why: dict[int, dict[str, Any]]  # how each seed was found (an explain's pool, rank)
 
 
 def held(edge: Edge, instant: str) -> bool:
@@ -164,45 +146,51 @@ class Gatherer:
         self.settings = settings
 
     def gather(
-        self, key: DatasetKey, inp: QueryInput, meter: Meter, *, check_dataset: bool
+        self,
+        key: DatasetKey,
+        inp: QueryInput,
+        meter: Meter,
+        p: RetrievalProfile,
+        *,
+        check_dataset: bool,
     ) -> Gathered:
-        searched = start(self._search, key, inp, meter)
+        searched = start(self._search, key, inp, meter, p)
         try:
-            terms, kw, kw_rows, kw_around = self._by_words(key, inp, meter, check_dataset)
+            terms, kw, kw_rows, kw_around = self._by_words(key, inp, meter, p, check_dataset)
             found = searched.result()
             meter.call.steps.append(found.step)
         except BaseException:
             _settle(searched)
             raise
-        return self._after_search(key, inp, meter, terms, kw, kw_rows, kw_around, found)
+        return self._after_search(key, inp, meter, p, terms, kw, kw_rows, kw_around, found)
 
     # --- behind the embedding ---------------------------------------------------
 
-    def _session_said(self, key: DatasetKey, inp: QueryInput) -> list[str]:
+    def _session_said(self, key: DatasetKey, inp: QueryInput, p: RetrievalProfile) -> list[str]:
         """The session's last messages, oldest first (their ends): what "what
         about her?" refers to. The newest artifacts of the dataset are read,
         so a session quiet for a while behind others has none."""
         if inp.session_id is None:
             return []
-        recent = self.graph.recent_artifacts(key, SESSION_LOOKBACK)
+        recent = self.graph.recent_artifacts(key, p.session_lookback)
         last = [a for a in recent if a.session_id == inp.session_id and a.parent_id is None]
-        return [a.text[-SESSION_CHARS:] for a in reversed(last[:SESSION_MESSAGES])]
+        return [a.text[-p.session_chars :] for a in reversed(last[: p.session_messages])]
 
-    def _search(self, key: DatasetKey, inp: QueryInput, meter: Meter) -> Found:
+    def _search(self, key: DatasetKey, inp: QueryInput, meter: Meter, p: RetrievalProfile) -> Found:
         """On a worker: the session's last messages, the embedding, the
         search. Its step is recorded by the caller, after keyword_seeds, so
         that the trajectory's order does not depend on which ends first."""
         t0 = time.perf_counter()
-        said = self._session_said(key, inp)
+        said = self._session_said(key, inp, p)
         qvec = meter.embed(["\n".join([*said, inp.query])], "query").vectors[0]
         t = self.settings.query_threshold
         ents, edges, chunks, sums = self.vectors.search(
             key,
             [
-                SearchRequest("entities", qvec, SIMILAR_ENTITIES, t),
-                SearchRequest("edges", qvec, SIMILAR_EDGES, t, live=inp.as_of is None),
-                SearchRequest("chunks", qvec, SIMILAR_PASSAGES, t, text=inp.query),
-                SearchRequest("summaries", qvec, SIMILAR_SUMMARIES, t),
+                SearchRequest("entities", qvec, p.similar_entities, t),
+                SearchRequest("edges", qvec, p.similar_edges, t, live=inp.as_of is None),
+                SearchRequest("chunks", qvec, p.similar_passages, t, text=inp.query),
+                SearchRequest("summaries", qvec, p.similar_summaries, t),
             ],
         )
         counts = {
@@ -215,15 +203,20 @@ class Gatherer:
         step = Step("search_vectors", (time.perf_counter() - t0) * 1000, counts)
         return Found(ents, edges, chunks, sums, step)
 
-    def _search_again(self, key: DatasetKey, text: str) -> list[Hit]:
+    def _search_again(self, key: DatasetKey, text: str, p: RetrievalProfile) -> list[Hit]:
         """The second round, on a worker: the passages by their words alone
         (an empty vector: the question's found its passages in the first
         round; on DynamoDB this saves a SearchVectors and a Query)."""
-        req = SearchRequest("chunks", [], SECOND_ROUND_PASSAGES, 0.0, text=text)
+        req = SearchRequest("chunks", [], p.second_round_passages, 0.0, text=text)
         return self.vectors.search(key, [req])[0]
 
     def _by_words(
-        self, key: DatasetKey, inp: QueryInput, meter: Meter, check_dataset: bool
+        self,
+        key: DatasetKey,
+        inp: QueryInput,
+        meter: Meter,
+        p: RetrievalProfile,
+        check_dataset: bool,
     ) -> tuple[list[str], dict[int, int], dict[int, Entity], list[Edge]]:
         """Waves 1 and 2: the dataset, the keyword seeds, their rows and the
         edges around them."""
@@ -231,16 +224,20 @@ class Gatherer:
             terms = query_terms(inp.query)
             exists = start(self.graph.get_dataset, key) if check_dataset else done(True)
             lookups = name_lookups(inp.query, terms) if terms else []
-            hits_f = start(self.graph.keyword_hits, key, terms, PER_TERM) if terms else done([])
+            hits_f = (
+                start(self.graph.keyword_hits, key, terms, p.keyword_per_term)
+                if terms
+                else done([])
+            )
             named_f = start(self.graph.entity_ids_by_names, key, lookups) if lookups else done({})
             hits, named = hits_f.result(), named_f.result()
             if exists.result() is None:
                 raise NotFound(f"dataset {inp.dataset!r} does not exist")
             missing = missing_named(hits, named)
             named_rows = self.graph.get_entities(key, missing) if missing else {}
-            kw = rank_keywords(inp.query, terms, hits, named_rows, KEYWORD_SEEDS)
+            kw = rank_keywords(inp.query, terms, hits, named_rows, p.keyword_seeds, p)
             rows_f = start(self.graph.get_entities, key, list(kw)) if kw else done({})
-            around = self._around(key, list(kw), EDGE_CAP, inp)
+            around = self._around(key, list(kw), p.edge_cap, inp)
             c["terms"] = len(terms)
             c["seeds"] = len(kw)
             return terms, kw, rows_f.result(), around
@@ -252,6 +249,7 @@ class Gatherer:
         key: DatasetKey,
         inp: QueryInput,
         meter: Meter,
+        p: RetrievalProfile,
         terms: list[str],
         kw: dict[int, int],
         kw_rows: dict[int, Entity],
@@ -260,23 +258,27 @@ class Gatherer:
     ) -> Gathered:
         g = self.graph
         with meter.call.step("expand") as c:
-            strength: dict[int, float] = {i: W_KEYWORD * s for i, s in kw.items() if i in kw_rows}
+            strength: dict[int, float] = {
+                i: seed_strength(s, None, p) for i, s in kw.items() if i in kw_rows
+            }
             for h in found.entities:
-                strength[h.id] = strength.get(h.id, 0.0) + W_ENTITY_SIM * h.score
+                strength[h.id] = strength.get(h.id, 0.0) + seed_strength(None, h.score, p)
             # A fact's similarity: how far its cosine is above the threshold
             # (the local model puts most texts at 0.75-0.9 of any question).
             t = self.settings.query_threshold
             edge_sim = {h.id: above(h.score, t) for h in found.edges}
             # The question's words that say more than a seed's name: "Dana"
             # is in every fact around Dana, "brother" picks one of them.
-            named = {stem(t) for i in kw if kw[i] >= 3 for t in _names(kw_rows, i)}
+            named = {
+                stem(t) for i in kw if kw[i] >= p.keyword_name_term for t in _names(kw_rows, i)
+            }
             question = {stem(t) for t in terms} - named
             # Two hops from the keyword seeds (their edges are read): the best
             # one-hop facts, scored on their own words (the names of their
             # ends are not read yet), lend the entity they lead to a share of
             # their score; the best such entities that are not seeds have
             # their edges read (at most HOP2_FROM).
-            neighbours = two_hop_from(kw_around, strength, edge_sim, question)
+            neighbours = two_hop_from(kw_around, strength, edge_sim, question, p)
 
             # Wave 3: the rows of what the search found; the edges around the
             # similar entities that are not keyword seeds; the two-hop edges.
@@ -287,13 +289,13 @@ class Gatherer:
             # The rows one off the best matches are read with them (their
             # neighbours in a session or a text: retrieve keeps the adjacent).
             ranked = sorted(ranks, key=lambda i: ranks[i][0])
-            wanted = [*ranks, *neighbour_ids(ranked, NEIGHBOURS_OF)]
+            wanted = [*ranks, *neighbour_ids(ranked, p.neighbours_of)]
             passages_f = start(g.get_artifacts, key, wanted) if ranks else done({})
             unmatched = not strength and not edge_sim  # the fallback's read, sent now
-            recent_f = start(g.recent_entities, key, FALLBACK_SEEDS) if unmatched else done([])
+            recent_f = start(g.recent_entities, key, p.fallback_seeds) if unmatched else done([])
             fallback = False
-            hop2_f = self._around_start(key, neighbours, HOP2_CAP, inp)
-            vec_around = self._around(key, vec_only, EDGE_CAP, inp)
+            hop2_f = self._around_start(key, neighbours, p.hop2_cap, inp)
+            vec_around = self._around(key, vec_only, p.edge_cap, inp)
             hop2_all = self._around_join(hop2_f, inp)
             similar_edges = [e for e in similar_f.result().values() if kept(e, inp)]
             seed_rows = {**kw_rows, **vec_rows_f.result()}
@@ -301,24 +303,24 @@ class Gatherer:
             read_rows = passages_f.result()
             passages = {i: a for i, a in read_rows.items() if i in ranks}
             beside = {i: a for i, a in read_rows.items() if i not in ranks}
-            around = _newest([*kw_around, *vec_around], EDGE_CAP)
+            around = _newest([*kw_around, *vec_around], p.edge_cap)
             matched = [seed_rows[i] for i in strength]  # keyword ones first
             if not strength and not similar_edges:
                 # Nothing matched: the newest entities stand in for seeds (two
                 # more waves: their edges, then the two-hop edges).
-                recent = recent_f.result() or g.recent_entities(key, FALLBACK_SEEDS)
+                recent = recent_f.result() or g.recent_entities(key, p.fallback_seeds)
                 seed_rows = {e.id: e for e in recent}
-                strength = {e.id: W_KEYWORD for e in recent}
-                around = self._around(key, list(strength), EDGE_CAP, inp)
-                neighbours = two_hop_from(around, strength, edge_sim, question)
-                hop2_all = self._around(key, neighbours, HOP2_CAP, inp)
+                strength = {e.id: p.w_keyword for e in recent}
+                around = self._around(key, list(strength), p.edge_cap, inp)
+                neighbours = two_hop_from(around, strength, edge_sim, question, p)
+                hop2_all = self._around(key, neighbours, p.hop2_cap, inp)
                 fallback = True
             hop1 = {e.id: e for e in around}
             hop2 = [e for e in hop2_all if e.id not in hop1]
             degree = degree_of(around)
             facts = [*around, *similar_edges]
-            early = on_own_words(facts, strength, degree, edge_sim, question)
-            lent = lent_to(around, early, strength)
+            early = on_own_words(facts, strength, degree, edge_sim, question, p)
+            lent = lent_to(around, early, strength, p)
             # What an entity passes to its facts: its own strength as a seed,
             # or what the facts leading to it lent it, whichever is more.
             led = {n: max(strength.get(n, 0.0), lent.get(n, 0.0)) for n in {*strength, *lent}}
@@ -335,9 +337,9 @@ class Gatherer:
             # what a bridge question's second hop says ("the woman who
             # portrayed Corliss Archer" -> "Shirley Temple" -> her career);
             # the rows it finds are read once it answers.
-            again = second_round_text(inp.query, ranked, passages)
-            second_f = start(self._search_again, key, again) if again else done([])
-            best = sorted(facts, key=lambda e: (-early[e.id], e.id))[:SOURCE_READS]
+            again = second_round_text(inp.query, ranked, passages, p)
+            second_f = start(self._search_again, key, again, p) if again else done([])
+            best = sorted(facts, key=lambda e: (-early[e.id], e.id))[: p.source_reads]
             source_ids = sorted(
                 {a for e in best if (a := e.artifact_id) is not None and a not in passages}
             )
@@ -345,7 +347,7 @@ class Gatherer:
             need = sorted(_ends([*facts, *hop2]) - set(seed_rows))
             ends_f = start(g.get_entities, key, need) if need else done({})
             try:
-                more = second_round_ranks(second_f.result(), ranks)
+                more = second_round_ranks(second_f.result(), ranks, p.second_round_rank)
                 unread = [i for i in more if i not in beside]
                 more_rows = {**beside, **(g.get_artifacts(key, unread) if unread else {})}
                 entities = {**seed_rows, **ends_f.result()}
@@ -360,6 +362,7 @@ class Gatherer:
                     passages[i] = more_rows[i]
                     beside.pop(i, None)
             seeds = sorted(strength, key=lambda i: (-strength[i], i))
+            seed_why = _seed_why(strength, kw, found, fallback)
             c["entities"] = len(entities)
             c["texts"] = len(texts)
             c["second_round"] = sum(1 for i in more if i in passages)
@@ -380,6 +383,7 @@ class Gatherer:
             question=question,
             degree=degree,
             led=led,
+            seed_why=seed_why,
         )
 
     def _around_start(
@@ -404,6 +408,30 @@ class Gatherer:
 
     def _around(self, key: DatasetKey, ids: list[int], limit: int, inp: QueryInput) -> list[Edge]:
         return self._around_join(self._around_start(key, ids, limit, inp), inp)
+
+
+def _seed_why(
+    strength: dict[int, float], kw: dict[int, int], found: Found, fallback: bool
+) -> dict[int, dict[str, Any]]:
+    """How each seed was found: which pools, its rank and points there."""
+    sim = {h.id: (r, h.score) for r, h in enumerate(found.entities)}
+    kw_rank = {i: r for r, i in enumerate(kw)}
+    out: dict[int, dict[str, Any]] = {}
+    for i in strength:
+        why: dict[str, Any] = {}
+        pools = []
+        if fallback:
+            pools.append("newest_entities")
+        elif i in kw_rank:
+            pools.append("keywords")
+            why["keyword_points"] = kw[i]
+            why["keyword_rank"] = kw_rank[i]
+        if not fallback and i in sim:
+            pools.append("similar_entities")
+            why["rank"], why["cosine"] = sim[i]
+        why["pool"] = "+".join(pools)
+        out[i] = why
+    return out
 
 
 def _newest(edges: list[Edge], limit: int) -> list[Edge]:

@@ -8,9 +8,8 @@ from __future__ import annotations
 from collections import Counter
 
 from ..models import Edge
-from .scoring import HOP1, HOP2, damped, fact_score, reach
-
-HOP2_FROM = 8  # one-hop neighbours whose edges are read (two hops)
+from ..retrieval_profile import RetrievalProfile
+from .scoring import damped, fact_score, lent, reach
 
 
 def degree_of(around: list[Edge]) -> Counter[int]:
@@ -28,42 +27,43 @@ def on_own_words(
     degree: Counter[int],
     edge_sim: dict[int, float],
     question: set[str],
+    p: RetrievalProfile,
 ) -> dict[int, float]:
     """The facts scored before the names of their ends are read: on their
     relation and sentence (they choose the two-hop neighbours and the texts
     read as the best facts' sources)."""
-    passed = damped(strength, degree)
+    passed = damped(strength, degree, p)
     return {
         e.id: fact_score(
-            e,
-            HOP1 * reach(e, passed),
-            edge_sim.get(e.id, 0.0),
-            question,
-            f"{e.relation} {e.description}",
-        )
+            reach(e, passed), edge_sim.get(e.id, 0.0), question, f"{e.relation} {e.description}", p
+        ).total
         for e in facts
     }
 
 
 def lent_to(
-    around: list[Edge], scores: dict[int, float], strength: dict[int, float]
+    around: list[Edge], scores: dict[int, float], strength: dict[int, float], p: RetrievalProfile
 ) -> dict[int, float]:
     """What the one-hop facts lend the entity they lead to (away from the
     stronger end): a share of the fact's score."""
-    lent: dict[int, float] = {}
+    out: dict[int, float] = {}
     for e in around:
         a, b = e.source_id, e.target_id
         far = b if strength.get(a, 0.0) >= strength.get(b, 0.0) else a
-        lent[far] = max(lent.get(far, 0.0), HOP2 * scores[e.id])
-    return lent
+        out[far] = max(out.get(far, 0.0), lent(scores[e.id], p))
+    return out
 
 
 def two_hop_from(
-    around: list[Edge], strength: dict[int, float], edge_sim: dict[int, float], question: set[str]
+    around: list[Edge],
+    strength: dict[int, float],
+    edge_sim: dict[int, float],
+    question: set[str],
+    p: RetrievalProfile,
 ) -> list[int]:
     """The entities the best one-hop facts lead to that are not seeds (at
-    most HOP2_FROM): whose edges are read for two hops."""
-    scores = on_own_words(around, strength, degree_of(around), edge_sim, question)
-    lent = lent_to(around, scores, strength)
-    ahead = sorted((n for n in lent if n not in strength), key=lambda n: (-lent[n], -n))
-    return ahead[:HOP2_FROM]
+    most ``p.hop2_from``): whose edges are read for two hops."""
+    scores = on_own_words(around, strength, degree_of(around), edge_sim, question, p)
+    given = lent_to(around, scores, strength, p)
+    ahead = sorted((n for n in given if n not in strength), key=lambda n: (-given[n], -n))
+    return ahead[: p.hop2_from]

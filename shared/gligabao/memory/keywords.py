@@ -7,9 +7,11 @@ from dataclasses import dataclass, field
 
 from ..graph.port import GraphStore
 from ..models import DatasetKey, Entity, KeywordHit
+from ..retrieval_profile import DEFAULT, RetrievalProfile
 from ..text import contains_phrase, index_terms, normalize_name
 
-PER_TERM = 50  # index entries read per term: bounds the cost of a common word
+# Index entries read per term (remember's known entities; a query reads its profile's).
+PER_TERM = DEFAULT.keyword_per_term
 MAX_NAME_WORDS = 8  # the longest name looked up whole in the names table
 MAX_NAME_LOOKUPS = 100  # whole names looked up per call (one BatchGetItem)
 
@@ -70,9 +72,11 @@ def rank_keywords(
     hits: list[KeywordHit],
     rows: dict[int, Entity],
     limit: int,
+    p: RetrievalProfile = DEFAULT,
 ) -> dict[int, int]:
     """Score the term index's hits and the rows of the named entities it
-    left out (the rules of :func:`keyword_scores`), best ``limit`` first."""
+    left out (the rules of :func:`keyword_scores`, the points ``p``'s), best
+    ``limit`` first."""
     if not terms:
         return {}
     wanted = set(terms)
@@ -86,9 +90,16 @@ def rank_keywords(
     for e in rows.values():
         candidates.setdefault(e.id, _from_row(e, wanted))
 
+    whole_name, name_term, described = (
+        p.keyword_whole_name,
+        p.keyword_name_term,
+        p.keyword_description,
+    )
+
     def score(c: _Candidate) -> int:
-        whole = 5 if contains_phrase(norm_text, c.norm_name) else 0
-        return whole + 3 * len(index_terms(c.norm_name) & wanted) + len(c.in_description)
+        whole = whole_name if contains_phrase(norm_text, c.norm_name) else 0
+        named = name_term * len(index_terms(c.norm_name) & wanted)
+        return whole + named + described * len(c.in_description)
 
     scores = {eid: score(c) for eid, c in candidates.items()}
     # Best score first, then newest, then highest ID: three stable sorts, the

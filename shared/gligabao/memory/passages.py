@@ -15,21 +15,17 @@ from __future__ import annotations
 import re
 
 from ..models import Artifact
+from ..retrieval_profile import DEFAULT, RetrievalProfile
 from ..text import passage_text, query_terms
 from ..vectors.port import Hit
-
-NEIGHBOURS_OF = 10  # best matched passages whose neighbours are read
-SECOND_ROUND_FROM = 1  # best matched passages whose names seed the second round
-SECOND_ROUND_TERMS = 12  # names' terms sent (the lexical search's own cap)
-SECOND_ROUND_PASSAGES = 20  # what the second search returns
-SECOND_ROUND_RANK = 10  # the rank its first new passage takes: after the first round's ten best
+from .scoring import Score, beside_score
 
 # Capitalized word runs ("Young, New South Wales", "Philadelphia Eagles"),
 # with the small words that join names ("Bank of England").
 _NAME = re.compile(r"[A-Z][\w'’\-]*(?:\s+(?:(?:of|the|de|da|del|van|von|and)\s+)?[A-Z][\w'’\-]*)*")
 
 
-def neighbour_ids(matched: list[int], limit: int = NEIGHBOURS_OF) -> list[int]:
+def neighbour_ids(matched: list[int], limit: int = DEFAULT.neighbours_of) -> list[int]:
     """The IDs one off the best ``limit`` matched passages (not matched
     themselves): read with the matches, in the same batch."""
     best = matched[:limit]
@@ -54,7 +50,9 @@ def adjacent(a: Artifact, b: Artifact) -> bool:
     return a.session_id is not None and a.session_id == b.session_id
 
 
-def second_round_terms(question: str, seeds: list[str]) -> list[str]:
+def second_round_terms(
+    question: str, seeds: list[str], limit: int = DEFAULT.second_round_terms
+) -> list[str]:
     """The terms of the names the seed passages hold that the question does
     not: what a bridge question's second passage is found by ("born in
     Young, New South Wales" for "the city where she was born"). Empty when
@@ -66,50 +64,63 @@ def second_round_terms(question: str, seeds: list[str]) -> list[str]:
             for t in query_terms(m.group(0), 1000):
                 if t not in asked and t not in out:
                     out.append(t)
-                    if len(out) == SECOND_ROUND_TERMS:
+                    if len(out) == limit:
                         return out
     return out
 
 
-def second_round_text(question: str, ranked: list[int], rows: dict[int, Artifact]) -> str | None:
+def second_round_text(
+    question: str,
+    ranked: list[int],
+    rows: dict[int, Artifact],
+    p: RetrievalProfile = DEFAULT,
+) -> str | None:
     """What the second search looks for: the question, and the names the
     best matched passages hold that it does not (``ranked``: the matched
     passages, best first). None when they name nothing new: no second round."""
     seeds = [
-        passage_text(rows[i].text, rows[i].speaker) for i in ranked[:SECOND_ROUND_FROM] if i in rows
+        passage_text(rows[i].text, rows[i].speaker)
+        for i in ranked[: p.second_round_from]
+        if i in rows
     ]
-    terms = second_round_terms(question, seeds)
+    terms = second_round_terms(question, seeds, p.second_round_terms)
     return f"{question} {' '.join(terms)}" if terms else None
 
 
 def second_round_ranks(
-    hits: list[Hit], ranks: dict[int, tuple[int, bool]]
+    hits: list[Hit], ranks: dict[int, tuple[int, bool]], first: int = DEFAULT.second_round_rank
 ) -> dict[int, tuple[int, bool]]:
     """The passages the second search found that the first had not, each
     with its rank (found by its text): after the first round's best, in the
     second's order. The first round's own are left as they were."""
     new = [h.id for h in hits if h.id not in ranks]
-    return {i: (SECOND_ROUND_RANK + r, True) for r, i in enumerate(new)}
+    return {i: (first + r, True) for r, i in enumerate(new)}
 
 
 def beside_scores(
-    matched: dict[int, float], rows: dict[int, Artifact], beside: dict[int, Artifact], share: float
-) -> dict[int, float]:
+    matched: dict[int, float],
+    rows: dict[int, Artifact],
+    beside: dict[int, Artifact],
+    p: RetrievalProfile = DEFAULT,
+) -> dict[int, Score]:
     """The rows next to a matched passage (a turn of the same session, a
-    window of the same text, one ID off), each with ``share`` of the best
+    window of the same text, one ID off), each with ``p.w_beside`` of the best
     score of a match it is next to; a match next to a better one gets it too
     when it is more than its own. ``matched``: score by passage ID."""
     every = {**beside, **rows}
-    out: dict[int, float] = {}
+    out: dict[int, Score] = {}
     for i, s in matched.items():
         a = rows.get(i)
         if a is None:
             continue
         for j in (i - 1, i + 1):
             b = every.get(j)
-            if b is not None and adjacent(a, b) and share * s > out.get(j, 0.0):
-                out[j] = share * s
-    return {j: s for j, s in out.items() if s > matched.get(j, 0.0)}
+            if b is None or not adjacent(a, b):
+                continue
+            got = beside_score(s, i, p)
+            if got.total > (out[j].total if j in out else 0.0):
+                out[j] = got
+    return {j: s for j, s in out.items() if s.total > matched.get(j, 0.0)}
 
 
 def passage_rank(chunk_hits: list[Hit], summary_hits: list[Hit]) -> dict[int, tuple[int, bool]]:

@@ -15,7 +15,8 @@ from ..graph.port import GraphStore
 from ..models import DatasetKey
 from ..records.meter import Meter
 from ..vectors.port import VectorIndex
-from .retrieve import QueryInput, Retriever
+from .explain import annotate
+from .retrieve import Context, QueryInput, Retriever
 
 __all__ = ["NO_INFORMATION", "Query", "QueryInput"]
 
@@ -27,6 +28,21 @@ def _ids(value: Any) -> list[int]:
     if not isinstance(value, list):
         return []
     return [i for i in map(as_id, value) if i is not None]
+
+
+def _explain(ctx: Context, out: dict[str, Any]) -> None:
+    """With explain: the evidence's items say why they were in the context,
+    and the whole context (as search gives it) and the best left out join."""
+    annotate(ctx, out["evidence"])
+    names = {i: e.name for i, e in ctx.entities.items()}
+    body = {
+        "entities": [e.public() for e in ctx.entities.values()],
+        "edges": [e.public(names) for e in ctx.edges.values()],
+        "passages": [p.public() for p in ctx.passages.values()],
+    }
+    annotate(ctx, body)
+    out["context"] = body
+    out["left_out"] = ctx.explained or []
 
 
 class Query:
@@ -47,6 +63,8 @@ class Query:
             out["evidence"] = {"entities": [], "edges": [], "passages": []}
             if ctx.nearby:
                 out["nearby"] = ctx.nearby
+            if inp.explain:
+                _explain(ctx, out)
             return out
 
         call = meter.call
@@ -94,4 +112,6 @@ class Query:
             c["passages"] = len(passage_ids)
         if ctx.nearby:
             out["nearby"] = ctx.nearby
+        if inp.explain:
+            _explain(ctx, out)
         return out

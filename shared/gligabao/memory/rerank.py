@@ -26,6 +26,7 @@ from ..models import Entity
 from ..records.meter import Meter
 from ..text import passage_text
 from .context import Scored
+from .scoring import Score
 
 # A document longer than this is cut (about 2,000 tokens: a chunk is 800).
 # Bedrock takes 32,000 characters; the models read only their window.
@@ -58,7 +59,10 @@ def rerank(
         previous = float("inf")
         for i, old in zip(order, (candidates[j].score for j in pool), strict=True):
             score = min(old, previous - TIE_STEP)
-            out[i] = replace(candidates[i], score=score)
+            why = candidates[i].why
+            if why is not None:  # an explain shows the score it had and the one it takes
+                why = Score(why.parts, {**why.inputs, "reranked_score": score})
+            out[i] = replace(candidates[i], score=score, why=why)
             previous = score
         c["documents"] = len(docs)
         c["moved"] = sum(1 for a, b in zip(order, pool, strict=True) if a != b)

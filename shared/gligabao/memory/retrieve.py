@@ -20,128 +20,116 @@ from typing import Any
 from .. import clock
 from ..config import Settings
 from ..graph.port import GraphStore
-from ..models import Artifact, DatasetKey, Edge
+from ..models import Artifact, DatasetKey, Edge, Entity
 from ..records.meter import Meter
+from ..retrieval_profile import RetrievalProfile
 from ..text import estimate_tokens, passage_text
 from ..vectors.port import VectorIndex
 from .context import Context, Passage, Scored, fill
+from .explain import left_out, record
 from .gather import Gathered, Gatherer, QueryInput, kept
 from .passages import beside_scores
 from .rerank import rerank
 from .scoring import (
-    HOP1,
-    W_BESIDE,
-    W_PROVENANCE,
-    W_RECENCY,
-    W_SEED_LINE,
-    W_SOURCE,
-    W_WHEN,
     Period,
+    Score,
     damped,
     fact_score,
     passage_score,
     question_periods,
     reach,
+    seed_line_score,
+    source_only,
+    source_score,
     within,
 )
 
 __all__ = ["Context", "Passage", "QueryInput", "Retriever"]
 
-PROVENANCE_FROM = 10  # best facts whose source text may join as a passage
-
 
 class Retriever:
     def __init__(
-        self, graph: GraphStore, vectors: VectorIndex, settings: Settings, nearby: Any = None
+        self,
+        graph: GraphStore,
+        vectors: VectorIndex,
+        settings: Settings,
+        nearby: Any = None,
+        profile: RetrievalProfile | None = None,
     ) -> None:
         self.graph = graph
         self.settings = settings
         self.gatherer = Gatherer(graph, vectors, settings)
         self.nearby = nearby  # geo: the nearby search, when the server has geo on
+        # The deployment's profile (GB_RETRIEVAL_PROFILE); a request's replaces it.
+        self.profile = profile if profile is not None else settings.profile
 
     def retrieve(
         self, key: DatasetKey, inp: QueryInput, meter: Meter, *, check_dataset: bool = False
     ) -> Context:
         """The context of the question. With ``check_dataset``, NotFound when
         the dataset does not exist (read while the question is embedded)."""
-        call = meter.call
-        got = self.gatherer.gather(key, inp, meter, check_dataset=check_dataset)
+        p = inp.profile or self.profile
+        got = self.gatherer.gather(key, inp, meter, p, check_dataset=check_dataset)
         entities = dict(got.entities)
+        nearby, near_edges = self._nearby(key, inp, meter, got, entities)
 
-        nearby: dict[str, Any] | None = None
-        near_edges: list[Edge] = []
-        if self.nearby is not None:
-            with call.step("nearby") as c:
-                nearby, near_edges = self.nearby.search(key, inp, meter, got.matched)
-                near_edges = [e for e in near_edges if kept(e, inp)]
-                for n in (nearby or {}).pop("_entities", []):
-                    entities.setdefault(n.id, n)
-                need = {i for e in near_edges for i in (e.source_id, e.target_id)} - set(entities)
-                if need:
-                    entities.update(self.graph.get_entities(key, sorted(need)))
-                c["entities"] = len(nearby["nearby"]) if nearby else 0
-
-        with call.step("passages") as c:
+        with meter.call.step("passages") as c:
             rows = dict(got.passages)
             # The texts the matched passages are (short texts) or are part of.
             matched_texts = set(rows) | {a.parent_id for a in rows.values() if a.parent_id}
             c["matched"] = len(rows)
 
-        with call.step("score") as c:
-            pool: dict[int, Edge] = {}
-            for e in [*got.hop1.values(), *got.hop2, *got.similar_edges, *near_edges]:
-                pool.setdefault(e.id, e)
-            # An edge whose end was not read (its row is gone) is left out.
-            pool = {
-                i: e for i, e in pool.items() if e.source_id in entities and e.target_id in entities
-            }
+        with meter.call.step("score") as c:
+            pool = _fact_pool(got, near_edges, entities)
             periods = question_periods(inp.query)  # "in March 2024": what happened then
-            age = {eid: n for n, eid in enumerate(sorted(pool), start=1)}
-            facts = len(age)
-            scored_edges: dict[int, float] = {}
-            # Per question, not per fact: the hub damping of every entity, and
-            # the attributes read in the loop (some 70 facts a question).
-            passed = damped(got.led, got.degree)
-            edge_sim, question = got.edge_sim, got.question
-            for e in pool.values():
-                graph_score = HOP1 * reach(e, passed)
-                src, dst = entities[e.source_id].name, entities[e.target_id].name
-                line = f"{src} {e.relation} {e.description} {dst}"
-                s = fact_score(e, graph_score, edge_sim.get(e.id, 0.0), question, line)
-                s += W_RECENCY * age[e.id] / facts
-                if e.artifact_id in matched_texts:
-                    s += W_PROVENANCE
-                if periods and within(periods, e.valid_at, e.invalid_at):
-                    s += W_WHEN
-                scored_edges[e.id] = s
-            best_facts = sorted(scored_edges, key=lambda i: -scored_edges[i])[:PROVENANCE_FROM]
-            sources: dict[int, float] = {}
-            for i in best_facts:
-                aid = pool[i].artifact_id
-                if aid is not None and aid not in rows and aid in got.texts:
-                    sources[aid] = max(sources.get(aid, 0.0), W_SOURCE * scored_edges[i])
+            facts = _score_facts(pool, got, entities, matched_texts, periods, p)
+            sources = _sources(facts, pool, rows, got, p)
             rows.update({aid: got.texts[aid] for aid in sources})
-            candidates = [Scored(s, edge=pool[i]) for i, s in scored_edges.items()]
-            candidates += [
-                Scored(W_SEED_LINE * got.strength[i], entity=entities[i])
-                for i in got.seeds
-                if i in entities
-            ]
-            candidates += self._passages(rows, got, sources, periods)
+            candidates = [Scored(s.total, edge=pool[i], why=s) for i, s in facts.items()]
+            candidates += _seed_lines(got, entities, p)
+            candidates += self._passages(rows, got, sources, periods, p)
             c["candidates"] = len(candidates)
             c["sources"] = len(sources)
 
         candidates = rerank(meter, self.settings, inp.query, candidates, entities)
-        with call.step("fill") as c:
+        with meter.call.step("fill") as c:
             budget = inp.max_context_tokens or self.settings.context_tokens
-            ctx = fill(candidates, entities, inp.query, clock.now_str(), budget, nearby, inp.as_of)
+            ctx = fill(
+                candidates, entities, inp.query, clock.now_str(), budget, nearby, inp.as_of, p
+            )
             c["budget"] = budget
             c["entities"] = len(ctx.entities)
             c["edges"] = len(ctx.edges)
             c["passages"] = len(ctx.passages)
             c["left_out"] = ctx.left_out
             c["below_floor"] = ctx.below_floor
+        if inp.explain:
+            ctx.explained = left_out(ctx, entities, p.left_out_shown)
+            meter.call.result = {"explain": record(ctx, ctx.explained)}
         return ctx
+
+    def _nearby(
+        self,
+        key: DatasetKey,
+        inp: QueryInput,
+        meter: Meter,
+        got: Gathered,
+        entities: dict[int, Entity],
+    ) -> tuple[dict[str, Any] | None, list[Edge]]:
+        """geo: the places near the matched ones and their facts (``entities``
+        gains their rows); nothing when the server has geo off."""
+        if self.nearby is None:
+            return None, []
+        with meter.call.step("nearby") as c:
+            nearby, near_edges = self.nearby.search(key, inp, meter, got.matched)
+            near_edges = [e for e in near_edges if kept(e, inp)]
+            for n in (nearby or {}).pop("_entities", []):
+                entities.setdefault(n.id, n)
+            need = {i for e in near_edges for i in (e.source_id, e.target_id)} - set(entities)
+            if need:
+                entities.update(self.graph.get_entities(key, sorted(need)))
+            c["entities"] = len(nearby["nearby"]) if nearby else 0
+        return nearby, near_edges
 
     def _is_passage(self, a: Artifact) -> bool:
         # A chunk or window, or a text short enough to be searched whole.
@@ -154,46 +142,168 @@ class Retriever:
         self,
         rows: dict[int, Artifact],
         got: Gathered,
-        sources: dict[int, float],
+        sources: dict[int, tuple[int, float]],
         periods: list[Period],
+        p: RetrievalProfile,
     ) -> list[Scored]:
         """Matched passages, scored by rank (and as the source of a good fact
-        too), and the source texts of the best facts that are passages."""
-        ranks = got.ranks
-        by_summary = {h.id for h in got.found.summaries}
-        out: list[Scored] = []
-        own: dict[int, float] = {}
-        for cid, (rank, by_text) in ranks.items():
-            row = rows.get(cid)
-            if row is None:  # a deleted row's vector is dropped
-                continue
-            summary = row.summary if cid in by_summary else None
-            # A turn's speaker is one of its words ("What did Melanie paint?").
-            words = passage_text(row.text, row.speaker) if by_text else (summary or "")
-            s = passage_score(rank, got.question, words) + sources.get(cid, 0.0)
-            if within(periods, row.reference_time):
-                s += W_WHEN
-            own[cid] = s
-            if by_text:
-                whole = Passage(row, summary, row.text)
-                short = [Passage(row, summary, None)] if summary is not None else []
-                out.append(Scored(s, passage=whole, alternatives=short))
-            elif summary is not None:
-                out.append(Scored(s, passage=Passage(row, summary, None)))
+        too), the rows next to them, and the source texts of the best facts
+        that are passages."""
+        out, own = _matched(rows, got, sources, periods, p)
         # The turns (windows) next to a match: the answer is often the reply.
         # (A row next to a match that is not a passage itself, a text with
         # chunks, is left out; one that is a fact's source is scored below.)
         near = {i: a for i, a in got.beside.items() if self._is_passage(a)}
-        beside = beside_scores(own, rows, near, W_BESIDE)
+        beside = beside_scores(own, rows, near, p)
         for c in out:
             if c.passage is not None and c.passage.chunk.id in beside:
-                c.score = beside.pop(c.passage.chunk.id)
+                s = beside.pop(c.passage.chunk.id)
+                pool = c.why.inputs.get("pool") if c.why is not None else None
+                s.inputs.update(pool=pool, own_score=c.score)
+                c.score, c.why = s.total, s
         for bid, s in beside.items():
             if bid in near:
-                row = near[bid]
-                out.append(Scored(s, passage=Passage(row, row.summary, row.text)))
-        for aid, s in sources.items():
+                nb = near[bid]
+                s.inputs["pool"] = "beside"
+                out.append(Scored(s.total, passage=Passage(nb, nb.summary, nb.text), why=s))
+        for aid, (fact, share) in sources.items():
             row = rows.get(aid)
-            if row is not None and aid not in ranks and self._is_passage(row):
-                out.append(Scored(s, passage=Passage(row, row.summary, row.text)))
+            if row is not None and aid not in got.ranks and self._is_passage(row):
+                s = source_only(share, fact)
+                s.inputs["pool"] = "fact_source"
+                out.append(Scored(s.total, passage=Passage(row, row.summary, row.text), why=s))
         return out
+
+
+def _fact_pool(
+    got: Gathered, near_edges: list[Edge], entities: dict[int, Entity]
+) -> dict[int, Edge]:
+    """Every fact read, once; an edge whose end was not read (its row is
+    gone) is left out."""
+    pool: dict[int, Edge] = {}
+    for e in [*got.hop1.values(), *got.hop2, *got.similar_edges, *near_edges]:
+        pool.setdefault(e.id, e)
+    return {i: e for i, e in pool.items() if e.source_id in entities and e.target_id in entities}
+
+
+def _fact_pools(got: Gathered) -> tuple[dict[int, str], dict[int, int]]:
+    """Which pool found each fact (one hop, two hops, similar; else nearby)
+    and its rank in the similar facts' search."""
+    found: dict[int, str] = {}
+    for e in got.similar_edges:
+        found[e.id] = "similar_facts"
+    for e in got.hop2:
+        found[e.id] = "two_hop"
+    for i in got.hop1:
+        found[i] = "one_hop"
+    ranks = {h.id: r for r, h in enumerate(got.found.edges)}
+    return found, ranks
+
+
+def _score_facts(
+    pool: dict[int, Edge],
+    got: Gathered,
+    entities: dict[int, Entity],
+    matched_texts: set[int],
+    periods: list[Period],
+    p: RetrievalProfile,
+) -> dict[int, Score]:
+    """Each fact of the pool scored (:func:`.scoring.fact_score`) with its
+    ends' names, recency, provenance and dates."""
+    age = {eid: n for n, eid in enumerate(sorted(pool), start=1)}
+    facts = len(age)
+    # Per question, not per fact: the hub damping of every entity (a hundred
+    # or so facts a question).
+    passed = damped(got.led, got.degree, p)
+    edge_sim, question = got.edge_sim, got.question
+    pools, sim_ranks = _fact_pools(got)
+    out: dict[int, Score] = {}
+    for e in pool.values():
+        src, dst = entities[e.source_id].name, entities[e.target_id].name
+        s = fact_score(
+            reach(e, passed),
+            edge_sim.get(e.id, 0.0),
+            question,
+            f"{src} {e.relation} {e.description} {dst}",
+            p,
+            age=(age[e.id], facts),
+            provenance=e.artifact_id in matched_texts,
+            when=bool(periods) and within(periods, e.valid_at, e.invalid_at),
+        )
+        s.inputs["pool"] = pools.get(e.id, "nearby")
+        if e.id in sim_ranks:
+            s.inputs["rank"] = sim_ranks[e.id]
+        out[e.id] = s
+    return out
+
+
+def _sources(
+    facts: dict[int, Score],
+    pool: dict[int, Edge],
+    rows: dict[int, Artifact],
+    got: Gathered,
+    p: RetrievalProfile,
+) -> dict[int, tuple[int, float]]:
+    """The texts the best facts were stated in (read, not matched): text ID
+    -> (the fact, its share of the fact's score: the best fact's)."""
+    total = {i: s.total for i, s in facts.items()}
+    best = sorted(total, key=lambda i: -total[i])[: p.provenance_from]
+    out: dict[int, tuple[int, float]] = {}
+    for i in best:
+        aid = pool[i].artifact_id
+        if aid is not None and aid not in rows and aid in got.texts:
+            share = source_score(total[i], p)
+            if share > out.get(aid, (0, 0.0))[1]:
+                out[aid] = (i, share)
+    return out
+
+
+def _seed_lines(got: Gathered, entities: dict[int, Entity], p: RetrievalProfile) -> list[Scored]:
+    """The seeds' own lines (their names and descriptions)."""
+    out = []
+    for i in got.seeds:
+        if i in entities:
+            s = seed_line_score(got.strength[i], p, **got.seed_why.get(i, {}))
+            out.append(Scored(s.total, entity=entities[i], why=s))
+    return out
+
+
+def _matched(
+    rows: dict[int, Artifact],
+    got: Gathered,
+    sources: dict[int, tuple[int, float]],
+    periods: list[Period],
+    p: RetrievalProfile,
+) -> tuple[list[Scored], dict[int, float]]:
+    """The passages the searches matched, scored by rank (and as the source
+    of a good fact too), and their scores by ID."""
+    by_summary = {h.id for h in got.found.summaries}
+    out: list[Scored] = []
+    own: dict[int, float] = {}
+    for cid, (rank, by_text) in got.ranks.items():
+        row = rows.get(cid)
+        if row is None:  # a deleted row's vector is dropped
+            continue
+        summary = row.summary if cid in by_summary else None
+        # A turn's speaker is one of its words ("What did Melanie paint?").
+        words = passage_text(row.text, row.speaker) if by_text else (summary or "")
+        src = sources.get(cid)
+        s = passage_score(
+            rank,
+            got.question,
+            words,
+            p,
+            source=src[1] if src else 0.0,
+            when=within(periods, row.reference_time),
+        )
+        s.inputs["pool"] = "text_search" if by_text else "summary_search"
+        if src:
+            s.inputs["source_of"] = src[0]
+        own[cid] = s.total
+        if by_text:
+            whole = Passage(row, summary, row.text)
+            short = [Passage(row, summary, None)] if summary is not None else []
+            out.append(Scored(s.total, passage=whole, alternatives=short, why=s))
+        elif summary is not None:
+            out.append(Scored(s.total, passage=Passage(row, summary, None), why=s))
+    return out, own

@@ -1,6 +1,9 @@
 """The scores of the query's candidates, one scale for entities, facts and
-passages (the weights are set by running bench/eval; the rules and the figures are in
-docs/retrieval.md)."""
+passages: the one place their arithmetic is written. Each score is a
+:class:`Score`, the sum of named parts in the order they are added, so that
+the explanation a query gives (``"explain": true``) is the arithmetic itself,
+not a retelling of it. The weights are the :class:`~.profile.RetrievalProfile`'s
+(the rules and the figures: docs/retrieval.md)."""
 
 from __future__ import annotations
 
@@ -9,50 +12,12 @@ import functools
 import math
 import re
 from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
 
 from ..models import Edge
+from ..retrieval_profile import RetrievalProfile
 from ..text import index_terms, stem
-
-W_KEYWORD = 0.1  # per keyword point (+5 whole name, +3 a name term, +1 description)
-W_ENTITY_SIM = 1.0  # times the entity's cosine to the question
-HOP1 = 0.5  # a fact touching a seed: times the seed's strength
-HOP2 = 0.6  # a fact two hops away: times the score of the fact that leads there
-W_EDGE_SIM = 3.5  # times how far the fact's cosine is above the query threshold (0..1)
-W_LEXICAL = 2.0  # times the share of the question's terms the fact holds
-W_RECENCY = 0.2  # newest fact of the pool; oldest 0
-W_PROVENANCE = 0.5  # a fact stated in a matched passage
-W_PASSAGE = 1.5  # best passage; decays with its rank
-# The decay of a passage's score down the hybrid search's ranks: slow, so
-# that a pool of 40 is cut by the relevance floor rather than by its size
-# (LoCoMo: 0.25 drops evidence ranked 10th to 40th; bench/locomo.py).
-PASSAGE_DECAY = 0.1
-# A passage's rank score is scaled by this plus the share of the question's
-# terms it holds: the hybrid search ranks every text, so the best-ranked one
-# is not relevant by rank alone ("What's my job title?" ranks "Any tips for a
-# job interview?" first), and its words tell (bench/eval: 0.1 to 0.4 give the
-# same recall; 0.25 the fewest tokens at it).
-PASSAGE_BASE = 0.25
-W_SOURCE = 0.5  # the source text of a fact: times the fact's score
-W_SEED_LINE = 0.5  # a seed's own line: times its strength
-HUB_DEGREE = 5  # a seed with more facts than this passes less to each
-W_WHEN = 1.0  # a fact that began or ended, a passage said, in a period the question names
-# The budget is a cap, not a target: a fact or passage scoring under this
-# share of the best candidate's score is left out even when there is room (a
-# seed's own line is not). bench/eval, long corpus: 0.25 keeps recall 0.99 in
-# 8% of the history's tokens; 0.15 and 0.2 the same recall in more tokens, 0.3
-# and up drop second hops and paraphrases.
-RELEVANCE_FLOOR = 0.25
-# The floor when no fact is a candidate (the dataset's texts were remembered
-# without extraction, or the model found nothing in them): the passages are
-# then the only evidence, and their scores (rank and shared words) fall off
-# slowly, so a floor set for facts cuts evidence ranked 10th to 40th. Real
-# conversations (bench/locomo.py, turns): 0.25 holds 0.80 of the evidence in
-# 4.6% of the conversation, 0.1 holds 0.85 in 9.3%; HotpotQA's chains 0.88 and
-# 0.92. bench/eval always has facts: the rule leaves it as it was.
-PASSAGES_ONLY_FLOOR = 0.1
-# A passage next to a matched one (its session's turn, its text's window):
-# this share of the match's score.
-W_BESIDE = 0.5
 
 
 @functools.lru_cache(maxsize=2**16)
@@ -79,24 +44,87 @@ def lexical_share(question_stems: set[str], text: str) -> float:
     return len(stems(text) & question_stems) / len(question_stems)
 
 
+@dataclass(slots=True)
+class Score:
+    """A score as the sum of its parts, added in their order (so that the
+    parts recombine to it exactly), and the figures they came from."""
+
+    parts: list[tuple[str, float]]
+    inputs: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def total(self) -> float:
+        s = 0.0
+        for _, v in self.parts:
+            s += v
+        return s
+
+    def public(self) -> dict[str, Any]:
+        """The explanation of a candidate: its score, the parts that made it
+        and what they were computed from."""
+        return {"score": self.total, "parts": dict(self.parts), **self.inputs}
+
+
+def seed_strength(points: int | None, similarity: float | None, p: RetrievalProfile) -> float:
+    """A seed's strength: its keyword points and its cosine to the question
+    (either may be missing: found one way only)."""
+    s = p.w_keyword * points if points is not None else 0.0
+    if similarity is not None:
+        s += p.w_entity_sim * similarity
+    return s
+
+
+def seed_line_score(strength: float, p: RetrievalProfile, **inputs: Any) -> Score:
+    """A seed's own line (its name and description)."""
+    return Score([("seed_line", p.w_seed_line * strength)], {"strength": strength, **inputs})
+
+
 def fact_score(
-    e: Edge, graph_score: float, similarity: float, question_stems: set[str], line: str
-) -> float:
-    """Graph distance, vector similarity and shared words (recency and
-    provenance are added by the caller, who knows the pool)."""
-    return graph_score + W_EDGE_SIM * similarity + W_LEXICAL * lexical_share(question_stems, line)
+    reach_: float,
+    similarity: float,
+    question_stems: set[str],
+    line: str,
+    p: RetrievalProfile,
+    *,
+    age: tuple[int, int] | None = None,
+    provenance: bool = False,
+    when: bool = False,
+) -> Score:
+    """A fact's score: what its ends pass on (graph distance from the seeds),
+    its vector similarity and its shared words; with ``age`` (the fact is
+    the n-th oldest of a pool of m: (n, m)) recency (the newest gets all of it), provenance (stated in a matched
+    passage) and dates (``when``: in a period the question names) as well.
+    Without ``age``: the fact on its own words, before its ends are read."""
+    lex = lexical_share(question_stems, line)
+    parts = [
+        ("reach", p.hop1 * reach_),
+        ("similarity", p.w_edge_sim * similarity),
+        ("lexical", p.w_lexical * lex),
+    ]
+    inputs: dict[str, Any] = {"reach": reach_, "similarity": similarity, "lexical_share": lex}
+    if age is not None:
+        n, of = age
+        parts.append(("recency", p.w_recency * n / of))
+        inputs["age"] = n / of
+        parts.append(("provenance", p.w_provenance if provenance else 0.0))
+        parts.append(("when", p.w_when if when else 0.0))
+    return Score(parts, inputs)
 
 
-def damped(strength: dict[int, float], degree: Counter[int]) -> dict[int, float]:
+def damped(
+    strength: dict[int, float], degree: Counter[int], p: RetrievalProfile
+) -> dict[int, float]:
     """What each entity passes to one of its facts: its strength, damped for
     a hub (a seed with many facts passes less to each, as in a random walk
     from the seeds). Computed once per pool, not per fact and end: a query
-    asks :func:`reach` of some 150 facts, and the square roots were most of
-    its time. An entity not in ``strength`` passes nothing (0.0)."""
+    asks :func:`reach` of a hundred or so facts (the one-hop and similar
+    ones, then the whole pool), and the square roots were most of its time.
+    An entity not in ``strength`` passes nothing (0.0)."""
     out: dict[int, float] = {}
+    hub = p.hub_degree
     for end, s in strength.items():
         d = degree.get(end, 0)
-        out[end] = s * (min(1.0, math.sqrt(HUB_DEGREE / d)) if d else 1.0)
+        out[end] = s * (min(1.0, math.sqrt(hub / d)) if d else 1.0)
     return out
 
 
@@ -106,11 +134,47 @@ def reach(e: Edge, passed: dict[int, float]) -> float:
     return max(0.0, passed.get(e.source_id, 0.0), passed.get(e.target_id, 0.0))
 
 
-def passage_score(rank: int, question_stems: set[str], text: str) -> float:
+def lent(fact: float, p: RetrievalProfile) -> float:
+    """What a one-hop fact scoring ``fact`` lends the entity it leads to."""
+    return p.hop2 * fact
+
+
+def passage_score(
+    rank: int,
+    question_stems: set[str],
+    text: str,
+    p: RetrievalProfile,
+    *,
+    source: float = 0.0,
+    when: bool = False,
+) -> Score:
     """A matched passage: its rank in the hybrid search, scaled by the words
-    it shares with the question."""
-    by_rank = W_PASSAGE / (1 + PASSAGE_DECAY * rank)
-    return by_rank * (PASSAGE_BASE + lexical_share(question_stems, text))
+    it shares with the question; plus ``source`` (it is the text a good fact
+    was stated in: :func:`source_score`) and dates (said in a period the
+    question names)."""
+    by_rank = p.w_passage / (1 + p.passage_decay * rank)
+    lex = lexical_share(question_stems, text)
+    parts = [
+        ("match", by_rank * (p.passage_base + lex)),
+        ("source", source),
+        ("when", p.w_when if when else 0.0),
+    ]
+    return Score(parts, {"rank": rank, "by_rank": by_rank, "lexical_share": lex})
+
+
+def source_score(fact: float, p: RetrievalProfile) -> float:
+    """What a fact scoring ``fact`` gives the text it was stated in."""
+    return p.w_source * fact
+
+
+def beside_score(match: float, of: int, p: RetrievalProfile) -> Score:
+    """A passage next to a match (``of``) scoring ``match``: a share of it."""
+    return Score([("beside", p.w_beside * match)], {"beside_of": of, "neighbour_share": p.w_beside})
+
+
+def source_only(source: float, of: int) -> Score:
+    """A fact's source text that no search matched: the fact's share alone."""
+    return Score([("source", source)], {"source_of": of})
 
 
 MONTHS = {name: f"{i:02d}" for i, name in enumerate(calendar.month_name) if name}

@@ -10,6 +10,7 @@ from typing import Any
 from .. import clock
 from ..models import DatasetKey
 from ..records.meter import Meter
+from .explain import annotate
 from .retrieve import Context, QueryInput, Retriever
 
 
@@ -24,6 +25,9 @@ def public(ctx: Context, inp: QueryInput, tokens: int) -> dict[str, Any]:
     if ctx.nearby:
         out["nearby"] = ctx.nearby
     out["context_tokens"] = tokens
+    if inp.explain:
+        annotate(ctx, out)
+        out["left_out"] = ctx.explained or []
     return out
 
 
