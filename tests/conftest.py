@@ -6,6 +6,7 @@ real HTTP stack on a loopback port."""
 from __future__ import annotations
 
 import json
+import os
 import threading
 import urllib.error
 import urllib.request
@@ -22,6 +23,18 @@ from fakes.openai_server import FakeOpenAI
 pytest_plugins = ["fakes.fixtures", "dynamo_fixtures", "opensearch_node", "served_fixtures"]
 
 EMBED_DIM = 64
+
+
+@pytest.fixture(autouse=True)
+def _environ_restored() -> Iterator[None]:
+    """Whatever a test, or the code it runs, leaves in os.environ is undone
+    (the CLI's main sets GB_LOCAL and GB_DATA, the secrets loader the API
+    keys): under pytest-xdist a worker runs tests in an order of its own."""
+    saved = dict(os.environ)
+    yield
+    if os.environ != saved:
+        os.environ.clear()
+        os.environ.update(saved)
 
 
 @pytest.fixture(scope="session")
@@ -178,8 +191,9 @@ def _harness(
     gb_store: str,
 ) -> tuple[str, str]:
     """The environment and fresh tables of one `gb`; returns (prefix, endpoint)."""
-    from gligabao import wiring
     from moto_tables import fresh_tables
+
+    from gligabao import wiring
 
     endpoint, extra = moto_url, dict(gb_env)
     if gb_store == "dynamodb":
@@ -204,8 +218,9 @@ def gb(
 ) -> Iterator[Harness]:
     """The handlers in this process, called with API Gateway events (no
     socket): for the suites whose subject is what the API answers."""
-    from gligabao import wiring
     from inprocess import InProcessClient
+
+    from gligabao import wiring
 
     prefix, _ = _harness(request, monkeypatch, moto_url, gb_env, gb_store)
     try:
