@@ -1,10 +1,12 @@
 """Shared fixtures: moto's DynamoDB on loopback, the fake Anthropic and OpenAI
-servers, and `gb`, the local server's real HTTP stack in this process over a
-fresh set of tables."""
+servers, `gb`, the handlers called in this process with API Gateway events
+over a fresh set of tables, and `gb_http`, the same over the local server's
+real HTTP stack on a loopback port."""
 
 from __future__ import annotations
 
 import json
+import os
 import threading
 import urllib.error
 import urllib.request
@@ -21,6 +23,18 @@ from fakes.openai_server import FakeOpenAI
 pytest_plugins = ["fakes.fixtures", "dynamo_fixtures", "opensearch_node", "served_fixtures"]
 
 EMBED_DIM = 64
+
+
+@pytest.fixture(autouse=True)
+def _environ_restored() -> Iterator[None]:
+    """Whatever a test, or the code it runs, leaves in os.environ is undone
+    (the CLI's main sets GB_LOCAL and GB_DATA, the secrets loader the API
+    keys): under pytest-xdist a worker runs tests in an order of its own."""
+    saved = dict(os.environ)
+    yield
+    if os.environ != saved:
+        os.environ.clear()
+        os.environ.update(saved)
 
 
 @pytest.fixture(scope="session")
@@ -169,6 +183,29 @@ def gb_store() -> str:
     return "memory"
 
 
+def _harness(
+    request: pytest.FixtureRequest,
+    monkeypatch: pytest.MonkeyPatch,
+    moto_url: str,
+    gb_env: dict[str, str],
+    gb_store: str,
+) -> tuple[str, str]:
+    """The environment and fresh tables of one `gb`; returns (prefix, endpoint)."""
+    from moto_tables import fresh_tables
+
+    from gligabao import wiring
+
+    endpoint, extra = moto_url, dict(gb_env)
+    if gb_store == "dynamodb":
+        fake = request.getfixturevalue("dynamo_vectors_fake")
+        fake.lag_s = 0.0
+        endpoint, extra["GB_VECTOR_STORE"] = fake.url, "dynamodb"
+    prefix = configure_env(monkeypatch, endpoint, **extra)
+    wiring.reset()
+    fresh_tables(endpoint, in_process=endpoint == moto_url)
+    return prefix, endpoint
+
+
 @pytest.fixture
 def gb(
     request: pytest.FixtureRequest,
@@ -179,18 +216,36 @@ def gb(
     gb_env: dict[str, str],
     gb_store: str,
 ) -> Iterator[Harness]:
+    """The handlers in this process, called with API Gateway events (no
+    socket): for the suites whose subject is what the API answers."""
+    from inprocess import InProcessClient
+
     from gligabao import wiring
-    from gligabao.local.embedded import create_tables
+
+    prefix, _ = _harness(request, monkeypatch, moto_url, gb_env, gb_store)
+    try:
+        yield Harness(InProcessClient(), fake_anthropic_shared, fake_openai_shared, prefix)
+    finally:
+        wiring.reset()
+
+
+@pytest.fixture
+def gb_http(
+    request: pytest.FixtureRequest,
+    monkeypatch: pytest.MonkeyPatch,
+    moto_url: str,
+    fake_anthropic_shared: FakeAnthropic,
+    fake_openai_shared: FakeOpenAI,
+    gb_env: dict[str, str],
+    gb_store: str,
+) -> Iterator[Harness]:
+    """`gb` over the local server's real HTTP stack on a loopback port, in
+    this process: for the suites whose subject is the server (Host and
+    Origin checks, its own pages, real HTTP clients)."""
+    from gligabao import wiring
     from gligabao.local.server import make_server
 
-    endpoint, extra = moto_url, dict(gb_env)
-    if gb_store == "dynamodb":
-        fake = request.getfixturevalue("dynamo_vectors_fake")
-        fake.lag_s = 0.0
-        endpoint, extra["GB_VECTOR_STORE"] = fake.url, "dynamodb"
-    prefix = configure_env(monkeypatch, endpoint, **extra)
-    wiring.reset()
-    create_tables()
+    prefix, _ = _harness(request, monkeypatch, moto_url, gb_env, gb_store)
     server = make_server("127.0.0.1", 0, quiet=True)
     thread = threading.Thread(
         target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True

@@ -21,6 +21,12 @@ from conftest import Harness
 from gligabao.api.openapi import DOC, build, render
 
 
+@pytest.fixture
+def gb(gb_http: Harness) -> Harness:
+    """Over a loopback socket: /openapi.json is the server's own page; schemathesis speaks HTTP."""
+    return gb_http
+
+
 def test_committed_document_is_current() -> None:
     assert DOC.read_text() == render(), "run: python -m gligabao.api.openapi"
 

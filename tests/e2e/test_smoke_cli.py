@@ -8,6 +8,12 @@ import pytest
 from conftest import Harness
 
 
+@pytest.fixture
+def gb(gb_http: Harness) -> Harness:
+    """Over a loopback socket: the smoke CLI needs a server on a port."""
+    return gb_http
+
+
 def test_smoke_runs_every_step_and_leaves_nothing(
     gb: Harness, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -15,6 +15,12 @@ from remember_helpers import works_at
 from conftest import Harness
 
 
+@pytest.fixture
+def gb(gb_http: Harness) -> Harness:
+    """Over a loopback socket: the server's Host check is the subject."""
+    return gb_http
+
+
 def send(
     gb: Harness, method: str, path: str, host: str, body: object = None
 ) -> tuple[int, dict[str, str], bytes]:

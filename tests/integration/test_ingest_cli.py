@@ -25,6 +25,13 @@ from gligabao import wiring
 from gligabao.local.cli import main
 from gligabao.models import DatasetKey
 
+
+@pytest.fixture
+def gb(gb_http: Harness) -> Harness:
+    """Over a loopback socket: `gligabao ingest --url` needs a server on a port."""
+    return gb_http
+
+
 ROOT = Path(__file__).resolve().parents[2]
 KEY = DatasetKey("u1", "main")
 

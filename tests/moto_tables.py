@@ -1,0 +1,83 @@
+"""Fresh tables on the test process's own moto server, fast.
+
+`gb` wants every table new for every test (a test counts the rows a refused
+request did not write). Creating them the real way is about 43 DynamoDB calls
+and a new botocore client, 1-1.5 s a test on a loaded 2-core machine, which
+was most of the suite's time. So the first `gb` of a worker creates them the
+real way (`gligabao.local.embedded.create_tables`, the code a user runs) and
+keeps a pristine copy of moto's table objects; every later `gb` gets deep
+copies of that copy, renamed to its own prefix, put straight into moto's
+backend (the server runs in this process), and reuses the worker's botocore
+client for that moto URL. The tables are the same, empty, with the same keys,
+indexes and TTL; only the way to get them is shorter.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+# (endpoint, vector store) -> (moto's account and region, short name ->
+# pristine moto Table), and the botocore client shared by the tests on that endpoint.
+_templates: dict[tuple[str, str], tuple[tuple[str, str], dict[str, Any]]] = {}
+_clients: dict[tuple[str | None, str | None], Any] = {}
+
+
+def _find(name: str) -> tuple[str, str] | None:
+    """The account and region of moto's backend that holds table ``name``."""
+    from moto.dynamodb.models import dynamodb_backends
+
+    for account in list(dynamodb_backends):
+        for region in list(dynamodb_backends[account]):
+            if name in dynamodb_backends[account][region].tables:
+                return account, region
+    return None
+
+
+def fresh_tables(endpoint: str, in_process: bool) -> None:
+    """Every table of the current settings (prefix, endpoint), new and empty.
+    ``in_process``: the endpoint is the moto server of this process (else the
+    tables are made the real way, e.g. behind the DynamoDB vector fake)."""
+    from gligabao import wiring
+    from gligabao.config import settings
+    from gligabao.dynamodb import client as shared_clients
+    from gligabao.dynamodb.tables import ALL_MODELS, short_name
+    from gligabao.local.embedded import create_tables
+
+    cfg = settings()
+    key = (endpoint, cfg.vector_store)
+    kept = _templates.get(key) if in_process else None
+    if kept is None:
+        create_tables()
+        if in_process:
+            _keep(key, [m.Meta.table_name for m in ALL_MODELS], ALL_MODELS, short_name)
+        _clients.update(shared_clients._clients)
+        return
+    from moto.dynamodb.models import dynamodb_backends
+
+    wiring.tables_configured()
+    (account, region), template = kept
+    backend = dynamodb_backends[account][region]
+    for model in ALL_MODELS:
+        table = copy.deepcopy(template[short_name(model)])
+        table.name = model.Meta.table_name
+        table.table_arn = table._generate_arn(table.name)
+        backend.tables[table.name] = table
+    # The worker's client for this endpoint (a new one is ~0.2-0.4 s of
+    # botocore session and service-model loading).
+    shared_clients._clients.update(_clients)
+
+
+def _keep(key: tuple[str, str], names: list[str], models: Any, short_name: Any) -> None:
+    from moto.dynamodb.models import dynamodb_backends
+
+    where = _find(names[0])
+    if where is None:
+        return  # not this process's moto: the real way each time
+    tables = [dynamodb_backends[where[0]][where[1]].tables.get(n) for n in names]
+    if any(t is None or t.stream_shard is not None for t in tables):
+        return  # streams are never copied: the real way each time
+    _templates[key] = (
+        where,
+        {short_name(m): copy.deepcopy(t) for m, t in zip(models, tables, strict=True)},
+    )
