@@ -2,7 +2,8 @@
 whole chain of supporting paragraphs a multi-hop question needs?
 
     .venv/bin/python -m bench.hotpotqa [--data DIR] [--budget default,1000,2000]
-        [--questions N] [--jobs 2] [--store DIR]
+        [--questions N] [--jobs 2] [--store DIR] [--set NAME=VALUE ...]
+        [--sweep NAME=V1,V2]
 
 Every paragraph of ``../shared/data/hotpotqa/hotpotqa_dev100_corpus.json``
 (read in place) is remembered as a text of its own ("Title: sentences"),
@@ -13,7 +14,9 @@ supporting paragraphs whose text reached the context (``paragraphs``), and
 whether all of them did (``chain``, what a multi-hop answer needs). The
 baselines: the corpus ranked by cosine with the same local model (what the
 held-out check compares with), by BM25 and by both fused, taken best first
-while they fit in our context's tokens (less the question).
+while they fit in our context's tokens (less the question). ``--set`` and
+``--sweep``: retrieval profile fields sent with each search, a report per
+round (bench/ruler.py), on one remembered file.
 """
 
 from __future__ import annotations
@@ -87,6 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--store", default="", help="keep (and reuse) the remembered file here")
     ap.add_argument("--out", type=Path, default=ruler.OUT / "hotpotqa.json")
+    ruler.profile_options(ap)
     ap.add_argument("--cache", type=Path, default=ruler.OUT / "embeddings.npz",
                     help="the baselines' embeddings, kept between runs")
     args = ap.parse_args(argv)
@@ -112,17 +116,21 @@ def main(argv: list[str] | None = None) -> int:
                 done.write_text("")
                 ruler.say(f"remembered {len(titles)} paragraphs in {time.perf_counter() - t0:.0f} s")
 
-            def one(item: tuple[dict[str, Any], int | None]) -> dict[str, Any]:
-                q, b = item
+            def one(item: tuple[dict[str, Any], int | None, str, dict[str, Any]]) -> dict[str, Any]:
+                q, b, label, profile = item
                 body: dict[str, Any] = {"user_id": USER, "query": q["question"]}
                 if b is not None:
                     body["max_context_tokens"] = b
+                if profile:
+                    body["profile"] = profile
                 out, _ = ruler.call(srv.url, "/v1/gb/search", body)
                 passages = [p.get("text") or "" for p in out["passages"]]
-                return {**q, "budget": b, "tokens": int(out["context_tokens"]),
+                return {**q, "budget": b, "round": label, "tokens": int(out["context_tokens"]),
                         "found": [t for t in q["support"] if reached(passages, texts[t])]}
 
-            rows = ruler.run_pool([(q, b) for q in questions for b in budgets], one, args.jobs)
+            items = [(q, b, label, prof) for label, prof in ruler.profiles(args)
+                     for q in questions for b in budgets]
+            rows = ruler.run_pool(items, one, args.jobs)
     docs = emb.get([texts[t] for t in titles], "document")
     qvecs = emb.get([q["question"] for q in questions], "query")
     emb.save()
@@ -139,7 +147,9 @@ def main(argv: list[str] | None = None) -> int:
             r["baselines"][name] = [t for t in r["support"] if t in picked]
     print(f"HotpotQA: {len(questions)} questions over {len(titles)} paragraphs "
           "(chain: all supporting paragraphs in the context; baselines at our tokens)\n")
-    print(report(rows, budgets))
+    for label, _ in ruler.profiles(args):
+        print(f"profile: {label}")
+        print(report([r for r in rows if r["round"] == label], budgets))
     print(f"\n{time.perf_counter() - started:.0f} s")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(rows, indent=1) + "\n")

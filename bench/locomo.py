@@ -5,7 +5,7 @@ at the same size?
     .venv/bin/python -m bench.locomo [--data PATH] [--mode turns,sessions]
         [--conversations N | conv-41,conv-42] [--budget default,1000,2000,4000]
         [--jobs 2] [--route search|query] [--store DIR] [--live]
-        [--backend sqlite|dynamodb]
+        [--backend sqlite|dynamodb] [--set NAME=VALUE ...] [--sweep NAME=V1,V2]
 
 Each conversation of ``../shared/data/locomo/locomo_dev.json`` (read in
 place) is remembered through `gligabao serve` as an agent would, in two modes:
@@ -31,6 +31,7 @@ remembered SQLite file there and reuses it on the next run (only while the
 remember side of the code is unchanged). ``--backend dynamodb``: the same
 calls to the AWS-shaped stack (DynamoDB on moto, its vector indexes' fake;
 bench/locomo_dynamodb.py, which also compares the two backends' recall).
+``--set``/``--sweep``: retrieval profile fields per search (bench/ruler.py).
 """
 
 from __future__ import annotations
@@ -186,11 +187,13 @@ def found_in(parts: list[str], conv: Conversation, q: Question, mode: str) -> li
 
 
 def search_context(base: str, user: str, question: str, budget: int | None,
-                   route: str, fake: Any) -> tuple[list[str], int]:
+                   route: str, fake: Any, profile: dict[str, Any] | None = None) -> tuple[list[str], int]:
     """The context's passages (and facts) and its tokens."""
     body: dict[str, Any] = {"user_id": user, "query": question}
     if budget is not None:
         body["max_context_tokens"] = budget
+    if profile:
+        body["profile"] = profile
     if route == "query":
         ruler.call(base, "/v1/gb/query", body)
         sent = fake.context_of(question)
@@ -222,8 +225,8 @@ class Baselines:
 
 
 def ask_one(base: str, conv: Conversation, mode: str, q: Question, budget: int | None,
-            route: str, fake: Any) -> dict[str, Any]:
-    parts, used = search_context(base, user_of(conv, mode), q.text, budget, route, fake)
+            route: str, fake: Any, profile: dict[str, Any] | None = None) -> dict[str, Any]:
+    parts, used = search_context(base, user_of(conv, mode), q.text, budget, route, fake, profile)
     return {"conversation": conv.id, "question": q.text, "category": q.category,
             "budget": budget, "evidence": q.evidence, "found": found_in(parts, conv, q, mode),
             "tokens": used, "share": used / conv.tokens}
@@ -235,7 +238,7 @@ def ask_all(base: str, convs: list[Conversation], mode: str, budgets: list[int |
     for conv in convs:
         items = [(q, b) for q in conv.questions for b in budgets]
         got = ruler.run_pool(
-            items, lambda qb, c=conv: ask_one(base, c, mode, qb[0], qb[1], args.route, fake),
+            items, lambda qb, c=conv: ask_one(base, c, mode, qb[0], qb[1], args.route, fake, args.profile),
             args.jobs)
         base_rank = Baselines(conv, emb)
         emb.get([q.text for q in conv.questions], "query")  # one batch, cached
@@ -315,10 +318,6 @@ def parse_budgets(raw: str) -> list[int | None]:
     return [None if b.strip() == "default" else int(b) for b in raw.split(",") if b.strip()]
 
 
-def store_path(args: argparse.Namespace, tmp: str) -> Path:
-    return Path(args.store) / "locomo.db" if args.store else Path(tmp) / "locomo.db"
-
-
 def remembered(path: Path) -> set[str]:
     side = path.with_suffix(".done.json")
     return set(json.loads(side.read_text())) if side.exists() else set()
@@ -344,12 +343,14 @@ def main(argv: list[str] | None = None) -> int:
                     help="the baselines' embeddings, kept between runs")
     ap.add_argument("--live", action="store_true", help="a real model extracts, answers; a judge grades")
     ap.add_argument("--judge-model", default="", help="--live: the judge's model (else the server's)")
+    ruler.profile_options(ap)
     args = ap.parse_args(argv)
     if args.backend == "dynamodb" and (args.store or args.live):
         ap.error("--backend dynamodb keeps its data in moto's memory: no --store, no --live")
     convs = load(args.data, args.conversations)
     modes = [m for m in args.mode.split(",") if m]
     budgets = parse_budgets(args.budget)
+    rounds = ruler.profiles(args)
     if args.live:
         from . import locomo_live
 
@@ -362,7 +363,7 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[str, list[dict[str, Any]]] = {}
     with tempfile.TemporaryDirectory() as tmp, FakeAnthropic() as fake:
         fake.default("query", tap).default("summarize", ruler.lead_summary)
-        path = store_path(args, tmp)
+        path = Path(args.store or tmp) / "locomo.db"
         path.parent.mkdir(parents=True, exist_ok=True)
         with server(args.backend, path, ruler.fake_llm_env(fake.url)) as srv:
             ruler.say("\n".join(srv.banner()))
@@ -375,15 +376,17 @@ def main(argv: list[str] | None = None) -> int:
                 mark(path, done)
                 ruler.say(f"remembered {len(todo)} conversation(s) {mode}: {sum(calls)} calls, "
                           f"{time.perf_counter() - t0:.0f} s ({len(convs) - len(todo)} reused)")
-                results[mode] = ask_all(srv.url, convs, mode, budgets, args, tap, emb)
+                for label, args.profile in rounds:
+                    key = mode if len(rounds) == 1 else f"{mode} {label}"
+                    results[key] = ask_all(srv.url, convs, mode, budgets, args, tap, emb)
                 emb.save()
     n_q = sum(len(c.questions) for c in convs)
     print(f"LoCoMo {args.data.name}: {len(convs)} conversations "
           f"({', '.join(c.id for c in convs)}), {n_q} questions of categories 1-4, "
           f"route {args.route}; conversation tokens "
           f"{min(c.tokens for c in convs):,}-{max(c.tokens for c in convs):,}")
-    for mode in modes:
-        print(report(results[mode], mode, budgets))
+    for key in results:
+        print(report(results[key], key, budgets))
     print(f"\n{time.perf_counter() - started:.0f} s")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=1) + "\n")

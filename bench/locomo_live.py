@@ -150,7 +150,7 @@ def run(convs: list[locomo.Conversation], modes: list[str], args: argparse.Names
     judge = Judge(args.judge_model)
     results: dict[str, list[dict[str, Any]]] = {}
     with tempfile.TemporaryDirectory() as tmp:
-        path = locomo.store_path(args, tmp)
+        path = Path(args.store or tmp) / "locomo.db"
         path.parent.mkdir(parents=True, exist_ok=True)
         with ruler.Server(path, {}, inherit=True) as srv:
             ruler.say("\n".join(srv.banner()))

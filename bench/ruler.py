@@ -10,7 +10,9 @@ of a ruler embeds only what is new.
 
 from __future__ import annotations
 
+import argparse
 import hashlib
+import json
 import math
 import os
 import tempfile
@@ -257,3 +259,33 @@ def markdown(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 def percentile(values: Sequence[float], p: float) -> float:
     s = sorted(values)
     return s[min(len(s) - 1, max(0, math.ceil(p / 100 * len(s)) - 1))] if s else 0.0
+
+
+def profile_options(ap: argparse.ArgumentParser) -> None:
+    """``--set NAME=VALUE`` (repeatable) and ``--sweep NAME=V1,V2``: the
+    retrieval profile's fields sent with every search (the local server takes
+    a request's profile; docs/retrieval.md lists the fields), so that two
+    settings compare in one tree, on one remembered file."""
+    ap.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                    help="a retrieval profile field for every search (repeatable)")
+    ap.add_argument("--sweep", default="", metavar="NAME=V1,V2",
+                    help="one round of questions per value of a profile field")
+
+
+def _value(raw: str) -> Any:
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError:
+        return raw  # the server names the field if it is not a number
+
+
+def profiles(args: argparse.Namespace) -> list[tuple[str, dict[str, Any]]]:
+    """(label, fields) per round: one without ``--sweep``, else one a value."""
+    base: dict[str, Any] = {}
+    for pair in args.set:
+        name, _, raw = pair.partition("=")
+        base[name] = _value(raw)
+    if not args.sweep:
+        return [(", ".join(f"{k}={v}" for k, v in base.items()) or "defaults", base)]
+    name, _, values = args.sweep.partition("=")
+    return [(f"{name}={v}", {**base, name: _value(v)}) for v in values.split(",") if v]

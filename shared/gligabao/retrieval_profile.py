@@ -29,67 +29,94 @@ class RetrievalProfile(BaseModel):
 
     # -- candidate pools (what may compete for the budget, not what is sent) --------
     # Keyword seeds: 10 with at most 12 terms (bench/eval: recall 0.99 at 8% tokens).
-    keyword_seeds: int = Field(default=10, ge=0)
+    keyword_seeds: int = Field(default=10, ge=0, le=1000)
     # Index entries read per term: bounds the cost of a common word (names looked up whole).
-    keyword_per_term: int = Field(default=50, ge=1)
+    keyword_per_term: int = Field(default=50, ge=1, le=1000)
     # The spec's keyword points: a whole name in the question, a term of a name, a
     # description term. A seed with at least name-term points is named by the question:
     # its name's words are left out of the lexical share ("Dana" is in all of Dana's facts).
-    keyword_whole_name: int = Field(default=5, ge=0)
-    keyword_name_term: int = Field(default=3, ge=0)
-    keyword_description: int = Field(default=1, ge=0)
-    similar_entities: int = Field(default=10, ge=0)  # nearest entities to the question
+    keyword_whole_name: int = Field(default=5, ge=0, le=1000)
+    keyword_name_term: int = Field(default=3, ge=0, le=1000)
+    keyword_description: int = Field(default=1, ge=0, le=1000)
+    similar_entities: int = Field(default=10, ge=0, le=1000)  # nearest entities to the question
     # Similar facts: 20 (bench/eval; remember's invalidate reads its own 10).
-    similar_edges: int = Field(default=20, ge=0)
+    similar_edges: int = Field(default=20, ge=0, le=1000)
     # Passages of the hybrid search: a wide pool cut by the floor. LoCoMo passages alone:
     # 60 ran out before the budget (turns 0.867 in 2,300 tokens), 80: 0.874 in 2,400.
-    similar_passages: int = Field(default=80, ge=0)
-    similar_summaries: int = Field(default=5, ge=0)  # passages found by their summaries
-    fallback_seeds: int = Field(default=25, ge=0)  # nothing matched: the newest entities are seeds
-    edge_cap: int = Field(default=100, ge=1)  # one-hop facts read around the seeds
-    hop2_cap: int = Field(default=50, ge=1)  # two-hop facts read around the best neighbours
-    hop2_from: int = Field(default=8, ge=0)  # one-hop neighbours whose edges are read (two hops)
-    source_reads: int = Field(default=20, ge=0)  # texts of the best facts read (before their ends)
-    session_messages: int = Field(default=2, ge=0)  # the session's last messages embedded with it
-    session_lookback: int = Field(default=20, ge=0)  # newest artifacts read to find them
-    session_chars: int = Field(default=1000, ge=1)  # of each message, its end
+    similar_passages: int = Field(default=80, ge=0, le=1000)
+    similar_summaries: int = Field(default=5, ge=0, le=1000)  # passages found by their summaries
+    fallback_seeds: int = Field(
+        default=25, ge=0, le=1000
+    )  # nothing matched: the newest entities are seeds
+    edge_cap: int = Field(default=100, ge=1, le=1000)  # one-hop facts read around the seeds
+    hop2_cap: int = Field(
+        default=50, ge=1, le=1000
+    )  # two-hop facts read around the best neighbours
+    hop2_from: int = Field(
+        default=8, ge=0, le=1000
+    )  # one-hop neighbours whose edges are read (two hops)
+    source_reads: int = Field(
+        default=20, ge=0, le=1000
+    )  # texts of the best facts read (before their ends)
+    session_messages: int = Field(
+        default=2, ge=0, le=1000
+    )  # the session's last messages embedded with it
+    session_lookback: int = Field(default=20, ge=0, le=1000)  # newest artifacts read to find them
+    session_chars: int = Field(default=1000, ge=1, le=100_000)  # of each message, its end
     # -- passages' neighbours and the second round (HotpotQA bridge questions) --------
     # Best matched passages whose neighbours (one ID off) are read: 10 (LoCoMo turns
     # 0.898 with neighbours at 0.4 to 0.6 of their match).
-    neighbours_of: int = Field(default=10, ge=0)
-    second_round_from: int = Field(default=1, ge=0)  # best passages whose names seed round two
-    second_round_terms: int = Field(
-        default=12, ge=0
-    )  # names' terms sent (the lexical search's cap)
-    second_round_passages: int = Field(default=20, ge=0)  # what the second search returns
-    second_round_rank: int = Field(default=10, ge=0)  # its first new passage's rank: after ten best
+    neighbours_of: int = Field(default=10, ge=0, le=1000)
+    second_round_from: int = Field(
+        default=1, ge=0, le=1000
+    )  # best passages whose names seed round two
+    # Names' terms sent (the lexical search's own cap).
+    second_round_terms: int = Field(default=12, ge=0, le=1000)
+    second_round_passages: int = Field(default=20, ge=0, le=1000)  # what the second search returns
+    second_round_rank: int = Field(
+        default=10, ge=0, le=1000
+    )  # its first new passage's rank: after ten best
     # -- weights (one scale for entities, facts and passages; bench/eval) -------------
-    w_keyword: float = Field(default=0.1, ge=0)  # a seed's strength per keyword point
-    w_entity_sim: float = Field(default=1.0, ge=0)  # a seed's strength: times its cosine
-    hop1: float = Field(default=0.5, ge=0)  # a fact touching a seed: times the seed's strength
+    w_keyword: float = Field(default=0.1, ge=0, le=100.0)  # a seed's strength per keyword point
+    w_entity_sim: float = Field(default=1.0, ge=0, le=100.0)  # a seed's strength: times its cosine
+    hop1: float = Field(
+        default=0.5, ge=0, le=100.0
+    )  # a fact touching a seed: times the seed's strength
     # A fact's score lent to the entity it leads to, which passes hop1 of it to its own
     # facts: a two-hop fact gets hop1 x hop2 of the leading fact's (bench/eval: hop2 0.6
     # and 0.9 same recall, 0.9 more tokens).
-    hop2: float = Field(default=0.6, ge=0)
-    hub_degree: int = Field(default=5, ge=1)  # a seed with more facts passes sqrt(5/degree) to each
+    hop2: float = Field(default=0.6, ge=0, le=100.0)
+    hub_degree: int = Field(
+        default=5, ge=1, le=1000
+    )  # a seed with more facts passes sqrt(5/degree) to each
     # Times the fact's cosine share above the query threshold (bench/eval: 1.5, 2.5,
     # 3.5, 5 tried; 5 loses recall).
-    w_edge_sim: float = Field(default=3.5, ge=0)
-    w_lexical: float = Field(default=2.0, ge=0)  # times the share of the question's terms it holds
-    w_recency: float = Field(default=0.2, ge=0)  # the newest fact of the pool; the oldest near 0
-    w_provenance: float = Field(default=0.5, ge=0)  # a fact stated in a matched passage
-    w_when: float = Field(default=1.0, ge=0)  # began, ended or was said in a period it names
-    w_passage: float = Field(default=1.5, ge=0)  # the best-ranked passage, before its words
+    w_edge_sim: float = Field(default=3.5, ge=0, le=100.0)
+    w_lexical: float = Field(
+        default=2.0, ge=0, le=100.0
+    )  # times the share of the question's terms it holds
+    w_recency: float = Field(
+        default=0.2, ge=0, le=100.0
+    )  # the newest fact of the pool; the oldest near 0
+    w_provenance: float = Field(default=0.5, ge=0, le=100.0)  # a fact stated in a matched passage
+    w_when: float = Field(
+        default=1.0, ge=0, le=100.0
+    )  # began, ended or was said in a period it names
+    w_passage: float = Field(
+        default=1.5, ge=0, le=100.0
+    )  # the best-ranked passage, before its words
     # The decay down the hybrid search's ranks, slow so that a pool of 80 is cut by the
     # floor rather than by its size (LoCoMo: 0.25 drops evidence ranked 10th to 40th).
-    passage_decay: float = Field(default=0.1, ge=0)
+    passage_decay: float = Field(default=0.1, ge=0, le=100.0)
     # A passage's rank score times this plus its share of the question's terms
     # (bench/eval: 0.1 to 0.4 same recall, 0.25 the fewest tokens).
-    passage_base: float = Field(default=0.25, ge=0)
-    w_beside: float = Field(default=0.5, ge=0)  # next to a match: this share of its score
-    w_source: float = Field(default=0.5, ge=0)  # a fact's source text: times the fact's score
-    provenance_from: int = Field(default=10, ge=0)  # best facts whose source text may join
-    w_seed_line: float = Field(default=0.5, ge=0)  # a seed's own line: times its strength
+    passage_base: float = Field(default=0.25, ge=0, le=100.0)
+    w_beside: float = Field(default=0.5, ge=0, le=100.0)  # next to a match: this share of its score
+    w_source: float = Field(
+        default=0.5, ge=0, le=100.0
+    )  # a fact's source text: times the fact's score
+    provenance_from: int = Field(default=10, ge=0, le=1000)  # best facts whose source text may join
+    w_seed_line: float = Field(default=0.5, ge=0, le=100.0)  # a seed's own line: times its strength
     # -- the fill ---------------------------------------------------------------------
     # Under this share of the best score a fact or passage is left out, room or not
     # (bench/eval long corpus: 0.25 recall 0.99 in 8% of the history; 0.15, 0.2 same
@@ -100,7 +127,9 @@ class RetrievalProfile(BaseModel):
     # chains 0.88 and 0.92.
     passages_only_floor: float = Field(default=0.1, ge=0, le=1)
     # -- explain ----------------------------------------------------------------------
-    left_out_shown: int = Field(default=5, ge=0)  # best left-out candidates an explain lists
+    left_out_shown: int = Field(
+        default=5, ge=0, le=1000
+    )  # best left-out candidates an explain lists
 
     def with_overrides(self, overrides: dict[str, Any], where: str = "profile") -> RetrievalProfile:
         """This profile with some fields changed (validated; BadRequest naming

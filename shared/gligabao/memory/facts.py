@@ -131,6 +131,20 @@ def similar_edges(
     return out
 
 
+def _line(f: Fact, by_norm: dict[str, Resolved]) -> str:
+    """A new fact as the invalidate call reads it (by_norm, not names: a new
+    entity's ID is still 0 here)."""
+    src, dst = by_norm[f.source].entity.name, by_norm[f.target].entity.name
+    line = f"{src} --{f.relation}--> {dst}"
+    if f.description:
+        line += f": {f.description}"
+    return (
+        line
+        + f" [valid_at={f.valid_at}"
+        + (f", invalid_at={f.invalid_at}]" if f.invalid_at else "]")
+    )
+
+
 def invalidate(
     graph: GraphStore,
     vectors: VectorIndex,
@@ -160,18 +174,7 @@ def invalidate(
     if missing:
         for eid, ent in graph.get_entities(key, missing).items():
             names[eid] = ent.name
-    lines = []
-    for nf in plan.new:
-        f = nf.fact
-        # by_norm, not names: a new entity's ID is still 0 here
-        src, dst = by_norm[f.source].entity.name, by_norm[f.target].entity.name
-        line = f"{src} --{f.relation}--> {dst}"
-        if f.description:
-            line += f": {f.description}"
-        line += f" [valid_at={f.valid_at}" + (
-            f", invalid_at={f.invalid_at}]" if f.invalid_at else "]"
-        )
-        lines.append(line)
+    lines = [_line(nf.fact, by_norm) for nf in plan.new]
     data = llm_json(
         meter,
         opts,

@@ -37,7 +37,6 @@ once.
 from __future__ import annotations
 
 import time
-from collections import Counter
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
@@ -45,24 +44,33 @@ from typing import Any
 from ..config import Settings
 from ..errors import NotFound
 from ..graph.port import GraphStore
-from ..models import Artifact, DatasetKey, Edge, Entity
+from ..models import DatasetKey, Edge, Entity
 from ..records.meter import Meter
 from ..records.model import Step
 from ..retrieval_profile import RetrievalProfile
-from ..text import index_terms, query_terms
+from ..text import query_terms
 from ..vectors.port import Hit, SearchRequest, VectorIndex
-from .hops import degree_of, lent_to, on_own_words, two_hop_from
+from .hops import two_hop_from
 from .keywords import missing_named, name_lookups, rank_keywords
 from .options import StageOptions
 from .parallel import done, start
-from .passages import (
-    neighbour_ids,
-    passage_rank,
-    second_round_ranks,
-    second_round_text,
-)
-from .scoring import above, seed_strength, stem
+from .passages import passage_rank, second_round_ranks, second_round_text
 from .temporal import Interval, contains
+from .waves import (
+    Expand,
+    FactPool,
+    Found,
+    PassagePool,
+    Read,
+    Seeds,
+    Wave,
+    newest,
+    plan_expand,
+    plan_facts,
+    seed_why,
+    wave3_reads,
+    wave4_reads,
+)
 
 
 @dataclass
@@ -80,37 +88,24 @@ class QueryInput:
 
 
 @dataclass
-class Found:
-    """What the vector search found (hybrid for the chunks)."""
+class ByWords:
+    """Waves 1 and 2: what the question's words alone found."""
 
-    entities: list[Hit]
-    edges: list[Hit]
-    chunks: list[Hit]
-    summaries: list[Hit]
-    step: Step  # its trajectory step (timed on the worker)
+    terms: list[str]
+    kw: dict[int, int]  # keyword seeds and their points, best first
+    rows: dict[int, Entity]  # their rows
+    around: list[Edge]  # the edges around them
 
 
 @dataclass
 class Gathered:
     """The candidates' raw material, read; scoring is :mod:`.retrieve`'s."""
 
-    strength: dict[int, float]  # every seed (rows that exist), by strength
-    seeds: list[int]  # strongest first
-    matched: list[Entity]  # the entities the question matched (the geo search's)
-    found: Found
-    ranks: dict[int, tuple[int, bool]]  # matched passage -> (rank, found by its text)
-    edge_sim: dict[int, float]  # similar facts' cosine to the question
-    similar_edges: list[Edge]
-    hop1: dict[int, Edge]
-    hop2: list[Edge]
+    seeds: Seeds
+    facts: FactPool
+    passages: PassagePool
     entities: dict[int, Entity]  # seeds and every read fact's ends
-    passages: dict[int, Artifact]  # rows of the matched passages
-    beside: dict[int, Artifact]  # rows one off the best matched passages (not matched)
-    texts: dict[int, Artifact]  # texts the best facts were stated in
     question: set[str]  # the question's stems, less the seeds' names
-    degree: Counter[int]  # facts per entity among the one-hop facts
-    led: dict[int, float]  # what an entity passes on to its facts
-    seed_why: dict[int, dict[str, Any]]  # how each seed was found (an explain's pool, rank)
 
 
 def held(edge: Edge, instant: str) -> bool:
@@ -122,15 +117,6 @@ def kept(e: Edge, inp: QueryInput) -> bool:
     """Superseded facts never enter the context, whichever way they came;
     with as_of, the facts valid then do, superseded or not."""
     return e.live if inp.as_of is None else held(e, inp.as_of)
-
-
-def _names(entities: dict[int, Entity], i: int) -> set[str]:
-    e = entities.get(i)
-    return index_terms(e.name) if e is not None else set()
-
-
-def _ends(edges: list[Edge]) -> set[int]:
-    return {i for e in edges for i in (e.source_id, e.target_id)}
 
 
 def _settle(f: Future[Any]) -> None:
@@ -156,13 +142,13 @@ class Gatherer:
     ) -> Gathered:
         searched = start(self._search, key, inp, meter, p)
         try:
-            terms, kw, kw_rows, kw_around = self._by_words(key, inp, meter, p, check_dataset)
+            words = self._by_words(key, inp, meter, p, check_dataset)
             found = searched.result()
             meter.call.steps.append(found.step)
         except BaseException:
             _settle(searched)
             raise
-        return self._after_search(key, inp, meter, p, terms, kw, kw_rows, kw_around, found)
+        return self._after_search(key, inp, meter, p, words, found)
 
     # --- behind the embedding ---------------------------------------------------
 
@@ -217,7 +203,7 @@ class Gatherer:
         meter: Meter,
         p: RetrievalProfile,
         check_dataset: bool,
-    ) -> tuple[list[str], dict[int, int], dict[int, Entity], list[Edge]]:
+    ) -> ByWords:
         """Waves 1 and 2: the dataset, the keyword seeds, their rows and the
         edges around them."""
         with meter.call.step("keyword_seeds") as c:
@@ -240,7 +226,7 @@ class Gatherer:
             around = self._around(key, list(kw), p.edge_cap, inp)
             c["terms"] = len(terms)
             c["seeds"] = len(kw)
-            return terms, kw, rows_f.result(), around
+            return ByWords(terms, kw, rows_f.result(), around)
 
     # --- after the search ---------------------------------------------------------
 
@@ -250,141 +236,113 @@ class Gatherer:
         inp: QueryInput,
         meter: Meter,
         p: RetrievalProfile,
-        terms: list[str],
-        kw: dict[int, int],
-        kw_rows: dict[int, Entity],
-        kw_around: list[Edge],
+        words: ByWords,
         found: Found,
     ) -> Gathered:
-        g = self.graph
         with meter.call.step("expand") as c:
-            strength: dict[int, float] = {
-                i: seed_strength(s, None, p) for i, s in kw.items() if i in kw_rows
-            }
-            for h in found.entities:
-                strength[h.id] = strength.get(h.id, 0.0) + seed_strength(None, h.score, p)
-            # A fact's similarity: how far its cosine is above the threshold
-            # (the local model puts most texts at 0.75-0.9 of any question).
             t = self.settings.query_threshold
-            edge_sim = {h.id: above(h.score, t) for h in found.edges}
-            # The question's words that say more than a seed's name: "Dana"
-            # is in every fact around Dana, "brother" picks one of them.
-            named = {
-                stem(t) for i in kw if kw[i] >= p.keyword_name_term for t in _names(kw_rows, i)
-            }
-            question = {stem(t) for t in terms} - named
-            # Two hops from the keyword seeds (their edges are read): the best
-            # one-hop facts, scored on their own words (the names of their
-            # ends are not read yet), lend the entity they lead to a share of
-            # their score; the best such entities that are not seeds have
-            # their edges read (at most HOP2_FROM).
-            neighbours = two_hop_from(kw_around, strength, edge_sim, question, p)
-
-            # Wave 3: the rows of what the search found; the edges around the
-            # similar entities that are not keyword seeds; the two-hop edges.
-            vec_only = [h.id for h in found.entities if h.id not in kw]
-            ranks = passage_rank(found.chunks, found.summaries)
-            vec_rows_f = start(g.get_entities, key, vec_only) if vec_only else done({})
-            similar_f = start(g.get_edges, key, list(edge_sim)) if edge_sim else done({})
-            # The rows one off the best matches are read with them (their
-            # neighbours in a session or a text: retrieve keeps the adjacent).
-            ranked = sorted(ranks, key=lambda i: ranks[i][0])
-            wanted = [*ranks, *neighbour_ids(ranked, p.neighbours_of)]
-            passages_f = start(g.get_artifacts, key, wanted) if ranks else done({})
-            unmatched = not strength and not edge_sim  # the fallback's read, sent now
-            recent_f = start(g.recent_entities, key, p.fallback_seeds) if unmatched else done([])
-            fallback = False
-            hop2_f = self._around_start(key, neighbours, p.hop2_cap, inp)
-            vec_around = self._around(key, vec_only, p.edge_cap, inp)
-            hop2_all = self._around_join(hop2_f, inp)
-            similar_edges = [e for e in similar_f.result().values() if kept(e, inp)]
-            seed_rows = {**kw_rows, **vec_rows_f.result()}
-            strength = {i: s for i, s in strength.items() if i in seed_rows}  # deleted rows
-            read_rows = passages_f.result()
-            passages = {i: a for i, a in read_rows.items() if i in ranks}
-            beside = {i: a for i, a in read_rows.items() if i not in ranks}
-            around = _newest([*kw_around, *vec_around], p.edge_cap)
-            matched = [seed_rows[i] for i in strength]  # keyword ones first
-            if not strength and not similar_edges:
-                # Nothing matched: the newest entities stand in for seeds (two
-                # more waves: their edges, then the two-hop edges).
-                recent = recent_f.result() or g.recent_entities(key, p.fallback_seeds)
-                seed_rows = {e.id: e for e in recent}
-                strength = {e.id: p.w_keyword for e in recent}
-                around = self._around(key, list(strength), p.edge_cap, inp)
-                neighbours = two_hop_from(around, strength, edge_sim, question, p)
-                hop2_all = self._around(key, neighbours, p.hop2_cap, inp)
-                fallback = True
-            hop1 = {e.id: e for e in around}
-            hop2 = [e for e in hop2_all if e.id not in hop1]
-            degree = degree_of(around)
-            facts = [*around, *similar_edges]
-            early = on_own_words(facts, strength, degree, edge_sim, question, p)
-            lent = lent_to(around, early, strength, p)
-            # What an entity passes to its facts: its own strength as a seed,
-            # or what the facts leading to it lent it, whichever is more.
-            led = {n: max(strength.get(n, 0.0), lent.get(n, 0.0)) for n in {*strength, *lent}}
-
-            c["seeds"] = len(strength)
-            c["fallback"] = int(fallback)
-            c["edges"] = len(hop1)
-            c["two_hop_edges"] = len(hop2)
+            plan = plan_expand(words.terms, words.kw, words.rows, words.around, found, t, p)
+            seeds, facts, passages = self._expand(key, inp, p, words, found, plan)
+            c["seeds"] = len(seeds.strength)
+            c["fallback"] = int(seeds.fallback)
+            c["edges"] = len(facts.hop1)
+            c["two_hop_edges"] = len(facts.hop2)
 
         with meter.call.step("entities") as c:
-            # Wave 4: the ends not read yet, and the texts the best facts
-            # (scored on their own words) were stated in. Beside it, the
-            # second round: the names the best match adds to the question find
-            # what a bridge question's second hop says ("the woman who
-            # portrayed Corliss Archer" -> "Shirley Temple" -> her career);
-            # the rows it finds are read once it answers.
-            again = second_round_text(inp.query, ranked, passages, p)
-            second_f = start(self._search_again, key, again, p) if again else done([])
-            best = sorted(facts, key=lambda e: (-early[e.id], e.id))[: p.source_reads]
-            source_ids = sorted(
-                {a for e in best if (a := e.artifact_id) is not None and a not in passages}
-            )
-            texts_f = start(g.get_artifacts, key, source_ids) if source_ids else done({})
-            need = sorted(_ends([*facts, *hop2]) - set(seed_rows))
-            ends_f = start(g.get_entities, key, need) if need else done({})
-            try:
-                more = second_round_ranks(second_f.result(), ranks, p.second_round_rank)
-                unread = [i for i in more if i not in beside]
-                more_rows = {**beside, **(g.get_artifacts(key, unread) if unread else {})}
-                entities = {**seed_rows, **ends_f.result()}
-                texts = texts_f.result()
-            except BaseException:
-                for f in (second_f, texts_f, ends_f):
-                    _settle(f)
-                raise
-            for i, rank in more.items():
-                if i in more_rows:  # a deleted row's vector is dropped
-                    ranks[i] = rank
-                    passages[i] = more_rows[i]
-                    beside.pop(i, None)
-            seeds = sorted(strength, key=lambda i: (-strength[i], i))
-            seed_why = _seed_why(strength, kw, found, fallback)
+            entities, more = self._ends_and_texts(key, inp, p, seeds, facts, passages)
+            seeds.order = sorted(seeds.strength, key=lambda i: (-seeds.strength[i], i))
+            seeds.why = seed_why(seeds.strength, words.kw, found, seeds.fallback)
             c["entities"] = len(entities)
-            c["texts"] = len(texts)
-            c["second_round"] = sum(1 for i in more if i in passages)
-        return Gathered(
-            strength=strength,
-            seeds=seeds,
-            matched=matched,
-            found=found,
-            ranks=ranks,
-            edge_sim=edge_sim,
-            similar_edges=similar_edges,
-            hop1=hop1,
-            hop2=hop2,
-            entities=entities,
-            passages=passages,
-            beside=beside,
-            texts=texts,
-            question=question,
-            degree=degree,
-            led=led,
-            seed_why=seed_why,
+            c["texts"] = len(passages.texts)
+            c["second_round"] = sum(1 for i in more if i in passages.rows)
+        return Gathered(seeds, facts, passages, entities, plan.question)
+
+    def _expand(
+        self,
+        key: DatasetKey,
+        inp: QueryInput,
+        p: RetrievalProfile,
+        words: ByWords,
+        found: Found,
+        plan: Expand,
+    ) -> tuple[Seeds, FactPool, PassagePool]:
+        """Wave 3 (and the fallback's two when nothing matched)."""
+        wave = Wave(wave3_reads(self.graph, key, plan, inp.as_of, p))
+        try:
+            hop2_all = self._joined(wave, "hop2", inp)
+            vec_around = self._joined(wave, "vec", inp)
+            similar = [e for e in wave.get("similar", {}).values() if kept(e, inp)]
+            seed_rows = {**words.rows, **wave.get("vec_rows", {})}
+            read_rows = wave.get("passages", {})
+            recent = wave.get("recent", [])
+        except BaseException:
+            wave.settle()
+            raise
+        strength = {i: s for i, s in plan.strength.items() if i in seed_rows}  # deleted rows
+        ranks = plan.ranks
+        pool = PassagePool(
+            found,
+            ranks,
+            rows={i: a for i, a in read_rows.items() if i in ranks},
+            beside={i: a for i, a in read_rows.items() if i not in ranks},
         )
+        seeds = Seeds(strength, seed_rows, matched=[seed_rows[i] for i in strength])
+        around = newest([*words.around, *vec_around], p.edge_cap)
+        if not strength and not similar:
+            # Nothing matched: the newest entities stand in for seeds (two
+            # more waves: their edges, then the two-hop edges).
+            recent = recent or self.graph.recent_entities(key, p.fallback_seeds)
+            seeds = Seeds({e.id: p.w_keyword for e in recent}, {e.id: e for e in recent})
+            seeds.matched, seeds.fallback = [], True
+            around = self._around(key, list(seeds.strength), p.edge_cap, inp)
+            ahead = two_hop_from(around, seeds.strength, plan.edge_sim, plan.question, p)
+            hop2_all = self._around(key, ahead, p.hop2_cap, inp)
+        facts = plan_facts(around, hop2_all, similar, seeds, plan.edge_sim, plan.question, p)
+        return seeds, facts, pool
+
+    def _ends_and_texts(
+        self,
+        key: DatasetKey,
+        inp: QueryInput,
+        p: RetrievalProfile,
+        seeds: Seeds,
+        facts: FactPool,
+        pool: PassagePool,
+    ) -> tuple[dict[int, Entity], dict[int, tuple[int, bool]]]:
+        """Wave 4: the ends not read yet, and the texts the best facts were
+        stated in. Beside it, the second round: the names the best match adds
+        to the question find what a bridge question's second hop says ("the
+        woman who portrayed Corliss Archer" -> "Shirley Temple" -> her
+        career); the rows it finds are read once it answers. Returns the
+        entities and the second round's passages (``pool`` gains them)."""
+        again = second_round_text(
+            inp.query, sorted(pool.ranks, key=lambda i: pool.ranks[i][0]), pool.rows, p
+        )
+        second = Read(self._search_again, (key, again, p)) if again else None
+        wave = Wave({"second": second, **wave4_reads(self.graph, key, facts, seeds, pool.rows, p)})
+        try:
+            more = second_round_ranks(wave.get("second", []), pool.ranks, p.second_round_rank)
+            unread = [i for i in more if i not in pool.beside]
+            more_rows = {**pool.beside, **(self.graph.get_artifacts(key, unread) if unread else {})}
+            entities = {**seeds.rows, **wave.get("ends", {})}
+            pool.texts = wave.get("texts", {})
+        except BaseException:
+            wave.settle()
+            raise
+        for i, rank in more.items():
+            if i in more_rows:  # a deleted row's vector is dropped
+                pool.ranks[i] = rank
+                pool.rows[i] = more_rows[i]
+                pool.beside.pop(i, None)
+        return entities, more
+
+    def _joined(self, wave: Wave, name: str, inp: QueryInput) -> list[Edge]:
+        """The edges around some entities a wave read (live, and with as_of
+        expired), with as_of only the facts that held then."""
+        edges = [*wave.get(f"{name}_live", []), *wave.get(f"{name}_expired", [])]
+        if inp.as_of is None:
+            return edges
+        return [e for e in edges if held(e, inp.as_of)]
 
     def _around_start(
         self, key: DatasetKey, ids: list[int], limit: int, inp: QueryInput
@@ -408,36 +366,6 @@ class Gatherer:
 
     def _around(self, key: DatasetKey, ids: list[int], limit: int, inp: QueryInput) -> list[Edge]:
         return self._around_join(self._around_start(key, ids, limit, inp), inp)
-
-
-def _seed_why(
-    strength: dict[int, float], kw: dict[int, int], found: Found, fallback: bool
-) -> dict[int, dict[str, Any]]:
-    """How each seed was found: which pools, its rank and points there."""
-    sim = {h.id: (r, h.score) for r, h in enumerate(found.entities)}
-    kw_rank = {i: r for r, i in enumerate(kw)}
-    out: dict[int, dict[str, Any]] = {}
-    for i in strength:
-        why: dict[str, Any] = {}
-        pools = []
-        if fallback:
-            pools.append("newest_entities")
-        elif i in kw_rank:
-            pools.append("keywords")
-            why["keyword_points"] = kw[i]
-            why["keyword_rank"] = kw_rank[i]
-        if not fallback and i in sim:
-            pools.append("similar_entities")
-            why["rank"], why["cosine"] = sim[i]
-        why["pool"] = "+".join(pools)
-        out[i] = why
-    return out
-
-
-def _newest(edges: list[Edge], limit: int) -> list[Edge]:
-    """The ``limit`` newest (highest ID) of the edges, each once."""
-    unique = {e.id: e for e in edges}
-    return [unique[i] for i in sorted(unique, reverse=True)[:limit]]
 
 
 __all__ = [

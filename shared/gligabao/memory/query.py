@@ -51,24 +51,11 @@ class Query:
     ) -> None:
         self.retriever = Retriever(graph, vectors, settings, nearby)
 
-    def run(self, inp: QueryInput, meter: Meter) -> dict[str, Any]:
-        key = DatasetKey(inp.user_id, inp.dataset)
-        # The dataset is checked while the question is embedded (NotFound).
-        ctx = self.retriever.retrieve(key, inp, meter, check_dataset=True)
-        out: dict[str, Any] = {}
-        if inp.session_id is not None:
-            out["session_id"] = inp.session_id
-        if ctx.empty:
-            out["answer"] = NO_INFORMATION
-            out["evidence"] = {"entities": [], "edges": [], "passages": []}
-            if ctx.nearby:
-                out["nearby"] = ctx.nearby
-            if inp.explain:
-                _explain(ctx, out)
-            return out
-
-        call = meter.call
-        with call.step("llm") as c:
+    @staticmethod
+    def _answer(ctx: Context, inp: QueryInput, meter: Meter) -> tuple[dict[str, Any], str]:
+        """The one LLM call on the context: its parsed reply and its answer
+        (UpstreamError, recorded as a rejection, on a reply without one)."""
+        with meter.call.step("llm") as c:
             opts = inp.options
             reply = meter.complete(
                 LLMRequest(
@@ -92,8 +79,26 @@ class Query:
                 raise UpstreamError("LLM reply has no answer")
             c["input_tokens"] = reply.input_tokens
             c["output_tokens"] = reply.output_tokens
+        return data, answer
 
-        with call.step("evidence") as c:
+    def run(self, inp: QueryInput, meter: Meter) -> dict[str, Any]:
+        key = DatasetKey(inp.user_id, inp.dataset)
+        # The dataset is checked while the question is embedded (NotFound).
+        ctx = self.retriever.retrieve(key, inp, meter, check_dataset=True)
+        out: dict[str, Any] = {}
+        if inp.session_id is not None:
+            out["session_id"] = inp.session_id
+        if ctx.empty:
+            out["answer"] = NO_INFORMATION
+            out["evidence"] = {"entities": [], "edges": [], "passages": []}
+            if ctx.nearby:
+                out["nearby"] = ctx.nearby
+            if inp.explain:
+                _explain(ctx, out)
+            return out
+
+        data, answer = self._answer(ctx, inp, meter)
+        with meter.call.step("evidence") as c:
             # Only what was in the context: hallucinated IDs are dropped.
             edge_ids = sorted({i for i in _ids(data.get("edges")) if i in ctx.edges})
             entity_ids = {i for i in _ids(data.get("entities")) if i in ctx.entities}

@@ -74,7 +74,7 @@ class Retriever:
         nearby, near_edges = self._nearby(key, inp, meter, got, entities)
 
         with meter.call.step("passages") as c:
-            rows = dict(got.passages)
+            rows = dict(got.passages.rows)
             # The texts the matched passages are (short texts) or are part of.
             matched_texts = set(rows) | {a.parent_id for a in rows.values() if a.parent_id}
             c["matched"] = len(rows)
@@ -84,7 +84,7 @@ class Retriever:
             periods = question_periods(inp.query)  # "in March 2024": what happened then
             facts = _score_facts(pool, got, entities, matched_texts, periods, p)
             sources = _sources(facts, pool, rows, got, p)
-            rows.update({aid: got.texts[aid] for aid in sources})
+            rows.update({aid: got.passages.texts[aid] for aid in sources})
             candidates = [Scored(s.total, edge=pool[i], why=s) for i, s in facts.items()]
             candidates += _seed_lines(got, entities, p)
             candidates += self._passages(rows, got, sources, periods, p)
@@ -121,7 +121,7 @@ class Retriever:
         if self.nearby is None:
             return None, []
         with meter.call.step("nearby") as c:
-            nearby, near_edges = self.nearby.search(key, inp, meter, got.matched)
+            nearby, near_edges = self.nearby.search(key, inp, meter, got.seeds.matched)
             near_edges = [e for e in near_edges if kept(e, inp)]
             for n in (nearby or {}).pop("_entities", []):
                 entities.setdefault(n.id, n)
@@ -153,7 +153,7 @@ class Retriever:
         # The turns (windows) next to a match: the answer is often the reply.
         # (A row next to a match that is not a passage itself, a text with
         # chunks, is left out; one that is a fact's source is scored below.)
-        near = {i: a for i, a in got.beside.items() if self._is_passage(a)}
+        near = {i: a for i, a in got.passages.beside.items() if self._is_passage(a)}
         beside = beside_scores(own, rows, near, p)
         for c in out:
             if c.passage is not None and c.passage.chunk.id in beside:
@@ -168,7 +168,7 @@ class Retriever:
                 out.append(Scored(s.total, passage=Passage(nb, nb.summary, nb.text), why=s))
         for aid, (fact, share) in sources.items():
             row = rows.get(aid)
-            if row is not None and aid not in got.ranks and self._is_passage(row):
+            if row is not None and aid not in got.passages.ranks and self._is_passage(row):
                 s = source_only(share, fact)
                 s.inputs["pool"] = "fact_source"
                 out.append(Scored(s.total, passage=Passage(row, row.summary, row.text), why=s))
@@ -181,7 +181,7 @@ def _fact_pool(
     """Every fact read, once; an edge whose end was not read (its row is
     gone) is left out."""
     pool: dict[int, Edge] = {}
-    for e in [*got.hop1.values(), *got.hop2, *got.similar_edges, *near_edges]:
+    for e in [*got.facts.hop1.values(), *got.facts.hop2, *got.facts.similar, *near_edges]:
         pool.setdefault(e.id, e)
     return {i: e for i, e in pool.items() if e.source_id in entities and e.target_id in entities}
 
@@ -190,13 +190,13 @@ def _fact_pools(got: Gathered) -> tuple[dict[int, str], dict[int, int]]:
     """Which pool found each fact (one hop, two hops, similar; else nearby)
     and its rank in the similar facts' search."""
     found: dict[int, str] = {}
-    for e in got.similar_edges:
+    for e in got.facts.similar:
         found[e.id] = "similar_facts"
-    for e in got.hop2:
+    for e in got.facts.hop2:
         found[e.id] = "two_hop"
-    for i in got.hop1:
+    for i in got.facts.hop1:
         found[i] = "one_hop"
-    ranks = {h.id: r for r, h in enumerate(got.found.edges)}
+    ranks = {h.id: r for r, h in enumerate(got.passages.found.edges)}
     return found, ranks
 
 
@@ -214,8 +214,8 @@ def _score_facts(
     facts = len(age)
     # Per question, not per fact: the hub damping of every entity (a hundred
     # or so facts a question).
-    passed = damped(got.led, got.degree, p)
-    edge_sim, question = got.edge_sim, got.question
+    passed = damped(got.facts.led, got.facts.degree, p)
+    edge_sim, question = got.facts.edge_sim, got.question
     pools, sim_ranks = _fact_pools(got)
     out: dict[int, Score] = {}
     for e in pool.values():
@@ -251,7 +251,7 @@ def _sources(
     out: dict[int, tuple[int, float]] = {}
     for i in best:
         aid = pool[i].artifact_id
-        if aid is not None and aid not in rows and aid in got.texts:
+        if aid is not None and aid not in rows and aid in got.passages.texts:
             share = source_score(total[i], p)
             if share > out.get(aid, (0, 0.0))[1]:
                 out[aid] = (i, share)
@@ -261,9 +261,9 @@ def _sources(
 def _seed_lines(got: Gathered, entities: dict[int, Entity], p: RetrievalProfile) -> list[Scored]:
     """The seeds' own lines (their names and descriptions)."""
     out = []
-    for i in got.seeds:
+    for i in got.seeds.order:
         if i in entities:
-            s = seed_line_score(got.strength[i], p, **got.seed_why.get(i, {}))
+            s = seed_line_score(got.seeds.strength[i], p, **got.seeds.why.get(i, {}))
             out.append(Scored(s.total, entity=entities[i], why=s))
     return out
 
@@ -277,10 +277,10 @@ def _matched(
 ) -> tuple[list[Scored], dict[int, float]]:
     """The passages the searches matched, scored by rank (and as the source
     of a good fact too), and their scores by ID."""
-    by_summary = {h.id for h in got.found.summaries}
+    by_summary = {h.id for h in got.passages.found.summaries}
     out: list[Scored] = []
     own: dict[int, float] = {}
-    for cid, (rank, by_text) in got.ranks.items():
+    for cid, (rank, by_text) in got.passages.ranks.items():
         row = rows.get(cid)
         if row is None:  # a deleted row's vector is dropped
             continue
