@@ -74,8 +74,10 @@ def exchange(port: int, data: bytes) -> Answer:
         return read_answer(sock)
 
 
-def request(method: str, path: str, headers: dict[str, str], body: bytes = b"") -> bytes:
-    lines = [f"{method} {path} HTTP/1.1", "Host: 127.0.0.1"]
+def request(
+    method: str, path: str, headers: dict[str, str], body: bytes = b"", host: str = "127.0.0.1"
+) -> bytes:
+    lines = [f"{method} {path} HTTP/1.1", f"Host: {host}"]
     lines += [f"{k}: {v}" for k, v in headers.items()]
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body
 
