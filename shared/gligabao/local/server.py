@@ -88,8 +88,13 @@ class LocalServer:
 
 def _bind(host: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # IPPROTO_TCP named: asyncio sets TCP_NODELAY on an accepted socket only
+    # when its proto says TCP, and without it Nagle's algorithm holds a small
+    # body written after its headers until the client's delayed ACK (40 ms
+    # an answer; docs/performance.md). Set on the listener too (inherited).
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     sock.bind((host, port))
     sock.listen(512)
     sock.setblocking(False)
