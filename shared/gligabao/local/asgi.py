@@ -84,6 +84,11 @@ class GbAsgi:
             reply = error_reply(exc, _raw_path(scope))
             # refused before its body was read: the connection cannot go on
             reply.close = reply.close or has_body(headers)
+        except Exception:  # never uvicorn's text/plain 500: JSON and a call id, as all others
+            from ..records.monitor import logger
+
+            logger.exception("the local server's adapter failed")
+            reply = error_reply(Refused(500, "internal error", close=True), _raw_path(scope))
         await _send(send, scope["method"], reply)
 
     async def _answer(self, scope: Scope, headers: dict[str, str], receive: Receive) -> Reply:
