@@ -332,6 +332,19 @@ class Settings(BaseModel):
         "local server: the Host names it answers besides loopback, comma-separated (an "
         "entry with a port matches that port only)",
     )
+    allowed_origins: str = var(
+        "",
+        "local server: the web origins (`scheme://host:port`, comma-separated) that may write "
+        "besides the server's own page; a request with another `Origin` may only read",
+    )
+    read_timeout: float = var(
+        10.0,
+        "local server: the seconds a client has to send a request's headers, and between two "
+        "pieces of its body; past them 408",
+    )
+    max_concurrent_requests: int = var(
+        128, "local server: the requests it runs at once; past them it answers 503"
+    )
     remember_queue_url: str = var(
         "",
         "the SQS queue of `Prefer: respond-async` remembers and queries (deployed)",

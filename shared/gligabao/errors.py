@@ -77,6 +77,12 @@ class Busy(Conflict):
         self.retry_after = max(1, retry_after)
 
 
+class KeyReused(GbError):
+    """An Idempotency-Key sent again with another request (IETF draft: 422)."""
+
+    status = 422
+
+
 class PayloadTooLarge(GbError):
     status = 413
 

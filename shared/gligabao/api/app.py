@@ -24,6 +24,7 @@ from ..records.meter import Meter
 from ..records.model import CallRecord, Step, new_call
 from ..records.monitor import emit, lambda_stack, logger
 from ..records.port import RecordStore
+from .jsonin import UnsafeJson, loads
 
 MAX_BODY_BYTES = 64 * 1024
 # The status of a queued call that failed for a reason that may pass and
@@ -92,13 +93,13 @@ def make_app() -> APIGatewayHttpResolver:
 
 
 def allowed_methods(app: APIGatewayHttpResolver, path: str) -> list[str]:
-    """The methods the resolver's routes answer at ``path`` (HEAD with GET),
-    for a 405's ``Allow``; empty for a path none of them knows."""
-    routes = app._static_routes + app._dynamic_routes  # Powertools keeps no public list
-    found = {r.method for r in routes if r.rule.match(path)}
-    if "GET" in found:
-        found.add("HEAD")
-    return sorted(found)
+    """The methods served at ``path`` (HEAD with GET), for a 405's
+    ``Allow``: the route table's (api/routes.py), not the resolver's, which
+    also holds the routes that only answer 405 (GET and DELETE /mcp); empty
+    for a path no route has."""
+    from .routes import methods_at
+
+    return methods_at(path)
 
 
 def json_body(app: APIGatewayHttpResolver) -> Any:
@@ -108,7 +109,10 @@ def json_body(app: APIGatewayHttpResolver) -> Any:
         raise BadRequest("the body must be JSON in UTF-8") from exc
     if not raw.strip():
         raise json.JSONDecodeError("empty body", raw, 0)
-    return json.loads(raw)
+    try:
+        return loads(raw)
+    except UnsafeJson as exc:
+        raise BadRequest(f"invalid JSON body: {exc}") from None
 
 
 def json_response(status: int, payload: Any) -> Response[str]:
@@ -136,6 +140,7 @@ def lambda_entry(
     (``error_body`` shapes those two: the MCP endpoint answers JSON-RPC)."""
 
     def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        event = _head_as_get(event)
         call_id = uuid.uuid4().hex
         token = _call_id.set(call_id)
         size = _body_size(event)
@@ -160,6 +165,16 @@ def lambda_entry(
         return result
 
     return lambda_stack(handler)
+
+
+def _head_as_get(event: dict[str, Any]) -> dict[str, Any]:
+    """HEAD is answered where GET is, as that GET (the server sends the
+    headers only)."""
+    http = (event.get("requestContext") or {}).get("http") or {}
+    if str(http.get("method", "")).upper() != "HEAD":
+        return event
+    context = {**event["requestContext"], "http": {**http, "method": "GET"}}
+    return {**event, "requestContext": context}
 
 
 def _plain(status: int, body: dict[str, Any]) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from .params import (
     schema,
 )
 from .requests import QueryRequest, RememberRequest, SearchRequest, SplitRequest
+from .routes import ROUTES, Route
 from .schemas import (
     AcceptedOut,
     ArtifactDetailOut,
@@ -87,6 +88,8 @@ def _errors(*codes: int) -> dict[str, Any]:
         404: "not found",
         409: "same Idempotency-Key still running",
         413: "body over 64 KiB",
+        415: "a write not sent as application/json",
+        422: "the Idempotency-Key was used with another body",
         502: "an upstream failed",
         503: "LLM not configured",
     }
@@ -136,9 +139,29 @@ IDEMPOTENCY_KEY = _param("Idempotency-Key", HeaderKey, where="header")
 GEO_FIELDS = ("geo_nearby", "geo_radius_km")
 
 
-def build(geo: bool = True) -> dict[str, Any]:
+def build(geo: bool = True, routes: tuple[Route, ...] = ROUTES) -> dict[str, Any]:
     """The document; ``geo``: as a server with geo on serves it (the committed
-    copy), else without the nearby search's fields."""
+    copy), else without the nearby search's fields. Its paths are the route
+    table's (``routes``), each described below (a route without a
+    description here gets a bare one)."""
+    doc = _document(geo)
+    described = doc["paths"]
+    paths: dict[str, Any] = {}
+    for r in routes:
+        if r.operation is None:
+            continue
+        detail = dict(described.get(r.path, {}).get(r.method.lower()) or _bare())
+        detail.update(operationId=r.operation, summary=r.summary)
+        paths.setdefault(r.path, {})[r.method.lower()] = detail
+    doc["paths"] = paths
+    return doc
+
+
+def _bare() -> dict[str, Any]:
+    return {"responses": _errors(400, 401, 403)}
+
+
+def _document(geo: bool) -> dict[str, Any]:
     _, defs = models_json_schema(
         [(m, "validation" if m in REQUESTS else "serialization") for m in _MODELS],
         ref_template="#/components/schemas/{model}",
@@ -165,7 +188,7 @@ def build(geo: bool = True) -> dict[str, Any]:
                     "responses": {
                         "200": {"description": "what was stored", **_json(RememberOut)},
                         "202": ACCEPTED,
-                        **_errors(400, 401, 403, 409, 413, 502, 503),
+                        **_errors(400, 401, 403, 409, 413, 415, 422, 502, 503),
                     },
                 }
             },

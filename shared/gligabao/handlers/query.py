@@ -66,9 +66,27 @@ def request_profile(req: QueryRequest) -> RetrievalProfile | None:
     return cfg.profile.with_overrides(req.profile)
 
 
+def check_question(text: str) -> None:
+    """A question past the embedder's window (in its tokens) is refused
+    before anything is embedded: an embedder that counts its tokens says
+    its window (the local one: the question would otherwise run the model
+    once per window, minutes of CPU for a long text; docs/limits.md)."""
+    embedder: Any = wiring.embedder()
+    window = getattr(embedder, "query_window", None)
+    if window is None:
+        return  # a provider's API holds its own window (and bills the tokens)
+    tokens = embedder.count_tokens(text, "query")
+    if tokens > window:
+        raise BadRequest(
+            f"query: {tokens} tokens of the embedding model ({embedder.model}), over its "
+            f"limit of {window} tokens: ask a shorter question"
+        )
+
+
 def retrieval_input(req: QueryRequest, main_stage: str) -> QueryInput:
     """The retrieval's input from a query or search request (one place, so
     that a field the query gains, search gains too); BadRequest first."""
+    check_question(req.query)
     options = StageOptions(
         settings().llm_model,
         levels(req.reasoning, main_stage),

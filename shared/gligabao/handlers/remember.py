@@ -77,7 +77,19 @@ def store(
     run = queue if queued else work
     if not key:
         return run()
-    return wiring.idempotency().once(req.user_id, key, run, lambda_context)
+    return wiring.idempotency().once(req.user_id, key, run, lambda_context, fingerprint(body))
+
+
+def fingerprint(body: dict[str, Any]) -> str:
+    """The request's fingerprint, stored with its idempotency key: the body
+    as JSON with sorted keys, less the key itself (in the body or not, the
+    same request); not the mode (``Prefer``), which a repeat may change."""
+    import hashlib
+    import json
+
+    rest = {k: v for k, v in body.items() if k != "idempotency_key"}
+    canonical = json.dumps(rest, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def queue_remember(

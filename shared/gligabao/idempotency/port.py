@@ -12,10 +12,17 @@ Work = Callable[[], dict[str, Any]]
 
 class Idempotency(Protocol):
     def once(
-        self, user_id: str, key: str, work: Work, lambda_context: Any = None
+        self,
+        user_id: str,
+        key: str,
+        work: Work,
+        lambda_context: Any = None,
+        fingerprint: str = "",
     ) -> dict[str, Any]:
         """``work()``'s response, or the stored response of the first call
-        with this user and key. Conflict while that call is still running."""
+        with this user and key. Conflict while that call is still running;
+        KeyReused (422) when that call's ``fingerprint`` (the request's
+        hash) is not this one's."""
 
     def forget_user(self, user_id: str) -> int:
         """Remove every idempotency record of the user (an erase: a record

@@ -12,10 +12,11 @@ from aws_lambda_powertools.utilities.idempotency import IdempotencyConfig, idemp
 from aws_lambda_powertools.utilities.idempotency.exceptions import (
     IdempotencyAlreadyInProgressError,
     IdempotencyPersistenceLayerError,
+    IdempotencyValidationError,
 )
 from aws_lambda_powertools.utilities.idempotency.persistence.base import BasePersistenceLayer
 
-from ..errors import Conflict, UpstreamError
+from ..errors import Conflict, KeyReused, UpstreamError
 from ..oneway import idempotency_owner
 from .port import Work
 
@@ -52,7 +53,15 @@ class PowertoolsIdempotency:
     def __init__(
         self, store: BasePersistenceLayer, ttl_s: int, responses: Responses | None = None
     ) -> None:
-        self.config = IdempotencyConfig(expires_after_seconds=ttl_s, use_local_cache=False)
+        # The key is the user's and the client's key; the request's fingerprint
+        # (its body's hash) is stored beside it, and a repeat with another
+        # fingerprint is refused (the IETF Idempotency-Key draft, section 2.6).
+        self.config = IdempotencyConfig(
+            event_key_jmespath="[user_id, key]",
+            payload_validation_jmespath="fingerprint",
+            expires_after_seconds=ttl_s,
+            use_local_cache=False,
+        )
         self.store = store
         self.responses = responses
 
@@ -79,7 +88,12 @@ class PowertoolsIdempotency:
         return stored if self.responses is None else self.responses.unpack(stored)
 
     def once(
-        self, user_id: str, key: str, work: Work, lambda_context: Any = None
+        self,
+        user_id: str,
+        key: str,
+        work: Work,
+        lambda_context: Any = None,
+        fingerprint: str = "",
     ) -> dict[str, Any]:
         try:
             with warnings.catch_warnings():
@@ -89,7 +103,13 @@ class PowertoolsIdempotency:
                     warnings.simplefilter("ignore", UserWarning)
                 else:
                     self.config.register_lambda_context(lambda_context)
-                return self._run({"user_id": user_id, "key": key}, work)
+                request = {"user_id": user_id, "key": key, "fingerprint": fingerprint}
+                return self._run(request, work)
+        except IdempotencyValidationError as exc:
+            raise KeyReused(
+                "this Idempotency-Key was used with another request body: a key names one "
+                "request (nothing was written; use a new key for a new request)"
+            ) from exc
         except IdempotencyAlreadyInProgressError as exc:
             raise Conflict("a remember with this Idempotency-Key is still in progress") from exc
         except IdempotencyPersistenceLayerError as exc:

@@ -72,6 +72,9 @@ class SqlitePersistenceLayer(OwnedKeys, BasePersistenceLayer):
                     and old.in_progress_expiry_timestamp < int(now * 1000)
                 )
                 if not (expired or stuck):
+                    # another request under the same key: refused (as Powertools'
+                    # DynamoDB layer does with the record its condition returns)
+                    self._validate_payload(data_payload=data_record, stored_data_record=old)
                     raise IdempotencyItemAlreadyExistsError(old_data_record=old)
             conn.execute(
                 f"INSERT OR REPLACE INTO idempotency ({COLS}) VALUES (?, ?, ?, ?, ?, ?)",

@@ -59,6 +59,7 @@ from mcp_types import (
 )
 from pydantic import BaseModel, ValidationError
 
+from ..api.jsonin import UnsafeJson, loads
 from ..api.requests import validate
 from ..errors import Busy, GbError
 from .tools import Caller, Reply, ToolSpec
@@ -248,9 +249,11 @@ class McpServer:
         if body is None:
             raise _RpcError(PARSE_ERROR, "the body must be JSON in UTF-8", status=400)
         try:
-            raw = json.loads(body)
+            raw = loads(body)
         except json.JSONDecodeError as exc:
             raise _RpcError(PARSE_ERROR, f"invalid JSON: {exc.msg}", status=400) from exc
+        except UnsafeJson as exc:
+            raise _RpcError(PARSE_ERROR, f"invalid JSON: {exc}", status=400) from exc
         if isinstance(raw, list):
             raise _RpcError(
                 INVALID_REQUEST, "one JSON-RPC message per request (no batches)", status=400
