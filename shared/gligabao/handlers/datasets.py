@@ -12,8 +12,10 @@ from .. import wiring
 from ..api.app import current_call_id, json_response, lambda_entry, make_app
 from ..api.auth import authorize
 from ..api.params import check_query_params, param_dataset, param_path_user, param_user
+from ..events.model import dataset_deleted, user_erased
 from ..memory.datasets import Datasets
 from ..memory.erase import Erase
+from .events import tell
 
 app = make_app()
 
@@ -41,7 +43,9 @@ def delete_dataset(name: str) -> Response[str]:
     check_query_params(params, {"user_id"})
     user_id = param_user(params)
     authorize(app.current_event, user_id)
-    _datasets().delete(user_id, param_dataset(name))
+    dataset = param_dataset(name)
+    _datasets().delete(user_id, dataset)
+    tell(dataset_deleted(user_id, dataset))
     return Response(status_code=204, body="")
 
 
@@ -65,6 +69,8 @@ def erase_user(user_id: str) -> Response[str]:
     uid = param_path_user(user_id)
     authorize(app.current_event, uid, operator_ok=True)
     result = eraser().run(uid, current_call_id())
+    if result.get("status") == "ok":
+        tell(user_erased(uid, str(result["call_id"])))
     resp = json_response(202, result)
     resp.headers["Location"] = f"/v1/gb/calls/{result['call_id']}"
     return resp

@@ -21,6 +21,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from ... import clock
+from ...crash import crash_point
 from ...errors import NotFound, UpstreamError
 from ...models import (
     Artifact,
@@ -37,6 +38,7 @@ from ...sqlite.db import Database, sqlite_errors
 from .browse import SqliteBrowse
 from .claims import SqliteClaims
 from .erase import SqliteErase
+from .outbox import Outbox, SqliteOutbox
 from .rows import (
     ARTIFACT_COLS,
     EDGE_COLS,
@@ -91,10 +93,14 @@ class SqliteGraphStore(SqliteBrowse, SqliteErase):
 
     overlap_reads = False  # a read here is cheaper than a thread handoff
 
-    def __init__(self, db: Database, lease_wait_s: float = 5.0) -> None:
+    def __init__(
+        self, db: Database, lease_wait_s: float = 5.0, outbox: Outbox | None = None
+    ) -> None:
         self.db = db
         self.requests = 0  # statements of the query path, for the benchmarks
         self._claims = SqliteClaims(db, lease_wait_s)
+        # where a commit's events go once it landed (None: not stored at all)
+        self._outbox = SqliteOutbox(db, outbox) if outbox is not None else None
 
     def close(self) -> None:
         """The database is closed by its owner (it is shared)."""
@@ -368,12 +374,17 @@ class SqliteGraphStore(SqliteBrowse, SqliteErase):
         try:
             with self.db.write() as conn:
                 done = apply(conn, key, write)
+                if self._outbox is not None:
+                    self._outbox.put(conn, write.events)
         except NotFound:
             raise
         except sqlite3.Error as exc:
             raise UpstreamError(
                 "graph store write failed: a database error", detail=f"{type(exc).__name__}: {exc}"
             ) from exc
+        crash_point("committed")  # tests: the events wait in the outbox
         if write.txn:
             self._claims.forget(write.txn)
+        if self._outbox is not None:
+            self._outbox.drain()
         return done
