@@ -443,6 +443,9 @@ def test_every_role_grants_what_its_code_does_and_no_unused_write(
     _fresh_container(monkeypatch, "datasets", deployed_like)
     with rec:
         _call(datasets.lambda_handler, "GET", "/v1/gb/datasets?user_id=u1")
+        schema = {"entity_types": {"Customer": {"attributes": {"tier": {"enum": ["gold"]}}}}}
+        _call(datasets.lambda_handler, "PUT", "/v1/gb/datasets/main/schema?user_id=u1", schema)
+        _call(datasets.lambda_handler, "GET", "/v1/gb/datasets/main/schema?user_id=u1")
         _call(datasets.lambda_handler, "DELETE", "/v1/gb/datasets/main?user_id=u1")
         # the erase of the user: what is left (records, the idempotency record)
         erased = _call(datasets.lambda_handler, "DELETE", "/v1/gb/users/u1")

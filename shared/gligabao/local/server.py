@@ -221,7 +221,7 @@ class _RequestHandler(BaseHTTPRequestHandler):
             return
         self._send(*found)
 
-    do_GET = do_POST = do_DELETE = _handle
+    do_GET = do_POST = do_PUT = do_DELETE = _handle
 
 
 def make_server(

@@ -16,6 +16,7 @@ is None or empty, never an error.
 from __future__ import annotations
 
 import functools
+import json
 import sqlite3
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -55,7 +56,17 @@ from .write import apply
 ITER_PAGE = 500  # rows per read while iterating a dataset
 # Bounded reads sent as one compound SELECT (SQLite allows 500 terms).
 COMPOUND = 100
-PARTITIONED = ("entities", "terms", "names", "facts", "edges", "artifacts", "links", "changes")
+PARTITIONED = (
+    "entities",
+    "terms",
+    "names",
+    "facts",
+    "edges",
+    "artifacts",
+    "links",
+    "changes",
+    "schemas",
+)
 
 
 @functools.cache
@@ -146,6 +157,19 @@ class SqliteGraphStore(SqliteBrowse, SqliteErase):
         if found is None:  # deleted between the insert and the read
             raise UpstreamError("graph store ensure_dataset failed: dataset vanished")
         return found
+
+    @sqlite_errors("graph store get_schema")
+    def get_schema(self, key: DatasetKey) -> dict[str, Any] | None:
+        rows = self._rows("SELECT body FROM schemas WHERE pk = ?", (key.pk,))
+        return json.loads(rows[0][0]) if rows else None
+
+    @sqlite_errors("graph store put_schema")
+    def put_schema(self, key: DatasetKey, schema: dict[str, Any]) -> None:
+        with self.db.write() as conn:
+            conn.execute(
+                "INSERT OR REPLACE INTO schemas (pk, body, updated_at) VALUES (?, ?, ?)",
+                (key.pk, json.dumps(schema, separators=(",", ":")), clock.now_str()),
+            )
 
     @sqlite_errors("graph store list_datasets")
     def list_datasets(self, user_id: str) -> list[Dataset]:
