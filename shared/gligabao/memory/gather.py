@@ -96,6 +96,8 @@ class QueryInput:
     geo_radius_km: float | None = None  # set when the caller asked for nearby search
     as_of: str | None = None  # the world as it stood then (RFC 3339 UTC), else now
     max_context_tokens: int | None = None  # the request's budget; else the server's
+    entity_types: frozenset[str] | None = None  # casefolded: only entities of these types
+    edge_types: frozenset[str] | None = None  # casefolded: only facts of these relations
 
 
 @dataclass

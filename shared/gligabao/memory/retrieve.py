@@ -81,6 +81,9 @@ class Retriever:
                     entities.update(self.graph.get_entities(key, sorted(need)))
                 c["entities"] = len(nearby["nearby"]) if nearby else 0
 
+        if inp.entity_types is not None:  # asked for: these types only (and facts between them)
+            entities = {i: e for i, e in entities.items() if e.type.casefold() in inp.entity_types}
+
         with call.step("passages") as c:
             rows = dict(got.passages)
             # The texts the matched passages are (short texts) or are part of.
@@ -93,7 +96,11 @@ class Retriever:
                 pool.setdefault(e.id, e)
             # An edge whose end was not read (its row is gone) is left out.
             pool = {
-                i: e for i, e in pool.items() if e.source_id in entities and e.target_id in entities
+                i: e
+                for i, e in pool.items()
+                if e.source_id in entities
+                and e.target_id in entities
+                and (inp.edge_types is None or e.relation.casefold() in inp.edge_types)
             }
             periods = question_periods(inp.query)  # "in March 2024": what happened then
             age = {eid: n for n, eid in enumerate(sorted(pool), start=1)}
