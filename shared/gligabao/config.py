@@ -304,6 +304,19 @@ class Settings(BaseModel):
         "gb",
         "the vector indexes are named prefix + `-entities`, `-edges`, `-chunks`, `-summaries`",
     )
+    # -- events (docs/events.md) ---------------------------------------------
+    webhook_url: str = var(
+        "",
+        "events as Standard Webhooks: one URL, or several separated by commas "
+        "([events.md](events.md))",
+        shown="unset (no webhooks)",
+    )
+    webhook_secret: str = var("", "the webhooks' signing secret (`whsec_` + base64)", shown="unset")
+    event_bus_name: str = var(
+        "",
+        "the EventBridge bus events go to (set by the stack with `Events=on`)",
+        shown="unset (no bus)",
+    )
     records_retention_days: int = var(
         90, "inference and call rows expire after this (DynamoDB TTL)"
     )

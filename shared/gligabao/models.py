@@ -251,6 +251,9 @@ class GraphWrite:
     # Provenance links removed (a split moves a mention to another entity).
     entity_unlinks: list[tuple[int, int]] = field(default_factory=list)  # (entity, artifact)
     vectors: dict[str, list[VectorItem]] = field(default_factory=dict)
+    # The events of the write (IDs only, docs/events.md): stored with it, in
+    # the same commit, and delivered after it (the store's outbox).
+    events: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass

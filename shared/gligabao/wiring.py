@@ -4,6 +4,7 @@ cold start pays only for what its first request uses."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
@@ -13,6 +14,7 @@ if TYPE_CHECKING:
     from .ai.port import LLM, Embedder
     from .ai.rerank.port import Reranker
     from .api.app import CallServices
+    from .events.publisher import Publisher
     from .graph.port import GraphStore
     from .idempotency.port import Idempotency
     from .memory.batch import RememberBatch
@@ -43,11 +45,45 @@ def database() -> Database:
 
 
 @lru_cache(maxsize=1)
+def events() -> Publisher | None:
+    """Where committed changes are told (docs/events.md): the webhooks of
+    ``GB_WEBHOOK_URL``, the bus of ``GB_EVENT_BUS_NAME``; None: neither."""
+    from .events.port import EventSink
+    from .events.publisher import Publisher
+
+    cfg = settings()
+    sinks: list[EventSink] = []
+    if cfg.webhook_url:
+        from .events.webhooks.sink import WebhookSink, urls_of
+
+        if not cfg.webhook_secret:
+            raise ValueError("GB_WEBHOOK_URL needs GB_WEBHOOK_SECRET (whsec_ + base64)")
+        sinks.append(WebhookSink(urls_of(cfg.webhook_url), cfg.webhook_secret))
+    if cfg.event_bus_name:
+        import boto3
+        from botocore.config import Config
+
+        from .events.eventbridge.sink import EventBridgeSink
+
+        # short timeouts, one try: the sink retries the entries itself
+        config = Config(connect_timeout=2, read_timeout=5, retries={"max_attempts": 1})
+        client = boto3.client("events", region_name=cfg.region, config=config)
+        sinks.append(EventBridgeSink(client, cfg.event_bus_name))
+    return Publisher(sinks) if sinks else None
+
+
+def outbox() -> Callable[[list[dict[str, Any]]], bool] | None:
+    """What a graph store's outbox is drained into after a commit."""
+    pub = events()
+    return pub.deliver_bodies if pub is not None else None
+
+
+@lru_cache(maxsize=1)
 def graph_store() -> GraphStore:
     if settings().store == "sqlite":
         from .graph.sqlite.store import SqliteGraphStore
 
-        return SqliteGraphStore(database(), lease_wait_s=settings().lease_wait_s)
+        return SqliteGraphStore(database(), lease_wait_s=settings().lease_wait_s, outbox=outbox())
     from .graph.dynamodb.store import DynamoGraphStore
 
     tables_configured()
@@ -56,6 +92,7 @@ def graph_store() -> GraphStore:
         lease_s=cfg.lease_s,
         lease_wait_s=cfg.lease_wait_s,
         vectors=cfg.vector_store == "dynamodb",
+        outbox=outbox(),
     )
 
 
@@ -283,6 +320,7 @@ def reset() -> None:
         database,
         settings,
         tables_configured,
+        events,
         graph_store,
         record_store,
         vector_index,

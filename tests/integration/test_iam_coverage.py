@@ -35,6 +35,7 @@ WRITES = {
     "dynamodb:DeleteItem",
     "dynamodb:BatchWriteItem",
     "sqs:SendMessage",
+    "events:PutEvents",
 }
 # Made by Lambda's SQS event source mapping with the worker's role, not by its code.
 EVENT_SOURCE_ACTIONS = {"sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes"}
@@ -108,6 +109,8 @@ class Recording:
                 out.add((f"sqs:{op}", "queue"))
             elif service == "secretsmanager":
                 out.add((f"secretsmanager:{op}", "secret"))
+            elif service == "AWSEvents":
+                out.add((f"events:{op}", "EventBus"))
             else:
                 raise AssertionError(f"unexpected AWS request: {entry['method']} {entry['url']}")
         if self.location is not None:
@@ -211,7 +214,7 @@ def deployed_like(
     """The API keys in Secrets Manager and an SQS queue, both on moto."""
     from gligabao import wiring
 
-    for service in ("SQS", "SECRETS_MANAGER"):
+    for service in ("SQS", "SECRETS_MANAGER", "EVENTBRIDGE"):
         monkeypatch.setenv(f"AWS_ENDPOINT_URL_{service}", moto_url)
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
@@ -226,6 +229,9 @@ def deployed_like(
     sqs = boto3.client("sqs", region_name=region, endpoint_url=moto_url)
     ids["GB_REMEMBER_QUEUE_URL"] = sqs.create_queue(QueueName=f"{gb.prefix}remember")["QueueUrl"]
     ids["GB_GEO_PLACE_INDEX"] = f"{gb.prefix}places"
+    events = boto3.client("events", region_name=region, endpoint_url=moto_url)
+    events.create_event_bus(Name=f"{gb.prefix}events")
+    ids["GB_EVENT_BUS_NAME"] = f"{gb.prefix}events"
     with FakeLocation() as location:
         monkeypatch.setenv("AWS_ENDPOINT_URL_LOCATION", location.url)
         # botocore would call places.<endpoint host>: keep the loopback host
@@ -235,7 +241,13 @@ def deployed_like(
     wiring.reset()
 
 
-AWS_ENV = ("GB_ANTHROPIC_SECRET", "GB_OPENAI_SECRET", "GB_REMEMBER_QUEUE_URL", "GB_GEO_PLACE_INDEX")
+AWS_ENV = (
+    "GB_ANTHROPIC_SECRET",
+    "GB_OPENAI_SECRET",
+    "GB_REMEMBER_QUEUE_URL",
+    "GB_GEO_PLACE_INDEX",
+    "GB_EVENT_BUS_NAME",
+)
 
 
 def _fresh_container(
@@ -431,6 +443,9 @@ def test_every_role_grants_what_its_code_does_and_no_unused_write(
     _fresh_container(monkeypatch, "datasets", deployed_like)
     with rec:
         _call(datasets.lambda_handler, "GET", "/v1/gb/datasets?user_id=u1")
+        schema = {"entity_types": {"Customer": {"attributes": {"tier": {"enum": ["gold"]}}}}}
+        _call(datasets.lambda_handler, "PUT", "/v1/gb/datasets/main/schema?user_id=u1", schema)
+        _call(datasets.lambda_handler, "GET", "/v1/gb/datasets/main/schema?user_id=u1")
         _call(datasets.lambda_handler, "DELETE", "/v1/gb/datasets/main?user_id=u1")
         # the erase of the user: what is left (records, the idempotency record)
         erased = _call(datasets.lambda_handler, "DELETE", "/v1/gb/users/u1")
@@ -438,6 +453,9 @@ def test_every_role_grants_what_its_code_does_and_no_unused_write(
     assert erased["removed"]["idempotency"] == 1
 
     # the recording saw the paths (not an empty file that passes anything)
+    for function in ("remember", "remember_worker", "browse", "datasets"):  # their events
+        assert ("events:PutEvents", "EventBus") in used[function], function
+    assert not any(a.startswith("events:") for a, _ in used["query"] | used["records"])
     assert ("sqs:SendMessage", "queue") in used["remember"]
     assert ("secretsmanager:GetSecretValue", "secret") in used["query"]
     assert any(a in WRITES for a, _ in used["query"])  # the stored place

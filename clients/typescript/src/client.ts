@@ -22,6 +22,8 @@ export type RememberOut = Schemas["RememberOut"];
 export type QueryOut = Schemas["QueryOut"];
 export type SearchOut = Schemas["SearchOut"];
 export type DatasetsOut = Schemas["DatasetsOut"];
+export type DatasetSchema = Schemas["DatasetSchema"];
+export type DatasetSchemaOut = Schemas["DatasetSchemaOut"];
 export type InferencesOut = Schemas["InferencesOut"];
 export type CallOut = Schemas["CallOut"];
 export type AcceptedOut = Schemas["AcceptedOut"];
@@ -156,6 +158,18 @@ export class Client {
   /** Delete a dataset and everything in it. */
   async deleteDataset(name: string, options: User = {}): Promise<void> {
     await this.request("deleteDataset", { path: { name }, query: { user_id: this.user(options.user_id) } });
+  }
+
+  /** A dataset's entity and edge types (empty when it has none). */
+  async schema(name: string, options: User = {}): Promise<DatasetSchemaOut> {
+    const query = { user_id: this.user(options.user_id) };
+    return (await this.request("getDatasetSchema", { path: { name }, query })).body;
+  }
+
+  /** Set a dataset's entity and edge types (it is created when new); a bad schema is a 400. */
+  async putSchema(name: string, schema: DatasetSchema, options: User = {}): Promise<DatasetSchemaOut> {
+    const query = { user_id: this.user(options.user_id) };
+    return (await this.request("putDatasetSchema", { path: { name }, query, body: schema })).body;
   }
 
   /** Erase a user: every dataset, vector, call and inference record and

@@ -10,6 +10,8 @@ export type {
   CallOut,
   ClientOptions,
   DatasetsOut,
+  DatasetSchema,
+  DatasetSchemaOut,
   Fields,
   InferencesOptions,
   InferencesOut,

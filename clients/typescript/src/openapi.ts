@@ -90,6 +90,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/gb/datasets/{name}/schema": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A dataset's declared entity and edge types */
+        get: operations["getDatasetSchema"];
+        /**
+         * Declare a dataset's entity and edge types
+         * @description Replaces the whole schema. A schema over the limits, with an unknown attribute type, or an edge type naming an undeclared entity type is 400, and nothing is stored.
+         */
+        put: operations["putDatasetSchema"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/gb/edges/{id}": {
         parameters: {
             query?: never;
@@ -338,6 +359,36 @@ export interface components {
             next_cursor: string | null;
         };
         /**
+         * AttributeSpec
+         * @description One attribute of a type: a subset of JSON Schema.
+         */
+        AttributeSpec: {
+            /**
+             * Description
+             * @description at most 500 characters
+             * @default null
+             */
+            description?: string | null;
+            /**
+             * Enum
+             * @description 1 to 50 strings (type string)
+             * @default null
+             */
+            enum?: string[] | null;
+            /**
+             * Format
+             * @description of a string only
+             * @default null
+             */
+            format?: "date-time" | null;
+            /**
+             * Type
+             * @description string when omitted with an enum
+             * @default null
+             */
+            type?: ("string" | "number" | "integer" | "boolean") | null;
+        };
+        /**
          * BatchProgressOut
          * @description A batch remember's progress (while it runs) and totals (once done).
          */
@@ -489,6 +540,34 @@ export interface components {
             /** Name */
             name: string;
         };
+        /**
+         * DatasetSchema
+         * @description A dataset's types (docs/api.md#dataset-schemas): at most 10 entity
+         *     types (PascalCase) and 10 edge types (UPPER_SNAKE_CASE), 16 KiB.
+         */
+        DatasetSchema: {
+            /** Edge Types */
+            edge_types?: {
+                [key: string]: components["schemas"]["EdgeTypeSpec"];
+            };
+            /** Entity Types */
+            entity_types?: {
+                [key: string]: components["schemas"]["EntityTypeSpec"];
+            };
+        };
+        /** DatasetSchemaOut */
+        DatasetSchemaOut: {
+            /** Dataset */
+            dataset: string;
+            /** Edge Types */
+            edge_types?: {
+                [key: string]: components["schemas"]["EdgeTypeSpec"];
+            };
+            /** Entity Types */
+            entity_types?: {
+                [key: string]: components["schemas"]["EntityTypeSpec"];
+            };
+        };
         /** DatasetsOut */
         DatasetsOut: {
             /** Datasets */
@@ -559,6 +638,31 @@ export interface components {
             at: string | null;
             edge: components["schemas"]["EdgeOut"];
         };
+        /** EdgeTypeSpec */
+        EdgeTypeSpec: {
+            /**
+             * Attributes
+             * @description at most 10, snake_case names
+             */
+            attributes?: {
+                [key: string]: components["schemas"]["AttributeSpec"];
+            };
+            /**
+             * Description
+             * @default
+             */
+            description?: string;
+            /**
+             * Source Types
+             * @description entity types of the source (declared ones)
+             */
+            source_types?: string[];
+            /**
+             * Target Types
+             * @description entity types of the target (declared ones)
+             */
+            target_types?: string[];
+        };
         /** EntitiesOut */
         EntitiesOut: {
             /** Entities */
@@ -602,6 +706,21 @@ export interface components {
             name: string;
             /** Type */
             type: string;
+        };
+        /** EntityTypeSpec */
+        EntityTypeSpec: {
+            /**
+             * Attributes
+             * @description at most 10, snake_case names
+             */
+            attributes?: {
+                [key: string]: components["schemas"]["AttributeSpec"];
+            };
+            /**
+             * Description
+             * @default
+             */
+            description?: string;
         };
         /** ErasedCountsOut */
         ErasedCountsOut: {
@@ -1049,6 +1168,18 @@ export interface components {
              */
             dataset?: string;
             /**
+             * Edge Types
+             * @description only facts of these relations or edge types (case-insensitive: OWNS_ACCOUNT is owns_account)
+             * @default null
+             */
+            edge_types?: string[] | null;
+            /**
+             * Entity Types
+             * @description only entities of these types (case-insensitive), and only facts between two of them (docs/api.md#type-filters)
+             * @default null
+             */
+            entity_types?: string[] | null;
+            /**
              * Explain
              * @description every entity, edge and passage of the context carries `explain` (its score and the parts that made it), and `left_out` lists the best candidates that did not make it, with the reason
              * @default false
@@ -1325,6 +1456,18 @@ export interface components {
              * @default main
              */
             dataset?: string;
+            /**
+             * Edge Types
+             * @description only facts of these relations or edge types (case-insensitive: OWNS_ACCOUNT is owns_account)
+             * @default null
+             */
+            edge_types?: string[] | null;
+            /**
+             * Entity Types
+             * @description only entities of these types (case-insensitive), and only facts between two of them (docs/api.md#type-filters)
+             * @default null
+             */
+            entity_types?: string[] | null;
             /**
              * Explain
              * @description every entity, edge and passage of the context carries `explain` (its score and the parts that made it), and `left_out` lists the best candidates that did not make it, with the reason
@@ -1793,6 +1936,130 @@ export interface operations {
             };
             /** @description not found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    getDatasetSchema: {
+        parameters: {
+            query: {
+                user_id: string;
+            };
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the schema */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatasetSchemaOut"];
+                };
+            };
+            /** @description invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description another user's data */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    putDatasetSchema: {
+        parameters: {
+            query: {
+                user_id: string;
+            };
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DatasetSchema"];
+            };
+        };
+        responses: {
+            /** @description the schema as stored */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatasetSchemaOut"];
+                };
+            };
+            /** @description invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description another user's data */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description body over 64 KiB */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };

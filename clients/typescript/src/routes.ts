@@ -17,6 +17,8 @@ export const ROUTES: { readonly [Op in OperationId]: readonly [Method, string] }
   search: ["POST", "/v1/gb/search"],
   listDatasets: ["GET", "/v1/gb/datasets"],
   deleteDataset: ["DELETE", "/v1/gb/datasets/{name}"],
+  getDatasetSchema: ["GET", "/v1/gb/datasets/{name}/schema"],
+  putDatasetSchema: ["PUT", "/v1/gb/datasets/{name}/schema"],
   eraseUser: ["DELETE", "/v1/gb/users/{user_id}"],
   listInferences: ["GET", "/v1/gb/inferences"],
   getCall: ["GET", "/v1/gb/calls/{call_id}"],

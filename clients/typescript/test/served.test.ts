@@ -174,6 +174,25 @@ describe("erase a user", () => {
   });
 });
 
+describe("a dataset's schema", () => {
+  test("put and read back; a bad one is a 400 that stores nothing", async () => {
+    const crm = {
+      entity_types: {
+        Customer: { attributes: { tier: { type: "string" as const, enum: ["gold", "silver"] } } },
+        Account: {},
+      },
+      edge_types: { OWNS_ACCOUNT: { source_types: ["Customer"], target_types: ["Account"] } },
+    };
+    const stored = await gb.putSchema("ts-crm", crm);
+    assert.deepEqual(stored.entity_types?.Customer?.attributes?.tier?.enum, ["gold", "silver"]);
+    assert.deepEqual((await gb.schema("ts-crm")).edge_types?.OWNS_ACCOUNT?.target_types, ["Account"]);
+    const unknown = { edge_types: { OWNS: { source_types: ["Nobody"] } } };
+    await assert.rejects(gb.putSchema("ts-crm", unknown), { status: 400 });
+    assert.deepEqual(await gb.schema("ts-crm"), stored);
+    await gb.deleteDataset("ts-crm");
+  });
+});
+
 describe("refusals write nothing", () => {
   test("404: an unknown call, a dataset already deleted, a query on no dataset", async () => {
     const before = await memory();

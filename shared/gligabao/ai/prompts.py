@@ -230,8 +230,11 @@ def extract_user(
     previous: list[str] | None = None,
     relations: list[str] | None = None,
     facts: dict[int, list[str]] | None = None,
+    types: dict[str, Any] | None = None,
 ) -> str:
     parts = [f"<reference_time>{reference_time}</reference_time>"]
+    if types and (types.get("entity_types") or types.get("edge_types")):
+        parts.append(f"<types>\n{types_text(types)}\n</types>")
     if speaker:
         parts.append(f"<speaker>{speaker}</speaker>")
     if previous:
@@ -246,6 +249,37 @@ def extract_user(
         parts.append(f"<known_relations>{', '.join(relations)}</known_relations>")
     parts.append(f"<text>\n{text}\n</text>")
     return "\n".join(parts)
+
+
+def _attribute_text(name: str, spec: dict[str, Any]) -> str:
+    kind = spec.get("format") or spec.get("type", "string")
+    if spec.get("enum"):
+        kind = "one of " + ", ".join(spec["enum"])
+    desc = f": {spec['description']}" if spec.get("description") else ""
+    return f"{name} ({kind}{desc})"
+
+
+def types_text(types: dict[str, Any]) -> str:
+    """The dataset's own types (memory/schema.py), for the <types> section:
+    the entity types to use as "type", the edge types as "relation"."""
+    lines = [
+        "The dataset declares these types. An entity of one of these kinds takes its name as "
+        '"type"; a fact of one of these edge types takes its name as "relation" (between the '
+        "entity types it names). Anything else keeps a free type or relation."
+    ]
+    for name, spec in types.get("entity_types", {}).items():
+        attrs = [_attribute_text(a, s) for a, s in spec.get("attributes", {}).items()]
+        desc = f": {spec['description']}" if spec.get("description") else ""
+        extra = f" Attributes: {'; '.join(attrs)}." if attrs else ""
+        lines.append(f"- entity type {name}{desc}{extra}")
+    for name, spec in types.get("edge_types", {}).items():
+        ends = (
+            f" ({'|'.join(spec.get('source_types') or ['any'])} -> "
+            f"{'|'.join(spec.get('target_types') or ['any'])})"
+        )
+        desc = f": {spec['description']}" if spec.get("description") else ""
+        lines.append(f"- edge type {name}{ends}{desc}")
+    return "\n".join(lines)
 
 
 def invalidate_user(new_facts: list[str], existing: list[Edge], names: dict[int, str]) -> str:

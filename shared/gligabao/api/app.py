@@ -20,6 +20,7 @@ from .. import deadline
 from ..ai.port import LLM, Embedder
 from ..ai.rerank.port import Reranker
 from ..errors import BadRequest, Busy, DeadlineExceeded, GbError, PayloadTooLarge, UpstreamError
+from ..events.publisher import recording
 from ..records.meter import Meter
 from ..records.model import CallRecord, Step, new_call
 from ..records.monitor import emit, lambda_stack, logger
@@ -229,7 +230,8 @@ def run_call(
         call.status = "running"
         _save(services.records, call)
     try:
-        result = work(meter)
+        with recording(call):  # the events' deliveries go into its steps
+            result = work(meter)
         call.finish("ok")
         if background:
             call.result = result

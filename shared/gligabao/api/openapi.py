@@ -31,6 +31,8 @@ from .schemas import (
     ArtifactDetailOut,
     ArtifactsOut,
     CallOut,
+    DatasetSchema,
+    DatasetSchemaOut,
     DatasetsOut,
     EdgeDetailOut,
     EntitiesOut,
@@ -58,6 +60,8 @@ _MODELS: list[type[BaseModel]] = [
     QueryOut,
     SearchOut,
     DatasetsOut,
+    DatasetSchema,
+    DatasetSchemaOut,
     InferencesOut,
     CallOut,
     SplitOut,
@@ -274,6 +278,32 @@ def _document(geo: bool) -> dict[str, Any]:
                     "parameters": [_param("name", DatasetName, True, "path"), USER],
                     "responses": {"204": {"description": "deleted"}, **_errors(400, 401, 403, 404)},
                 }
+            },
+            "/v1/gb/datasets/{name}/schema": {
+                "get": {
+                    "operationId": "getDatasetSchema",
+                    "summary": "A dataset's entity and edge types (empty when it has none)",
+                    "parameters": [_param("name", DatasetName, True, "path"), USER],
+                    "responses": {
+                        "200": {"description": "the schema", **_json(DatasetSchemaOut)},
+                        **_errors(400, 401, 403, 404),
+                    },
+                },
+                "put": {
+                    "operationId": "putDatasetSchema",
+                    "summary": "Set a dataset's entity and edge types (the dataset is created)",
+                    "description": (
+                        "Replaces the whole schema. A schema over the limits, with an unknown "
+                        "attribute type, or an edge type naming an undeclared entity type is "
+                        "400, and nothing is stored."
+                    ),
+                    "parameters": [_param("name", DatasetName, True, "path"), USER],
+                    "requestBody": {"required": True, **_json(DatasetSchema)},
+                    "responses": {
+                        "200": {"description": "the schema as stored", **_json(DatasetSchemaOut)},
+                        **_errors(400, 401, 403, 413),
+                    },
+                },
             },
             "/v1/gb/users/{user_id}": {
                 "delete": {

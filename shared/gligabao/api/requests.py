@@ -10,7 +10,15 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StringConstraints,
+    ValidationError,
+    model_validator,
+)
 from pydantic.config import JsonDict
 
 from ..errors import BadRequest
@@ -42,6 +50,13 @@ from .stages import (
 
 MAX_MESSAGES = 100
 _STRICT = ConfigDict(extra="forbid", strict=True, defer_build=True)
+
+
+# A type filter: 1 to 20 type names (an entity type, a relation or edge type).
+TypeNames = Annotated[
+    list[Annotated[str, StringConstraints(min_length=1, max_length=64)]],
+    Field(min_length=1, max_length=20),
+]
 
 
 class _Common(BaseModel):
@@ -141,6 +156,16 @@ class QueryRequest(_Common):
         description="local server only (`gligabao serve`): retrieval profile fields to change "
         'for this request, e.g. `{"relevance_floor": 0.2}` (docs/retrieval.md); a deployed '
         "API answers 400 (its pools are the query's cost bounds: GB_RETRIEVAL_PROFILE sets them)",
+    )
+    entity_types: TypeNames | None = Field(
+        None,
+        description="only entities of these types (case-insensitive), and only facts between "
+        "two of them (docs/api.md#type-filters)",
+    )
+    edge_types: TypeNames | None = Field(
+        None,
+        description="only facts of these relations or edge types (case-insensitive: "
+        "OWNS_ACCOUNT is owns_account)",
     )
 
 

@@ -18,7 +18,7 @@ Auth = Literal["user", "operator", "mcp"]
 
 @dataclass(frozen=True)
 class Route:
-    method: str  # GET, POST, DELETE
+    method: str  # GET, POST, PUT, DELETE
     path: str  # as API Gateway and OpenAPI write it: ``{name}`` is one path segment
     function: str  # the Lambda function (handlers/<function>.py) that serves it
     auth: Auth  # "user": the caller's own data; "operator": operators only; "mcp": per tool
@@ -67,6 +67,22 @@ ROUTES: tuple[Route, ...] = (
         "user",
         "Delete a dataset and everything in it",
         "deleteDataset",
+    ),
+    Route(
+        "GET",
+        "/v1/gb/datasets/{name}/schema",
+        "datasets",
+        "user",
+        "A dataset's declared entity and edge types",
+        "getDatasetSchema",
+    ),
+    Route(
+        "PUT",
+        "/v1/gb/datasets/{name}/schema",
+        "datasets",
+        "user",
+        "Declare a dataset's entity and edge types",
+        "putDatasetSchema",
     ),
     Route(
         "DELETE",

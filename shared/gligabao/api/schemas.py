@@ -179,6 +179,45 @@ class DatasetsOut(_Out):
     datasets: list[DatasetOut]
 
 
+class AttributeSpec(_Out):
+    """One attribute of a type: a subset of JSON Schema."""
+
+    type: Literal["string", "number", "integer", "boolean"] | None = Field(
+        None, description="string when omitted with an enum"
+    )
+    format: Literal["date-time"] | None = Field(None, description="of a string only")
+    enum: list[str] | None = Field(None, description="1 to 50 strings (type string)")
+    description: str | None = Field(None, description="at most 500 characters")
+
+
+class EntityTypeSpec(_Out):
+    description: str = ""
+    attributes: dict[str, AttributeSpec] = Field(
+        default_factory=dict, description="at most 10, snake_case names"
+    )
+
+
+class EdgeTypeSpec(EntityTypeSpec):
+    source_types: list[str] = Field(
+        default_factory=list, description="entity types of the source (declared ones)"
+    )
+    target_types: list[str] = Field(
+        default_factory=list, description="entity types of the target (declared ones)"
+    )
+
+
+class DatasetSchema(_Out):
+    """A dataset's types (docs/api.md#dataset-schemas): at most 10 entity
+    types (PascalCase) and 10 edge types (UPPER_SNAKE_CASE), 16 KiB."""
+
+    entity_types: dict[str, EntityTypeSpec] = Field(default_factory=dict)
+    edge_types: dict[str, EdgeTypeSpec] = Field(default_factory=dict)
+
+
+class DatasetSchemaOut(DatasetSchema):
+    dataset: str
+
+
 class InferenceOut(_Out):
     id: str
     user_id: str

@@ -31,6 +31,7 @@ from ..api.schemas import (
     ArtifactDetailOut,
     ArtifactsOut,
     CallOut,
+    DatasetSchemaOut,
     DatasetsOut,
     EdgeDetailOut,
     EntitiesOut,
@@ -178,6 +179,18 @@ class Client(Transport):
     def delete_dataset(self, name: str, *, user_id: str | None = None) -> None:
         path = f"/v1/gb/datasets/{_seg(name)}?" + _qs(user_id=self._user(user_id))
         self._send("DELETE", path)
+
+    def schema(self, name: str, *, user_id: str | None = None) -> DatasetSchemaOut:
+        """A dataset's entity and edge types (docs/api.md#dataset-schemas)."""
+        path = f"/v1/gb/datasets/{_seg(name)}/schema?" + _qs(user_id=self._user(user_id))
+        return _as(DatasetSchemaOut, self._send("GET", path)[1])
+
+    def put_schema(
+        self, name: str, schema: dict[str, Any], *, user_id: str | None = None
+    ) -> DatasetSchemaOut:
+        """Set a dataset's entity and edge types (``entity_types``, ``edge_types``)."""
+        path = f"/v1/gb/datasets/{_seg(name)}/schema?" + _qs(user_id=self._user(user_id))
+        return _as(DatasetSchemaOut, self._send("PUT", path, schema)[1])
 
     # --- browse and forget (docs/api.md#browse-and-forget) ----------------------------
 

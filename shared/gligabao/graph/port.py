@@ -17,7 +17,7 @@ caller to handle: a conflict either resolves inside the store or is ``Busy``.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Protocol
+from typing import Any, Protocol
 
 from ..models import (
     Artifact,
@@ -67,6 +67,13 @@ class GraphStore(Protocol):
         """Delete every row, link, term, name and fact claim of the dataset.
         False when it did not exist. Its ID counters are kept: when the name
         is used again, IDs go on from where they were (never reused)."""
+
+    def get_schema(self, key: DatasetKey) -> dict[str, Any] | None:
+        """The dataset's schema (memory/schema.py), None when it has none. One read."""
+
+    def put_schema(self, key: DatasetKey, schema: dict[str, Any]) -> None:
+        """Store the schema of an existing dataset (replacing it); it goes with
+        the dataset's other rows when the dataset is deleted. One write."""
 
     def allocate_ids(
         self, key: DatasetKey, entities: int, edges: int, artifacts: int

@@ -19,9 +19,11 @@ from ..api.requests import MAX_MESSAGES
 from ..api.stages import levels, models
 from ..config import settings
 from ..errors import GbError, NotConfigured
+from ..events.model import batch_ended
 from ..memory.batch import BatchInput, Item, ledger_id
 from ..memory.options import StageOptions
 from ..records.meter import Meter
+from .events import tell
 from .jobs import BATCH_KIND, enqueue
 
 KIND = BATCH_KIND
@@ -100,13 +102,23 @@ def run_batch(
 
         return dict(wiring.batch_service().run(inp, meter, report))
 
-    return run_call(
-        wiring.call_services(),
-        KIND,
-        req.user_id,
-        req.dataset,
-        req.session_id,
-        work,
-        background=True,
-        retry_if=retry_if,
-    )
+    try:
+        result = run_call(
+            wiring.call_services(),
+            KIND,
+            req.user_id,
+            req.dataset,
+            req.session_id,
+            work,
+            background=True,
+            retry_if=retry_if,
+        )
+    except GbError as exc:
+        if retry_if is None or not retry_if(exc):  # a retried one ends later
+            tell(batch_ended(req.user_id, req.dataset, call_id, f"{exc.status}"))
+        raise
+    except Exception:
+        tell(batch_ended(req.user_id, req.dataset, call_id, "500"))
+        raise
+    tell(batch_ended(req.user_id, req.dataset, call_id, None))
+    return result

@@ -22,9 +22,11 @@ from ..api.params import (
     param_session,
     param_user,
 )
+from ..events.model import forgotten
 from ..memory.browse import DEFAULT_LIMIT, MAX_LIMIT, Browse
 from ..memory.forget import Forget
 from ..models import DatasetKey
+from .events import tell
 
 app = make_app()
 
@@ -89,7 +91,9 @@ def get_artifact(id: str) -> Response[str]:
 def forget(event: APIGatewayProxyEventV2, key: DatasetKey, artifact_id: int) -> dict[str, Any]:
     """Forget one text (the MCP ``forget`` tool calls this too)."""
     authorize(event, key.user_id, operator_ok=True)
-    return Forget(wiring.graph_store(), wiring.vector_index()).run(key, artifact_id)
+    result = Forget(wiring.graph_store(), wiring.vector_index()).run(key, artifact_id)
+    tell(forgotten(key.user_id, key.dataset, result))
+    return result
 
 
 @app.delete("/v1/gb/artifacts/<id>")

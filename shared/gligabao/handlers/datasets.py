@@ -1,5 +1,6 @@
-"""GET /v1/gb/datasets, DELETE /v1/gb/datasets/{name} and the erase of a
-user, DELETE /v1/gb/users/{user_id}."""
+"""GET /v1/gb/datasets, DELETE /v1/gb/datasets/{name}, a dataset's schema
+(GET and PUT /v1/gb/datasets/{name}/schema) and the erase of a user,
+DELETE /v1/gb/users/{user_id}."""
 
 from __future__ import annotations
 
@@ -9,11 +10,13 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEventV2
 
 from .. import wiring
-from ..api.app import current_call_id, json_response, lambda_entry, make_app
+from ..api.app import current_call_id, json_body, json_response, lambda_entry, make_app
 from ..api.auth import authorize
 from ..api.params import check_query_params, param_dataset, param_path_user, param_user
+from ..events.model import dataset_deleted, user_erased
 from ..memory.datasets import Datasets
 from ..memory.erase import Erase
+from .events import tell
 
 app = make_app()
 
@@ -41,8 +44,29 @@ def delete_dataset(name: str) -> Response[str]:
     check_query_params(params, {"user_id"})
     user_id = param_user(params)
     authorize(app.current_event, user_id)
-    _datasets().delete(user_id, param_dataset(name))
+    dataset = param_dataset(name)
+    _datasets().delete(user_id, dataset)
+    tell(dataset_deleted(user_id, dataset))
     return Response(status_code=204, body="")
+
+
+@app.get("/v1/gb/datasets/<name>/schema")
+def get_schema(name: str) -> Response[str]:
+    params = app.current_event.query_string_parameters or {}
+    check_query_params(params, {"user_id"})
+    user_id = param_user(params)
+    authorize(app.current_event, user_id)
+    return json_response(200, _datasets().schema(user_id, param_dataset(name)))
+
+
+@app.put("/v1/gb/datasets/<name>/schema")
+def put_schema(name: str) -> Response[str]:
+    params = app.current_event.query_string_parameters or {}
+    check_query_params(params, {"user_id"})
+    user_id = param_user(params)
+    authorize(app.current_event, user_id)
+    dataset = param_dataset(name)
+    return json_response(200, _datasets().put_schema(user_id, dataset, json_body(app)))
 
 
 def eraser() -> Erase:
@@ -65,6 +89,8 @@ def erase_user(user_id: str) -> Response[str]:
     uid = param_path_user(user_id)
     authorize(app.current_event, uid, operator_ok=True)
     result = eraser().run(uid, current_call_id())
+    if result.get("status") == "ok":
+        tell(user_erased(uid, str(result["call_id"])))
     resp = json_response(202, result)
     resp.headers["Location"] = f"/v1/gb/calls/{result['call_id']}"
     return resp

@@ -103,7 +103,13 @@ def retrieval_input(req: QueryRequest, main_stage: str) -> QueryInput:
         req.max_context_tokens,
         request_profile(req),
         req.explain,
+        _folded(req.entity_types),
+        _folded(req.edge_types),
     )
+
+
+def _folded(names: list[str] | None) -> frozenset[str] | None:
+    return frozenset(n.casefold() for n in names) if names is not None else None
 
 
 def query_input(req: QueryRequest) -> QueryInput:

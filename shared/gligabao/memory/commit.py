@@ -10,8 +10,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..errors import Busy
+from ..events.model import remembered
 from ..graph.port import GraphStore, fact_triple
-from ..models import DatasetKey, Edge
+from ..models import DatasetKey, Edge, GraphWrite
 from ..text import normalize_name
 from ..vectors.port import VectorIndex, VectorItem, write_first
 from . import plan
@@ -45,6 +46,20 @@ class Texts:
 
     def artifact_count(self) -> int:
         return len(self.messages) if self.messages is not None else 1 + len(self.chunks)
+
+
+def remembered_event(key: DatasetKey, call_id: str | None, write: GraphWrite) -> dict[str, Any]:
+    """The event of a remember's commit (IDs only), stored with it."""
+    return remembered(
+        key.user_id,
+        key.dataset,
+        call_id,
+        [a.id for a in write.artifacts if a.parent_id is None],
+        [e.id for e in write.new_entities],
+        [u.id for u in write.entity_updates],
+        [e.id for e in write.new_edges],
+        [u.id for u in write.edge_updates],
+    ).public()
 
 
 class Writer:
@@ -195,6 +210,7 @@ class Writer:
             txn, now, artifacts, unique, first_edge, facts, raced, texts.messages is not None
         )
         planned.write.vectors = vectors
+        planned.write.events = [remembered_event(key, texts.call_id, planned.write)]
         # The vectors go with the rows: upserted first into a separate index
         # (one whose row never commits is invisible), or written by the
         # commit itself onto the rows.

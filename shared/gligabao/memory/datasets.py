@@ -1,4 +1,5 @@
-"""Datasets: list them with their counts, delete one with everything in it."""
+"""Datasets: list them with their counts, delete one with everything in it,
+read and replace its schema (``schema.py``)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from ..graph.port import GraphStore
 from ..models import DatasetKey
 from ..records.port import RecordStore
 from ..vectors.port import VectorIndex
+from . import schema
 
 
 class Datasets:
@@ -42,3 +44,19 @@ class Datasets:
             self.vectors.delete_dataset(key)
         self.records.delete_dataset(user_id, name)
         self.graph.delete_dataset(key)
+
+    def schema(self, user_id: str, name: str) -> dict[str, Any]:
+        """The dataset's schema (empty types when it has none); 404 without the dataset."""
+        key = DatasetKey(user_id, name)
+        if self.graph.get_dataset(key) is None:
+            raise NotFound(f"dataset {name!r} does not exist")
+        return {"dataset": name, **(self.graph.get_schema(key) or schema.empty())}
+
+    def put_schema(self, user_id: str, name: str, body: Any) -> dict[str, Any]:
+        """Check the whole schema first (a 400 stores nothing), then create
+        the dataset if it is new and store the schema, replacing any."""
+        checked = schema.check(body)
+        key = DatasetKey(user_id, name)
+        self.graph.ensure_dataset(key)
+        self.graph.put_schema(key, checked)
+        return {"dataset": name, **checked}

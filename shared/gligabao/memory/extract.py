@@ -59,6 +59,8 @@ class Context:
     previous: list[str] = field(default_factory=list)
     relations: list[str] = field(default_factory=list)
     facts: dict[int, list[str]] = field(default_factory=dict)
+    # The dataset's schema (memory/schema.py), when it has one: its types.
+    types: dict[str, Any] | None = None
 
 
 def context(
@@ -67,11 +69,13 @@ def context(
     speaker: str | None,
     session_id: str | None,
     known: list[Entity],
+    exists: bool = True,
 ) -> Context:
     """The session's last texts (so that "she" and "my sister" resolve), the
     relation names of the live facts around the known entities, most used
     first (so that a restatement reuses them), and the newest facts of each
-    known entity (``FACTS_PER_KNOWN``). Two reads at most."""
+    known entity (``FACTS_PER_KNOWN``), and the dataset's schema (its
+    entity and edge types). Three reads at most."""
     previous = graph.session_texts(key, session_id, PREVIOUS_TEXTS) if session_id else []
     relations: list[str] = []
     facts: dict[int, list[str]] = {}
@@ -91,7 +95,8 @@ def context(
         f"{a.speaker}: {a.text[:PREVIOUS_CHARS]}" if a.speaker else a.text[:PREVIOUS_CHARS]
         for a in reversed(previous)
     ]
-    return Context(speaker, texts, relations, facts)
+    types = graph.get_schema(key) if exists else None
+    return Context(speaker, texts, relations, facts, types)
 
 
 def as_str(value: Any) -> str:
@@ -182,6 +187,7 @@ def extract(
                         previous=ctx.previous if ctx else None,
                         relations=ctx.relations if ctx else None,
                         facts=ctx.facts if ctx else None,
+                        types=ctx.types if ctx else None,
                     ),
                 )
             except Truncated:

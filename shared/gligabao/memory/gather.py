@@ -85,6 +85,8 @@ class QueryInput:
     max_context_tokens: int | None = None  # the request's budget; else the server's
     profile: RetrievalProfile | None = None  # the request's (local server); else the server's
     explain: bool = False  # every context item says why it is there; the best left out too
+    entity_types: frozenset[str] | None = None  # casefolded: only entities of these types
+    edge_types: frozenset[str] | None = None  # casefolded: only facts of these relations
 
 
 @dataclass

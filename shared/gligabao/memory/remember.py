@@ -81,6 +81,9 @@ class Read:
     stated: list[extract.Fact] = field(default_factory=list)
     windows: list[str] = field(default_factory=list)  # a session-sized text's passages
     words: list[str] = field(default_factory=list)  # what each passage embeds, its words
+    # The dataset's declared entity types, casefolded (its schema): two
+    # entities of different declared types are never one.
+    declared: frozenset[str] = frozenset()
 
 
 class Remember:
@@ -171,7 +174,10 @@ class Remember:
         # the relation names in use around the known entities.
         with call.step("context") as c:
             ctx = extract.context(
-                self.graph, key, inp.speaker, inp.session_id if exists else None, read.known
+                self.graph, key, inp.speaker, inp.session_id if exists else None, read.known, exists
+            )
+            read.declared = frozenset(
+                t.casefold() for t in ((ctx.types or {}).get("entity_types") or {})
             )
             c["previous"] = len(ctx.previous)
             c["relations"] = len(ctx.relations)
@@ -263,7 +269,9 @@ class Remember:
         # name rules over the candidates that keywords and name vectors find
         # (embeddings request 2 also carries the texts to store).
         with call.step("resolve") as c:
-            resolved, pending = resolve.resolve_exact(self.graph, key, extracted, known_by_id)
+            resolved, pending = resolve.resolve_exact(
+                self.graph, key, extracted, known_by_id, read.declared
+            )
             edge_texts = [fact_text(f.relation, f.description) for f in stated]
             pending_names = [p.extracted[0].name for p in pending.values()]
             batch = meter.embed(pending_names + edge_texts + summaries, "document").vectors
@@ -279,6 +287,7 @@ class Remember:
                 name_vecs,
                 resolved,
                 known,
+                read.declared,
             )
             c["resolved"] = sum(1 for r in resolved.values() if not r.created)
             c["new"] = sum(1 for r in resolved.values() if r.created)

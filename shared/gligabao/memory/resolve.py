@@ -88,8 +88,22 @@ def _lookup_keys(ex: Extracted) -> list[str]:
     return [ex.norm] if core == ex.norm else [ex.norm, core]
 
 
+def other_declared(type_: str, candidates: list[Entity], declared: frozenset[str]) -> list[Entity]:
+    """The candidates an entity of ``type_`` may be: none of another declared
+    type when its own is declared (a dataset's schema: a Customer is never
+    an Account, whatever the names say)."""
+    mine = type_.casefold()
+    if mine not in declared:
+        return candidates
+    return [c for c in candidates if c.type.casefold() not in declared or c.type.casefold() == mine]
+
+
 def resolve_exact(
-    graph: GraphStore, key: DatasetKey, extracted: list[Extracted], known: dict[int, Entity]
+    graph: GraphStore,
+    key: DatasetKey,
+    extracted: list[Extracted],
+    known: dict[int, Entity],
+    declared: frozenset[str] = frozenset(),
 ) -> tuple[dict[str, Resolved], dict[str, Pending]]:
     """Resolution by the model's ID (only IDs it was shown) and by the
     names table (the same name, of a kind that fits). Returns (resolved,
@@ -105,11 +119,13 @@ def resolve_exact(
     for ex in extracted:
         target: Entity | None = None
         reason: Reason | None = None
-        if ex.model_id is not None and ex.model_id in known:
+        if ex.model_id is not None and other_declared(
+            ex.type, [known[ex.model_id]] if ex.model_id in known else [], declared
+        ):
             target, reason = known[ex.model_id], MODEL
         else:
             owners = [fetched[names[k]] for k in _lookup_keys(ex) if names.get(k) in fetched]
-            found = best_match(ex.name, ex.type, owners)
+            found = best_match(ex.name, ex.type, other_declared(ex.type, owners, declared))
             if found is not None:
                 target, reason = found
         if target is None:
@@ -132,6 +148,7 @@ def resolve_similar(
     vecs: dict[str, list[float]],
     resolved: dict[str, Resolved],
     known: list[Entity],
+    declared: frozenset[str] = frozenset(),
 ) -> None:
     """The names ``resolve_exact`` left pending. Candidates: the known
     entities (found by the text's words and vector) and the stored names
@@ -159,7 +176,9 @@ def resolve_similar(
         first = p.extracted[0]
         # A vector left by a failed call (its row never landed) is no candidate.
         similar = [rows[h.id] for h in found if h.id in rows]
-        match = best_match(first.name, first.type, [*similar, *known])
+        match = best_match(
+            first.name, first.type, other_declared(first.type, [*similar, *known], declared)
+        )
         r: Resolved | None = None
         if match is not None:
             entity, reason = match

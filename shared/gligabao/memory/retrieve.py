@@ -73,6 +73,9 @@ class Retriever:
         entities = dict(got.entities)
         nearby, near_edges = self._nearby(key, inp, meter, got, entities)
 
+        if inp.entity_types is not None:  # asked for: these types only (and facts between them)
+            entities = {i: e for i, e in entities.items() if e.type.casefold() in inp.entity_types}
+
         with meter.call.step("passages") as c:
             rows = dict(got.passages.rows)
             # The texts the matched passages are (short texts) or are part of.
@@ -80,7 +83,7 @@ class Retriever:
             c["matched"] = len(rows)
 
         with meter.call.step("score") as c:
-            pool = _fact_pool(got, near_edges, entities)
+            pool = _fact_pool(got, near_edges, entities, inp.edge_types)
             periods = question_periods(inp.query)  # "in March 2024": what happened then
             facts = _score_facts(pool, got, entities, matched_texts, periods, p)
             sources = _sources(facts, pool, rows, got, p)
@@ -176,14 +179,24 @@ class Retriever:
 
 
 def _fact_pool(
-    got: Gathered, near_edges: list[Edge], entities: dict[int, Entity]
+    got: Gathered,
+    near_edges: list[Edge],
+    entities: dict[int, Entity],
+    edge_types: frozenset[str] | None,
 ) -> dict[int, Edge]:
     """Every fact read, once; an edge whose end was not read (its row is
-    gone) is left out."""
+    gone, or its type was not asked for) is left out, and so is a fact of a
+    relation not asked for."""
     pool: dict[int, Edge] = {}
     for e in [*got.facts.hop1.values(), *got.facts.hop2, *got.facts.similar, *near_edges]:
         pool.setdefault(e.id, e)
-    return {i: e for i, e in pool.items() if e.source_id in entities and e.target_id in entities}
+    return {
+        i: e
+        for i, e in pool.items()
+        if e.source_id in entities
+        and e.target_id in entities
+        and (edge_types is None or e.relation.casefold() in edge_types)
+    }
 
 
 def _fact_pools(got: Gathered) -> tuple[dict[int, str], dict[int, int]]:

@@ -62,6 +62,7 @@ def extract_window(
                     previous=ctx.previous if ctx else None,
                     relations=ctx.relations if ctx else None,
                     facts=ctx.facts if ctx else None,
+                    types=ctx.types if ctx else None,
                 ),
             )
         except Truncated:

@@ -51,6 +51,14 @@ BUSY_TIMEOUT_MS = 30_000  # a writer waits this long for another one
 CACHED_STATEMENTS = 512
 
 SCHEMA = """
+-- A dataset's schema (memory/schema.py): its entity and edge types, as JSON.
+CREATE TABLE IF NOT EXISTS schemas (
+    pk TEXT PRIMARY KEY, body TEXT NOT NULL, updated_at TEXT NOT NULL
+);
+-- The events' outbox (docs/events.md): written in a commit, deleted once delivered.
+CREATE TABLE IF NOT EXISTS outbox (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, body TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS datasets (
     user_id TEXT NOT NULL, name TEXT NOT NULL, created_at TEXT NOT NULL,
     entities INTEGER NOT NULL DEFAULT 0, edges INTEGER NOT NULL DEFAULT 0,

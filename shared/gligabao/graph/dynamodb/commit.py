@@ -40,7 +40,7 @@ from ...models import Committed, DatasetKey, Edge, Entity, GraphWrite
 from ..rules import claim_of, releases_claim, unique
 from .history import reverse_links
 from .leases import COMMITTED, PENDING, Leases
-from .recovery import Recovery, pack
+from .recovery import Outbox, Recovery, pack
 from .rows import (
     artifact_row,
     edge_from_row,
@@ -74,8 +74,9 @@ class Commits(Recovery):
         map_: Callable[[Callable[[Any], Any], Sequence[Any]], list[Any]],
         leases: Leases,
         vectors: bool = False,
+        outbox: Outbox | None = None,
     ) -> None:
-        super().__init__(map_, leases)
+        super().__init__(map_, leases, outbox)
         # VectorStore=dynamodb: the rows carry their vectors (``write.vectors``),
         # and the passages their words (vectors/dynamodb/words.py).
         self.vectors = vectors
@@ -216,6 +217,8 @@ class Commits(Recovery):
                         if releases_claim(o, n)
                     ],
                     "passages": passages,
+                    # the outbox: delivered by ``finish``, here or by recovery
+                    "events": write.events,
                 }
                 conn = EntityRow._get_connection().connection
                 try:

@@ -11,11 +11,15 @@ from pynamodb.models import Model
 
 from ... import clock
 from ...dynamodb.batch import batch_write, is_condition_failure, upstream
-from ...dynamodb.tables import DATASET_PARTITIONED, DatasetRow
+from ...dynamodb.tables import DATASET_PARTITIONED, DatasetRow, TermRow
 from ...errors import NotFound, UpstreamError
 from ...models import Dataset, DatasetKey
 from .erase import erased_counters
+from .recovery import pack, unpack
 from .rows import dataset_from_row
+
+# The schema's row in the terms table (terms are casefolded words: never "S#").
+SCHEMA_SK = "S#schema"
 
 
 class DynamoDatasets:
@@ -30,6 +34,21 @@ class DynamoDatasets:
         except DatasetRow.DoesNotExist:
             return None
         return None if row.deleted_at else dataset_from_row(row)
+
+    @upstream("graph store get_schema")
+    def get_schema(self, key: DatasetKey) -> dict[str, Any] | None:
+        try:
+            row = TermRow.get(key.pk, SCHEMA_SK, consistent_read=True)
+        except TermRow.DoesNotExist:
+            return None
+        return unpack(row.keys) or None
+
+    @upstream("graph store put_schema")
+    def put_schema(self, key: DatasetKey, schema: dict[str, Any]) -> None:
+        # a row of the dataset's partition of the terms table: deleted with it
+        TermRow(
+            key.pk, SCHEMA_SK, entity_id=0, updated_at=clock.now_str(), keys=pack(schema)
+        ).save()
 
     @upstream("graph store ensure_dataset")
     def ensure_dataset(self, key: DatasetKey) -> Dataset:

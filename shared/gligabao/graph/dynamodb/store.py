@@ -41,6 +41,7 @@ from .commit import Commits, crash_point
 from .datasets import DynamoDatasets
 from .erase import DynamoErase
 from .leases import Leases
+from .recovery import Outbox
 from .rows import (
     MAX_KEY_BYTES,
     artifact_from_row,
@@ -76,11 +77,13 @@ class DynamoGraphStore(DynamoDatasets, DynamoBrowse, DynamoErase):
         lease_s: float = LEASE_S,
         lease_wait_s: float = LEASE_WAIT_S,
         vectors: bool = False,
+        outbox: Outbox | None = None,
     ) -> None:
         self._pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="gb-dynamo")
         self._leases = Leases(lease_s, lease_wait_s)
-        # vectors: the rows carry them (VectorStore=dynamodb, graph/vector_rows.py)
-        self._commits = Commits(self._map, self._leases, vectors)
+        # vectors: the rows carry them (VectorStore=dynamodb, graph/vector_rows.py);
+        # outbox: where a commit's events go once it landed (its record keeps them)
+        self._commits = Commits(self._map, self._leases, vectors, outbox)
 
     @property
     def requests(self) -> int:

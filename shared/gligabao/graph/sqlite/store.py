@@ -16,11 +16,13 @@ is None or empty, never an error.
 from __future__ import annotations
 
 import functools
+import json
 import sqlite3
 from collections.abc import Iterable, Iterator
 from typing import Any
 
 from ... import clock
+from ...crash import crash_point
 from ...errors import NotFound, UpstreamError
 from ...models import (
     Artifact,
@@ -38,6 +40,7 @@ from ..rules import unique
 from .browse import SqliteBrowse
 from .claims import SqliteClaims
 from .erase import SqliteErase
+from .outbox import Outbox, SqliteOutbox
 from .rows import (
     ARTIFACT_COLS,
     EDGE_COLS,
@@ -53,7 +56,17 @@ from .write import apply
 ITER_PAGE = 500  # rows per read while iterating a dataset
 # Bounded reads sent as one compound SELECT (SQLite allows 500 terms).
 COMPOUND = 100
-PARTITIONED = ("entities", "terms", "names", "facts", "edges", "artifacts", "links", "changes")
+PARTITIONED = (
+    "entities",
+    "terms",
+    "names",
+    "facts",
+    "edges",
+    "artifacts",
+    "links",
+    "changes",
+    "schemas",
+)
 
 
 @functools.cache
@@ -91,10 +104,14 @@ class SqliteGraphStore(SqliteBrowse, SqliteErase):
 
     overlap_reads = False  # a read here is cheaper than a thread handoff
 
-    def __init__(self, db: Database, lease_wait_s: float = 5.0) -> None:
+    def __init__(
+        self, db: Database, lease_wait_s: float = 5.0, outbox: Outbox | None = None
+    ) -> None:
         self.db = db
         self.requests = 0  # statements of the query path, for the benchmarks
         self._claims = SqliteClaims(db, lease_wait_s)
+        # where a commit's events go once it landed (None: not stored at all)
+        self._outbox = SqliteOutbox(db, outbox) if outbox is not None else None
 
     def close(self) -> None:
         """The database is closed by its owner (it is shared)."""
@@ -140,6 +157,19 @@ class SqliteGraphStore(SqliteBrowse, SqliteErase):
         if found is None:  # deleted between the insert and the read
             raise UpstreamError("graph store ensure_dataset failed: dataset vanished")
         return found
+
+    @sqlite_errors("graph store get_schema")
+    def get_schema(self, key: DatasetKey) -> dict[str, Any] | None:
+        rows = self._rows("SELECT body FROM schemas WHERE pk = ?", (key.pk,))
+        return json.loads(rows[0][0]) if rows else None
+
+    @sqlite_errors("graph store put_schema")
+    def put_schema(self, key: DatasetKey, schema: dict[str, Any]) -> None:
+        with self.db.write() as conn:
+            conn.execute(
+                "INSERT OR REPLACE INTO schemas (pk, body, updated_at) VALUES (?, ?, ?)",
+                (key.pk, json.dumps(schema, separators=(",", ":")), clock.now_str()),
+            )
 
     @sqlite_errors("graph store list_datasets")
     def list_datasets(self, user_id: str) -> list[Dataset]:
@@ -368,12 +398,17 @@ class SqliteGraphStore(SqliteBrowse, SqliteErase):
         try:
             with self.db.write() as conn:
                 done = apply(conn, key, write)
+                if self._outbox is not None:
+                    self._outbox.put(conn, write.events)
         except NotFound:
             raise
         except sqlite3.Error as exc:
             raise UpstreamError(
                 "graph store write failed: a database error", detail=f"{type(exc).__name__}: {exc}"
             ) from exc
+        crash_point("committed")  # tests: the events wait in the outbox
         if write.txn:
             self._claims.forget(write.txn)
+        if self._outbox is not None:
+            self._outbox.drain()
         return done

@@ -1,0 +1,1 @@
+"""Events on the stack's EventBridge bus."""

@@ -1,0 +1,1 @@
+"""Events as webhooks signed as the Standard Webhooks specification says."""
