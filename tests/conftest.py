@@ -25,6 +25,17 @@ pytest_plugins = ["fakes.fixtures", "dynamo_fixtures", "opensearch_node", "serve
 EMBED_DIM = 64
 
 
+# moto's credentials and region for the whole run, as start_moto sets them: a session
+# fixture first built inside one test would otherwise lose them when that test's
+# environment is restored (below), and the next test's SDK finds no credentials.
+for _name, _value in (
+    ("AWS_ACCESS_KEY_ID", "local"),
+    ("AWS_SECRET_ACCESS_KEY", "local"),
+    ("AWS_DEFAULT_REGION", "us-east-1"),
+):
+    os.environ.setdefault(_name, _value)
+
+
 @pytest.fixture(autouse=True)
 def _environ_restored() -> Iterator[None]:
     """Whatever a test, or the code it runs, leaves in os.environ is undone
