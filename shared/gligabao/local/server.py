@@ -45,7 +45,7 @@ class LocalServer:
     ) -> None:
         import uvicorn
 
-        from .protocol import GbH11Protocol
+        from .protocol import GbH11Protocol, PromptServer
 
         protocol = type("Protocol", (GbH11Protocol,), {"header_timeout_s": read_timeout_s})
 
@@ -62,14 +62,14 @@ class LocalServer:
             timeout_keep_alive=KEEP_ALIVE_S,
             timeout_graceful_shutdown=DRAIN_S,
         )
-        self._server = uvicorn.Server(config)
+        self._server = PromptServer(config)
         self._done = threading.Event()
         self._started = threading.Event()
 
     def serve_forever(self, poll_interval: float = 0.1) -> None:
         """Serve until ``shutdown`` (or SIGTERM on the main thread); the
         requests in flight are answered first. (``poll_interval``: accepted
-        as socketserver's is; uvicorn checks every 0.1 s.)"""
+        as socketserver's is: ``shutdown`` wakes it at once.)"""
         self._started.set()
         try:
             asyncio.run(self._server.serve(sockets=[self.socket]))
@@ -78,7 +78,7 @@ class LocalServer:
 
     def shutdown(self) -> None:
         """Stop serving and wait until ``serve_forever`` has returned."""
-        self._server.should_exit = True
+        self._server.stop()
         if self._started.is_set():
             self._done.wait()
 
