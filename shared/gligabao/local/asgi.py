@@ -42,10 +42,11 @@ class Reply:
 
 def error_reply(refused: Refused, path: str) -> Reply:
     """Every error in JSON, with a call id (answered before any handler runs);
-    on /mcp, a JSON-RPC error as the endpoint's own are."""
+    on /mcp, a JSON-RPC error as the endpoint's own are (but the Host's 421,
+    the same on every path: the request was not for this server)."""
     headers = {"Content-Type": "application/json", CALL_ID_HEADER: uuid.uuid4().hex}
     body: dict[str, Any] = {"error": refused.message}
-    if path == "/mcp":
+    if path == "/mcp" and refused.status != 421:
         from ..mcp.server import error_envelope, status_error
 
         body = error_envelope(None, status_error(refused.status, refused.message))

@@ -1,16 +1,20 @@
-"""uvicorn's HTTP/1.1 protocol (h11) with what it lacks for a server on a
-network: a time limit on a request's headers (uvicorn has one for an idle
-kept-alive connection only), and its own refusals (a malformed request line
-or header) in JSON with a call id, like every other answer."""
+"""uvicorn's pieces, with what they lack here. Its HTTP/1.1 protocol (h11):
+a time limit on a request's headers (uvicorn has one for an idle kept-alive
+connection only), and its own refusals (a malformed request line or header)
+in JSON with a call id, like every other answer. Its server: stopped at once
+from another thread."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import socket
 import uuid
 from typing import Any
 
 import h11
+import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from ..api.app import CALL_ID_HEADER
@@ -103,3 +107,37 @@ class GbH11Protocol(H11Protocol):
         ]
         self.transport.write(b"\r\n".join(head) + b"\r\n\r\n" + body)
         self.transport.close()
+
+
+class PromptServer(uvicorn.Server):
+    """uvicorn's server, woken at once by ``stop`` (its loop looks every
+    0.1 s, and its shutdown waits 0.1 s more even when no connection is
+    left: 170 ms a start and stop, which the tests pay often)."""
+
+    _wake: asyncio.Event | None = None
+    _loop: asyncio.AbstractEventLoop | None = None
+
+    async def main_loop(self) -> None:
+        self._loop, self._wake = asyncio.get_running_loop(), asyncio.Event()
+        counter = 0
+        while not await self.on_tick(counter):
+            counter = (counter + 1) % 864000
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), 0.1)
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        if self.server_state.connections or self.server_state.tasks:
+            await super().shutdown(sockets)  # the requests in flight are answered
+            return
+        for server in self.servers:  # nothing in flight: close, and do not wait
+            server.close()
+        for server in self.servers:
+            await server.wait_closed()
+
+    def stop(self) -> None:
+        """From another thread: stop as SIGTERM does, now."""
+        self.should_exit = True
+        loop, wake = self._loop, self._wake
+        if loop is not None and wake is not None and not loop.is_closed():
+            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+                loop.call_soon_threadsafe(wake.set)
