@@ -156,6 +156,32 @@ class SplitRequest(BaseModel):
     mentions: list[RowId] = Field(default_factory=list, max_length=100)
 
 
+class CorrectRequest(BaseModel):
+    """PATCH /v1/gb/edges/{id}: the fact ended (``invalid_at``), or it was
+    wrong (a corrected ``description``, or target: a stored entity's name or
+    ID). ``reason`` is kept with the correction's provenance."""
+
+    model_config = _STRICT
+
+    user_id: UserId
+    dataset: DatasetName = "main"
+    invalid_at: Timestamp | None = None
+    description: Annotated[str, Field(min_length=1, max_length=600)] | None = None
+    target: Annotated[str, Field(min_length=1, max_length=200)] | None = None
+    target_id: RowId | None = None
+    reason: Annotated[str, Field(min_length=1, max_length=1000)] | None = None
+
+
+class ForgetFactRequest(BaseModel):
+    """The arguments of forgetting one fact (the MCP ``forget_fact`` tool)."""
+
+    model_config = _STRICT
+
+    user_id: UserId
+    dataset: DatasetName = "main"
+    edge_id: RowId = Field(description="the fact's id")
+
+
 class DatasetsRequest(BaseModel):
     """The arguments of listing datasets (query parameters over HTTP)."""
 

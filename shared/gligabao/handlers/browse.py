@@ -99,4 +99,20 @@ def delete_artifact(id: str) -> Response[str]:
     return json_response(200, forget(app.current_event, key, wanted))
 
 
+# --- issue 44: forget one fact ------------------------------------------------------
+def forget_fact(event: APIGatewayProxyEventV2, key: DatasetKey, edge_id: int) -> dict[str, Any]:
+    """Forget one fact, keep its texts (the MCP ``forget_fact`` tool calls this too)."""
+    from ..memory.forget import ForgetFact
+
+    authorize(event, key.user_id, operator_ok=True)
+    return ForgetFact(wiring.graph_store(), wiring.vector_index()).run(key, edge_id)
+
+
+@app.delete("/v1/gb/edges/<id>")
+def delete_edge(id: str) -> Response[str]:
+    wanted = param_id(id)
+    key, _ = _key(set())
+    return json_response(200, forget_fact(app.current_event, key, wanted))
+
+
 lambda_handler = lambda_entry(app)

@@ -28,6 +28,10 @@ def _routes() -> list[tuple[str, Handler]]:
         ("/v1/gb/remember", remember.lambda_handler),
         ("/v1/gb/remember/batch", remember.lambda_handler),
         ("/v1/gb/entities/*/split", remember.lambda_handler),
+        # --- issue 44: a fact's PATCH (correct) runs in the remember function,
+        # its GET and DELETE in browse
+        ("/v1/gb/edges/*", _edges),
+        ("/v1/gb/conflicts", browse.lambda_handler),
         ("/v1/gb/query", query.lambda_handler),
         ("/v1/gb/search", query.lambda_handler),
         ("/mcp", mcp.lambda_handler),
@@ -39,6 +43,13 @@ def _routes() -> list[tuple[str, Handler]]:
         ("/v1/gb/edges/", browse.lambda_handler),
         ("/v1/gb/artifacts", browse.lambda_handler),
     ]
+
+
+def _edges(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    from ..handlers import browse, remember
+
+    patch = event["requestContext"]["http"]["method"] == "PATCH"
+    return (remember if patch else browse).lambda_handler(event, context)  # type: ignore[no-any-return]
 
 
 def route(path: str, routes: list[tuple[str, Handler]]) -> Handler | None:

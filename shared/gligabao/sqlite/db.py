@@ -118,6 +118,13 @@ CREATE TABLE IF NOT EXISTS changes (
 CREATE INDEX IF NOT EXISTS changes_by_edge ON changes (pk, edge_id);
 CREATE INDEX IF NOT EXISTS changes_by_artifact ON changes (pk, artifact_id);
 CREATE INDEX IF NOT EXISTS changes_by_successor ON changes (pk, by_edge);
+-- The edges a person wrote (PATCH /v1/gb/edges/{id}): what each replaced,
+-- who, when, why. (A table of its own: no new column, no schema version.)
+CREATE TABLE IF NOT EXISTS corrections (
+    pk TEXT NOT NULL, edge_id INTEGER NOT NULL, replaces INTEGER NOT NULL,
+    who TEXT NOT NULL, at TEXT NOT NULL, reason TEXT,
+    PRIMARY KEY (pk, edge_id)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS vectors (
     seq INTEGER PRIMARY KEY AUTOINCREMENT, pk TEXT NOT NULL, kind TEXT NOT NULL,
     id INTEGER NOT NULL, vec BLOB NOT NULL, lat REAL, lon REAL,

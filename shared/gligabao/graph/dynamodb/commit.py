@@ -37,7 +37,7 @@ from ...dynamodb.batch import batch_write, is_condition_failure, unique
 from ...dynamodb.tables import DatasetRow, EdgeRow, EntityRow, LinkRow, TermRow
 from ...errors import Busy, NotFound, UpstreamError
 from ...models import Committed, DatasetKey, Edge, Entity, GraphWrite
-from .history import reverse_links
+from .history import correction_row, reverse_links
 from .leases import COMMITTED, PENDING, Leases
 from .recovery import Recovery, pack
 from .rows import (
@@ -107,6 +107,13 @@ class Commits(Recovery):
         )
         links += reverse_links(links)
         new_rows += [LinkRow(pk, sk) for sk in links]
+        # A correction's provenance: listed with the links, so that an
+        # aborted call's cleanup removes it too (readers reach it through its
+        # edge, which is tagged).
+        for c in write.corrections:
+            row = correction_row(pk, c)
+            new_rows.append(row)
+            links.append(row.sk)
         # Locks on the stored rows to update, one at a time in key order (no
         # deadlock): concurrent updates of one row take turns, so that the
         # transaction's conditions do not fail in the common case.
@@ -216,6 +223,12 @@ class Commits(Recovery):
                         if is_open(o) and not is_open(n)
                     ],
                     "passages": passages,
+                    "move": [
+                        [fact_claim_sk(f"{n.source_id}#{n.relation}#{n.target_id}"), old, new]
+                        for old, new in write.moved_claims
+                        for n in write.new_edges
+                        if n.id == new
+                    ],
                 }
                 conn = EntityRow._get_connection().connection
                 try:

@@ -8,7 +8,9 @@ import json
 from dataclasses import asdict
 
 from ...dynamodb.tables import LinkRow
-from ...models import EdgeChange
+from ...models import Correction, EdgeChange
+
+CORRECTION_PREFIX = "K#"
 
 
 def reverse_link_sk(kind: str, row_id: int, artifact_id: int) -> str:
@@ -42,3 +44,16 @@ def change_of(row: LinkRow) -> EdgeChange:
 def changes(pk: str, prefix: str) -> list[EdgeChange]:
     found = [change_of(r) for r in LinkRow.query(pk, LinkRow.sk.startswith(prefix)) if r.data]
     return sorted(found, key=lambda c: (c.at, c.edge_id))
+
+
+def correction_sk(edge_id: int) -> str:
+    """The provenance of an edge a person wrote (``Correction``)."""
+    return f"{CORRECTION_PREFIX}{edge_id:012d}"
+
+
+def correction_row(pk: str, c: Correction) -> LinkRow:
+    return LinkRow(pk, correction_sk(c.edge_id), data=json.dumps(asdict(c), separators=(",", ":")))
+
+
+def correction_of(row: LinkRow) -> Correction:
+    return Correction(**json.loads(row.data or "{}"))

@@ -108,7 +108,22 @@ class Recovery:
                 if not is_condition_failure(exc):
                     raise
 
-        self._map(release, finish.get("release", []))
+        moved = {sk for sk, _, _ in finish.get("move", [])}
+        self._map(release, [r for r in finish.get("release", []) if r[0] not in moved])
+
+        def move(item: list[Any]) -> None:
+            # A correction of the same triple: the claim goes to its new edge.
+            sk, old, new = item
+            try:
+                TermRow(pk, sk).update(
+                    actions=[TermRow.entity_id.set(int(new))],
+                    condition=TermRow.entity_id.is_in(int(old), int(new)),
+                )
+            except PynamoDBException as exc:
+                if not is_condition_failure(exc):
+                    raise
+
+        self._map(move, finish.get("move", []))
         if finish.get("passages"):
             count_words(pk, self._read(ArtifactRow, lambda r: r, pk, finish["passages"]))
         rows = [r for c in finish.get("history", []) for r in change_rows(pk, EdgeChange(**c))]

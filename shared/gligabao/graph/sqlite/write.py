@@ -83,6 +83,11 @@ def apply(conn: sqlite3.Connection, key: DatasetKey, write: GraphWrite) -> Commi
         "DELETE FROM links WHERE pk = ? AND kind = 'E' AND row_id = ? AND artifact_id = ?",
         [(pk, e, a) for e, a in write.entity_unlinks],
     )
+    conn.executemany(
+        "INSERT OR REPLACE INTO corrections (pk, edge_id, replaces, who, at, reason) "
+        "VALUES (?, ?, ?, ?, ?, ?)",
+        [(pk, c.edge_id, c.replaces, c.who, c.at, c.reason) for c in write.corrections],
+    )
     done = Committed()
     # Inside the write lock: the rows as they are now, merged.
     for eu in write.entity_updates:
@@ -110,7 +115,20 @@ def apply(conn: sqlite3.Connection, key: DatasetKey, write: GraphWrite) -> Commi
                 "DELETE FROM facts WHERE pk = ? AND triple = ? AND edge_id = ?",
                 (pk, triple, old_edge.id),
             )
+    _move_claims(conn, pk, write)
     return done
+
+
+def _move_claims(conn: sqlite3.Connection, pk: str, write: GraphWrite) -> None:
+    """A correction of the same triple: its new open edge takes the claim
+    the old one gave up (unless another edge took it meanwhile)."""
+    new_by_id = {e.id: e for e in write.new_edges}
+    for _old, new_id in write.moved_claims:
+        e = new_by_id[new_id]
+        conn.execute(
+            "INSERT OR IGNORE INTO facts (pk, triple, edge_id, claimed_at) VALUES (?, ?, ?, ?)",
+            (pk, fact_triple(e.source_id, e.relation, e.target_id), e.id, write.now),
+        )
 
 
 def put_change(conn: sqlite3.Connection, pk: str, c: EdgeChange) -> None:
