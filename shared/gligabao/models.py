@@ -233,6 +233,26 @@ class Correction:
         }
 
 
+@dataclass(frozen=True)
+class Merge:
+    """Names a text gave that resolution filed under a stored entity, and
+    why ("same name", "alias", "model": memory/names.py)."""
+
+    entity_id: int
+    artifact_id: int
+    names: tuple[str, ...]
+    reason: str
+    at: str
+
+    def public(self) -> dict[str, Any]:
+        return {
+            "names": list(self.names),
+            "artifact_id": self.artifact_id,
+            "at": self.at,
+            "match": self.reason,
+        }
+
+
 @dataclass
 class Forgotten:
     artifacts: list[int] = field(default_factory=list)
@@ -278,6 +298,8 @@ class GraphWrite:
     # (old edge -> new edge of the same triple) handed over at the commit.
     corrections: list[Correction] = field(default_factory=list)
     moved_claims: list[tuple[int, int]] = field(default_factory=list)
+    # The stored entities a text's names were filed under (GET .../merges).
+    merges: list[Merge] = field(default_factory=list)
     vectors: dict[str, list[VectorItem]] = field(default_factory=dict)
 
 

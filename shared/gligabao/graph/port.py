@@ -32,6 +32,7 @@ from ..models import (
     Forgotten,
     GraphWrite,
     KeywordHit,
+    Merge,
 )
 
 
@@ -170,6 +171,10 @@ class GraphStore(Protocol):
     def corrections(self, key: DatasetKey, edge_ids: list[int]) -> dict[int, Correction]:
         """The provenance of the edges that are corrections (the others are
         absent). One query (SQLite) or one BatchGetItem per 100 IDs."""
+
+    def merges(self, key: DatasetKey, entity_id: int) -> list[Merge]:
+        """The texts whose names were filed under the entity, oldest first
+        (one query)."""
 
     def self_superseding_relations(self, key: DatasetKey) -> set[str]:
         """The relations whose edges were superseded by an edge of the same

@@ -1,5 +1,6 @@
 """Browse and forget: GET /v1/gb/entities[/{id}], GET /v1/gb/edges/{id},
-GET /v1/gb/artifacts[/{id}], DELETE /v1/gb/artifacts/{id}
+GET /v1/gb/artifacts[/{id}], DELETE /v1/gb/artifacts/{id}; DELETE
+/v1/gb/edges/{id}, GET /v1/gb/conflicts, GET /v1/gb/entities/{id}/merges
 (docs/api.md#browse-and-forget)."""
 
 from __future__ import annotations
@@ -113,6 +114,24 @@ def delete_edge(id: str) -> Response[str]:
     wanted = param_id(id)
     key, _ = _key(set())
     return json_response(200, forget_fact(app.current_event, key, wanted))
+
+
+# --- issue 44: conflicts and merges ---------------------------------------------------
+@app.get("/v1/gb/conflicts")
+def list_conflicts() -> Response[str]:
+    from ..memory.conflicts import Conflicts
+
+    key, params = _key({"limit"})
+    return json_response(200, Conflicts(wiring.graph_store()).run(key, _limit(params)))
+
+
+@app.get("/v1/gb/entities/<id>/merges")
+def entity_merges(id: str) -> Response[str]:
+    from ..memory.merges import Merges
+
+    wanted = param_id(id)
+    key, _ = _key(set())
+    return json_response(200, Merges(wiring.graph_store()).run(key, wanted))
 
 
 lambda_handler = lambda_entry(app)

@@ -125,6 +125,13 @@ CREATE TABLE IF NOT EXISTS corrections (
     who TEXT NOT NULL, at TEXT NOT NULL, reason TEXT,
     PRIMARY KEY (pk, edge_id)
 ) WITHOUT ROWID;
+-- The names a text gave that resolution filed under a stored entity, and why.
+CREATE TABLE IF NOT EXISTS merges (
+    pk TEXT NOT NULL, entity_id INTEGER NOT NULL, artifact_id INTEGER NOT NULL,
+    names TEXT NOT NULL, reason TEXT NOT NULL, at TEXT NOT NULL,
+    PRIMARY KEY (pk, entity_id, artifact_id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS merges_by_artifact ON merges (pk, artifact_id);
 CREATE TABLE IF NOT EXISTS vectors (
     seq INTEGER PRIMARY KEY AUTOINCREMENT, pk TEXT NOT NULL, kind TEXT NOT NULL,
     id INTEGER NOT NULL, vec BLOB NOT NULL, lat REAL, lon REAL,

@@ -31,10 +31,20 @@ from ...models import (
     Entity,
     ForgetPlan,
     Forgotten,
+    Merge,
 )
 from ...text import normalize_name
 from .commit import TRANSACT_MAX, Commits, crash_point
-from .history import changes, correction_of, correction_sk, reverse_link_sk
+from .history import (
+    changes,
+    correction_of,
+    correction_sk,
+    merge_sk,
+    reverse_link_sk,
+)
+from .history import (
+    merges as merges_of,
+)
 from .leases import COMMITTED, Leases
 from .recovery import pack
 from .rows import (
@@ -146,6 +156,10 @@ class DynamoBrowse:
                 c = correction_of(row)
                 out[c.edge_id] = c
         return out
+
+    @upstream("graph store merges")
+    def merges(self, key: DatasetKey, entity_id: int) -> list[Merge]:
+        return merges_of(key.pk, int(entity_id))
 
     @upstream("graph store self_superseding_relations")
     def self_superseding_relations(self, key: DatasetKey) -> set[str]:
@@ -299,6 +313,7 @@ def _secondary(pk: str, plan: ForgetPlan) -> list[list[str]]:
             out.append(["terms", sk])
     for entity_id, artifact_id in plan.entity_links:
         out.append(["links", entity_link_sk(entity_id, artifact_id)])
+        out.append(["links", merge_sk(entity_id, artifact_id)])
         out.append(["links", reverse_link_sk("E", entity_id, artifact_id)])
     for edge_id, artifact_id in plan.edge_links:
         out.append(["links", edge_link_sk(edge_id, artifact_id)])

@@ -37,7 +37,7 @@ from ...dynamodb.batch import batch_write, is_condition_failure, unique
 from ...dynamodb.tables import DatasetRow, EdgeRow, EntityRow, LinkRow, TermRow
 from ...errors import Busy, NotFound, UpstreamError
 from ...models import Committed, DatasetKey, Edge, Entity, GraphWrite
-from .history import correction_row, reverse_links
+from .history import correction_row, merge_row, merge_sk, reverse_links
 from .leases import COMMITTED, PENDING, Leases
 from .recovery import Recovery, pack
 from .rows import (
@@ -110,8 +110,9 @@ class Commits(Recovery):
         # A correction's provenance: listed with the links, so that an
         # aborted call's cleanup removes it too (readers reach it through its
         # edge, which is tagged).
-        for c in write.corrections:
-            row = correction_row(pk, c)
+        for row in [correction_row(pk, c) for c in write.corrections] + [
+            merge_row(pk, m) for m in write.merges
+        ]:
             new_rows.append(row)
             links.append(row.sk)
         # Locks on the stored rows to update, one at a time in key order (no
@@ -223,6 +224,8 @@ class Commits(Recovery):
                         if is_open(o) and not is_open(n)
                     ],
                     "passages": passages,
+                    # a split's moved mentions: their merges go too
+                    "drop": [["links", merge_sk(e, a)] for e, a in write.entity_unlinks],
                     "move": [
                         [fact_claim_sk(f"{n.source_id}#{n.relation}#{n.target_id}"), old, new]
                         for old, new in write.moved_claims

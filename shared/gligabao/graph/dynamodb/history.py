@@ -8,7 +8,7 @@ import json
 from dataclasses import asdict
 
 from ...dynamodb.tables import LinkRow
-from ...models import Correction, EdgeChange
+from ...models import Correction, EdgeChange, Merge
 
 CORRECTION_PREFIX = "K#"
 
@@ -57,3 +57,22 @@ def correction_row(pk: str, c: Correction) -> LinkRow:
 
 def correction_of(row: LinkRow) -> Correction:
     return Correction(**json.loads(row.data or "{}"))
+
+
+def merge_sk(entity_id: int, artifact_id: int) -> str:
+    """The names of one text filed under a stored entity (``Merge``)."""
+    return f"M#{entity_id:012d}#{artifact_id:012d}"
+
+
+def merge_row(pk: str, m: Merge) -> LinkRow:
+    data = json.dumps(asdict(m), separators=(",", ":"))
+    return LinkRow(pk, merge_sk(m.entity_id, m.artifact_id), data=data)
+
+
+def merges(pk: str, entity_id: int) -> list[Merge]:
+    rows = LinkRow.query(pk, LinkRow.sk.startswith(f"M#{entity_id:012d}#"), consistent_read=True)
+    out = []
+    for r in rows:
+        d = json.loads(r.data or "{}")
+        out.append(Merge(d["entity_id"], d["artifact_id"], tuple(d["names"]), d["reason"], d["at"]))
+    return out

@@ -3,6 +3,7 @@ transaction: a killed process leaves all of a forget or none of it)."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Iterable
 from typing import Any, cast
@@ -16,6 +17,7 @@ from ...models import (
     Entity,
     ForgetPlan,
     Forgotten,
+    Merge,
 )
 from ...sqlite.db import Database, sqlite_errors
 from ..port import fact_triple
@@ -132,6 +134,15 @@ class SqliteBrowse:
         )
         return {r[0]: Correction(*r) for r in rows}
 
+    @sqlite_errors("graph store merges")
+    def merges(self, key: DatasetKey, entity_id: int) -> list[Merge]:
+        rows = self._rows(
+            "SELECT entity_id, artifact_id, names, reason, at FROM merges "
+            "WHERE pk = ? AND entity_id = ? ORDER BY artifact_id",
+            (key.pk, int(entity_id)),
+        )
+        return [Merge(r[0], r[1], tuple(json.loads(r[2])), r[3], r[4]) for r in rows]
+
     @sqlite_errors("graph store self_superseding_relations")
     def self_superseding_relations(self, key: DatasetKey) -> set[str]:
         rows = self._rows(
@@ -180,16 +191,18 @@ def _apply_forget(conn: sqlite3.Connection, key: DatasetKey, plan: ForgetPlan) -
         ("entities", "id", entity_ids),
         ("terms", "entity_id", entity_ids),
         ("names", "entity_id", entity_ids),
+        ("merges", "entity_id", entity_ids),
     ):
         if ids:
             conn.execute(
                 f"DELETE FROM {table} WHERE pk = ? AND {col} IN ({marks(len(ids))})", (pk, *ids)
             )
     if texts:
-        conn.execute(
-            f"DELETE FROM links WHERE pk = ? AND artifact_id IN ({marks(len(texts))})",
-            (pk, *texts),
-        )
+        for table in ("links", "merges"):
+            conn.execute(
+                f"DELETE FROM {table} WHERE pk = ? AND artifact_id IN ({marks(len(texts))})",
+                (pk, *texts),
+            )
     for kind, ids in (("D", edge_ids), ("E", entity_ids)):
         if ids:
             conn.execute(

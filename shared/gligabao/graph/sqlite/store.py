@@ -63,6 +63,7 @@ PARTITIONED = (
     "links",
     "changes",
     "corrections",
+    "merges",
 )
 
 

@@ -4,6 +4,7 @@ failure or a killed process leaves all of it or none of it."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from typing import Any
 
@@ -87,6 +88,18 @@ def apply(conn: sqlite3.Connection, key: DatasetKey, write: GraphWrite) -> Commi
         "INSERT OR REPLACE INTO corrections (pk, edge_id, replaces, who, at, reason) "
         "VALUES (?, ?, ?, ?, ?, ?)",
         [(pk, c.edge_id, c.replaces, c.who, c.at, c.reason) for c in write.corrections],
+    )
+    conn.executemany(
+        "INSERT OR REPLACE INTO merges (pk, entity_id, artifact_id, names, reason, at) "
+        "VALUES (?, ?, ?, ?, ?, ?)",
+        [
+            (pk, m.entity_id, m.artifact_id, json.dumps(m.names), m.reason, m.at)
+            for m in write.merges
+        ],
+    )
+    conn.executemany(  # a split moves the mention: the merge goes with it
+        "DELETE FROM merges WHERE pk = ? AND entity_id = ? AND artifact_id = ?",
+        [(pk, e, a) for e, a in write.entity_unlinks],
     )
     done = Committed()
     # Inside the write lock: the rows as they are now, merged.
