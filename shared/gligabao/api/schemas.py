@@ -36,6 +36,16 @@ class RememberedEntityOut(EntityOut):
     )
 
 
+class CorrectionOut(_Out):
+    """Why a fact exists when a person wrote it (PATCH /v1/gb/edges/{id})."""
+
+    source: Literal["correction"]
+    replaces: int = Field(description="the fact it superseded")
+    who: str
+    at: str
+    reason: str | None
+
+
 class EdgeOut(_Out):
     id: int
     source_id: int
@@ -49,6 +59,9 @@ class EdgeOut(_Out):
     invalid_at: str | None
     created_at: str | None = None
     expired_at: str | None = None
+    correction: CorrectionOut | None = Field(
+        default=None, description="a correction's provenance (browse routes)"
+    )
 
 
 class InvalidatedOut(_Out):
@@ -270,6 +283,9 @@ class EdgeStepOut(_Out):
     edge: EdgeOut
     at: str | None
     artifact_id: int | None = Field(description="the text because of which")
+    correction: CorrectionOut | None = Field(
+        default=None, description="the change was a correction: who, when, why"
+    )
 
 
 class EdgeDetailOut(_Out):
