@@ -212,3 +212,30 @@ def test_a_superseded_fact_is_not_corrected_again(mem: Harness) -> None:
     r = _patch(mem, 1, {"target": "Lyon"})
     assert r.status == 400 and "superseded" in r.body["error"]
     assert _snapshot(mem) == before
+
+
+def _tool(mem: Harness, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    call = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": name, "arguments": {"user_id": "u1", **arguments}},
+    }
+    r = mem.client.post("/mcp", call)
+    assert r.status == 200, r.body
+    result: dict[str, Any] = r.body["result"]
+    return result
+
+
+def test_the_mcp_tools_correct_list_and_forget(mem: Harness) -> None:
+    _alice(mem)
+    fixed = _tool(mem, "correct_fact", {"edge_id": 1, "target": "Lyon", "reason": "moved"})
+    assert fixed["structuredContent"]["edge"]["target"] == "Lyon", fixed
+    listed = _tool(mem, "list_conflicts", {})
+    assert listed["structuredContent"] == {"conflicts": []}
+    undone = _tool(mem, "forget_fact", {"edge_id": 2})
+    assert undone["structuredContent"]["restored"] == {"edges": [1]}
+    again = _tool(mem, "forget_fact", {"edge_id": 2})
+    assert again["isError"] is True and again["structuredContent"]["status"] == 404
+    bad = _tool(mem, "correct_fact", {"edge_id": 1})
+    assert bad["isError"] is True and bad["structuredContent"]["status"] == 400

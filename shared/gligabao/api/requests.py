@@ -172,6 +172,22 @@ class CorrectRequest(BaseModel):
     reason: Annotated[str, Field(min_length=1, max_length=1000)] | None = None
 
 
+class CorrectFactRequest(CorrectRequest):
+    """The arguments of correcting one fact (the MCP ``correct_fact`` tool)."""
+
+    edge_id: RowId = Field(description="the fact's id (query and search evidence give it)")
+
+
+class ConflictsRequest(BaseModel):
+    """The arguments of listing conflicts (the MCP ``list_conflicts`` tool)."""
+
+    model_config = _STRICT
+
+    user_id: UserId
+    dataset: DatasetName = "main"
+    limit: Annotated[int, Field(ge=1, le=100)] = 20
+
+
 class ForgetFactRequest(BaseModel):
     """The arguments of forgetting one fact (the MCP ``forget_fact`` tool)."""
 
