@@ -300,6 +300,8 @@ class GraphWrite:
     moved_claims: list[tuple[int, int]] = field(default_factory=list)
     # The stored entities a text's names were filed under (GET .../merges).
     merges: list[Merge] = field(default_factory=list)
+    # (text, when): the retention sweep forgets the text then
+    expiries: list[tuple[int, str]] = field(default_factory=list)
     vectors: dict[str, list[VectorItem]] = field(default_factory=dict)
 
 

@@ -100,6 +100,11 @@ class RememberRequest(_Common):
     reasoning: RememberReasoning | None = None
     models: RememberModels | None = None
     reference_time: Timestamp | None = None
+    expires_at: Timestamp | None = Field(
+        None,
+        description="forget the text then (its facts and entities with it, what it "
+        "superseded set back): the retention sweep runs the forget",
+    )
     speaker: Speaker | None = Field(
         None,
         description='who is talking (e.g. the user\'s name): "I" and "my" in the text are '

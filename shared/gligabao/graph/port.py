@@ -176,6 +176,13 @@ class GraphStore(Protocol):
         """The texts whose names were filed under the entity, oldest first
         (one query)."""
 
+    def due_expiries(self, now: str, limit: int) -> list[tuple[DatasetKey, int, str]]:
+        """Texts whose ``expires_at`` has come, of every user, oldest first:
+        (dataset, text ID, expires_at). One query (the retention sweep's)."""
+
+    def drop_expiry(self, key: DatasetKey, artifact_id: int, expires_at: str) -> None:
+        """The sweep is done with a text (forgotten, or gone already)."""
+
     def self_superseding_relations(self, key: DatasetKey) -> set[str]:
         """The relations whose edges were superseded by an edge of the same
         relation (a change with a successor): in this memory they hold one

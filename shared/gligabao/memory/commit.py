@@ -42,6 +42,7 @@ class Texts:
     # hold; None: the pieces themselves.
     passage_words: list[str] | None = None
     windows: bool = False  # ``chunks`` are a session-sized text's windows (no summaries)
+    expires_at: str | None = None  # the retention sweep forgets the texts then
 
     def artifact_count(self) -> int:
         return len(self.messages) if self.messages is not None else 1 + len(self.chunks)
@@ -195,6 +196,9 @@ class Writer:
             txn, now, artifacts, unique, first_edge, facts, raced, texts.messages is not None
         )
         planned.write.vectors = vectors
+        if texts.expires_at is not None:
+            tops = [a.id for a in artifacts if a.parent_id is None]
+            planned.write.expiries = [(a, texts.expires_at) for a in tops]
         # The vectors go with the rows: upserted first into a separate index
         # (one whose row never commits is invisible), or written by the
         # commit itself onto the rows.

@@ -132,6 +132,13 @@ CREATE TABLE IF NOT EXISTS merges (
     PRIMARY KEY (pk, entity_id, artifact_id)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS merges_by_artifact ON merges (pk, artifact_id);
+-- Texts remembered with expires_at: the retention sweep forgets them then.
+CREATE TABLE IF NOT EXISTS expiries (
+    pk TEXT NOT NULL, artifact_id INTEGER NOT NULL, expires_at TEXT NOT NULL,
+    user_id TEXT NOT NULL, dataset TEXT NOT NULL,
+    PRIMARY KEY (pk, artifact_id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS expiries_due ON expiries (expires_at);
 CREATE TABLE IF NOT EXISTS vectors (
     seq INTEGER PRIMARY KEY AUTOINCREMENT, pk TEXT NOT NULL, kind TEXT NOT NULL,
     id INTEGER NOT NULL, vec BLOB NOT NULL, lat REAL, lon REAL,

@@ -34,6 +34,7 @@ from ...models import (
     Merge,
 )
 from ...text import normalize_name
+from . import history as expiries
 from .commit import TRANSACT_MAX, Commits, crash_point
 from .history import (
     changes,
@@ -160,6 +161,14 @@ class DynamoBrowse:
     @upstream("graph store merges")
     def merges(self, key: DatasetKey, entity_id: int) -> list[Merge]:
         return merges_of(key.pk, int(entity_id))
+
+    @upstream("graph store due_expiries")
+    def due_expiries(self, now: str, limit: int) -> list[tuple[DatasetKey, int, str]]:
+        return expiries.due_expiries(now, limit)
+
+    @upstream("graph store drop_expiry")
+    def drop_expiry(self, key: DatasetKey, artifact_id: int, expires_at: str) -> None:
+        expiries.drop_expiry(key, artifact_id, expires_at)
 
     @upstream("graph store self_superseding_relations")
     def self_superseding_relations(self, key: DatasetKey) -> set[str]:

@@ -37,7 +37,7 @@ from ...dynamodb.batch import batch_write, is_condition_failure, unique
 from ...dynamodb.tables import DatasetRow, EdgeRow, EntityRow, LinkRow, TermRow
 from ...errors import Busy, NotFound, UpstreamError
 from ...models import Committed, DatasetKey, Edge, Entity, GraphWrite
-from .history import correction_row, merge_row, merge_sk, reverse_links
+from .history import correction_row, expiry_row, merge_row, merge_sk, reverse_links
 from .leases import COMMITTED, PENDING, Leases
 from .recovery import Recovery, pack
 from .rows import (
@@ -115,6 +115,9 @@ class Commits(Recovery):
         ]:
             new_rows.append(row)
             links.append(row.sk)
+        # (in the sweep's own partition: a text that never commits is gone
+        # when its time comes, and the sweep drops the row then)
+        new_rows += [expiry_row(key, a, at) for a, at in write.expiries]
         # Locks on the stored rows to update, one at a time in key order (no
         # deadlock): concurrent updates of one row take turns, so that the
         # transaction's conditions do not fail in the common case.

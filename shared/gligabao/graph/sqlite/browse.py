@@ -143,6 +143,22 @@ class SqliteBrowse:
         )
         return [Merge(r[0], r[1], tuple(json.loads(r[2])), r[3], r[4]) for r in rows]
 
+    @sqlite_errors("graph store due_expiries")
+    def due_expiries(self, now: str, limit: int) -> list[tuple[DatasetKey, int, str]]:
+        rows = self._rows(
+            "SELECT user_id, dataset, artifact_id, expires_at FROM expiries INDEXED BY "
+            "expiries_due WHERE expires_at <= ? ORDER BY expires_at LIMIT ?",
+            (now, limit),
+        )
+        return [(DatasetKey(r[0], r[1]), r[2], r[3]) for r in rows]
+
+    @sqlite_errors("graph store drop_expiry")
+    def drop_expiry(self, key: DatasetKey, artifact_id: int, expires_at: str) -> None:
+        with self.db.write() as conn:
+            conn.execute(
+                "DELETE FROM expiries WHERE pk = ? AND artifact_id = ?", (key.pk, artifact_id)
+            )
+
     @sqlite_errors("graph store self_superseding_relations")
     def self_superseding_relations(self, key: DatasetKey) -> set[str]:
         rows = self._rows(
@@ -198,7 +214,7 @@ def _apply_forget(conn: sqlite3.Connection, key: DatasetKey, plan: ForgetPlan) -
                 f"DELETE FROM {table} WHERE pk = ? AND {col} IN ({marks(len(ids))})", (pk, *ids)
             )
     if texts:
-        for table in ("links", "merges"):
+        for table in ("links", "merges", "expiries"):
             conn.execute(
                 f"DELETE FROM {table} WHERE pk = ? AND artifact_id IN ({marks(len(texts))})",
                 (pk, *texts),

@@ -64,6 +64,7 @@ PARTITIONED = (
     "changes",
     "corrections",
     "merges",
+    "expiries",
 )
 
 

@@ -97,6 +97,11 @@ def apply(conn: sqlite3.Connection, key: DatasetKey, write: GraphWrite) -> Commi
             for m in write.merges
         ],
     )
+    conn.executemany(
+        "INSERT OR REPLACE INTO expiries (pk, artifact_id, expires_at, user_id, dataset) "
+        "VALUES (?, ?, ?, ?, ?)",
+        [(pk, a, at, key.user_id, key.dataset) for a, at in write.expiries],
+    )
     conn.executemany(  # a split moves the mention: the merge goes with it
         "DELETE FROM merges WHERE pk = ? AND entity_id = ? AND artifact_id = ?",
         [(pk, e, a) for e, a in write.entity_unlinks],
