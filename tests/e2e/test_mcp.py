@@ -398,7 +398,7 @@ def test_the_handshake_notifications_and_what_a_stateless_server_refuses(
         {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
         **{"MCP-Protocol-Version": "2025-06-18"},
     )
-    assert len(ok.body["result"]["tools"]) == 5
+    assert len(ok.body["result"]["tools"]) == 8
 
     for method in ("GET", "DELETE"):
         r = Client(served.url).request(method, "/mcp")
