@@ -67,3 +67,23 @@ def test_a_text_forgotten_by_hand_is_dropped_from_the_sweep(mem: Harness) -> Non
 
 def test_a_bad_expires_at_is_refused(mem: Harness) -> None:
     mem.remember("Alice.", extract=False, expires_at="soon", status=400)
+
+
+def test_the_local_servers_sweeper_forgets_an_expired_text(
+    gb_sqlite: Harness,  # noqa: F811
+) -> None:
+    import time
+
+    from gligabao.local.retention import Sweeper
+
+    gb_sqlite.remember("Gone soon.", extract=False, expires_at="2020-01-01T00:00:00Z")
+    assert [a.id for a in gb_sqlite.graph.iter_artifacts(KEY)] == [1]
+    sweeper = Sweeper(period_s=0.05)
+    sweeper.start()
+    try:
+        deadline = time.monotonic() + 30
+        while list(gb_sqlite.graph.iter_artifacts(KEY)):
+            assert time.monotonic() < deadline, "the sweeper never forgot the text"
+            time.sleep(0.05)
+    finally:
+        sweeper.stop()
