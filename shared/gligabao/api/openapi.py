@@ -157,7 +157,7 @@ def build(geo: bool = True) -> dict[str, Any]:
         for model in (QueryRequest, SearchRequest):
             for field in GEO_FIELDS:
                 schemas[model.__name__]["properties"].pop(field)
-    doc = {
+    doc: dict[str, Any] = {
         "openapi": "3.1.0",
         "info": {
             "title": "gligabao",
