@@ -89,9 +89,16 @@ def test_a_wrong_fact_corrected_then_the_correction_forgotten(mem: Harness) -> N
     assert got["edge"]["correction"]["source"] == "correction"
     assert [s["edge"]["id"] for s in got["replaced"]] == [1]
     assert [e.id for e in mem.graph.live_edges_around(KEY, [1], 10)] == [2]
-    # The fact's claim moved to the new triple: the old one can be stated again.
     # as_of before the correction still sees the old fact (its interval is untouched).
     assert mem.graph.get_edges(KEY, [1])[1].invalid_at is None
+    past = mem.client.post(
+        "/v1/gb/search",
+        {"user_id": "u1", "query": "Where does Alice live?", "as_of": "2021-01-01T00:00:00Z"},
+    )
+    assert past.status == 200, past.body
+    assert 1 in {e["id"] for e in past.body["edges"]}
+    now = mem.client.post("/v1/gb/search", {"user_id": "u1", "query": "Where does Alice live?"})
+    assert {e["id"] for e in now.body["edges"]} == {2}
     # Forgetting the correction sets the old fact back.
     d = mem.client.delete("/v1/gb/edges/2?user_id=u1")
     assert d.status == 200, d.body
@@ -239,3 +246,20 @@ def test_the_mcp_tools_correct_list_and_forget(mem: Harness) -> None:
     assert again["isError"] is True and again["structuredContent"]["status"] == 404
     bad = _tool(mem, "correct_fact", {"edge_id": 1})
     assert bad["isError"] is True and bad["structuredContent"]["status"] == 400
+
+
+def test_a_target_another_live_fact_states_is_409_and_writes_nothing(mem: Harness) -> None:
+    _alice(mem)
+    mem.llm.script(
+        "extract",
+        extraction(
+            [ent("Alice", "person"), ent("Lyon", "place")], [fact("Alice", "Lyon", "lives_in")]
+        ),
+    )
+    mem.llm.script("invalidate", {"invalidated": []})
+    mem.remember("Alice lives in Lyon too.")
+    before = _snapshot(mem)
+    r = _patch(mem, 1, {"target": "Lyon"})
+    assert r.status == 409, r.body
+    assert "already states" in r.body["error"]
+    assert _snapshot(mem) == before
