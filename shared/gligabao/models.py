@@ -207,6 +207,50 @@ class ForgetPlan:
     kept_edges: dict[int, int | None] = field(default_factory=dict)  # edge -> its new artifact_id
     restored: list[tuple[EdgeChange, Edge]] = field(default_factory=list)  # undone, edge as read
     changes: list[EdgeChange] = field(default_factory=list)  # history rows to drop
+    # Forgetting one fact (``DELETE /v1/gb/edges/{id}``) instead of a text:
+    # its edge, with ``artifact_id`` 0; the texts that state it stay.
+    edge_id: int | None = None
+
+
+@dataclass(frozen=True)
+class Correction:
+    """Why a fact exists: a person corrected (or ended) fact ``replaces``
+    with fact ``edge_id``, not a text (``PATCH /v1/gb/edges/{id}``)."""
+
+    edge_id: int
+    replaces: int
+    who: str
+    at: str
+    reason: str | None = None
+
+    def public(self) -> dict[str, Any]:
+        return {
+            "source": "correction",
+            "replaces": self.replaces,
+            "who": self.who,
+            "at": self.at,
+            "reason": self.reason,
+        }
+
+
+@dataclass(frozen=True)
+class Merge:
+    """Names a text gave that resolution filed under a stored entity, and
+    why ("same name", "alias", "model": memory/names.py)."""
+
+    entity_id: int
+    artifact_id: int
+    names: tuple[str, ...]
+    reason: str
+    at: str
+
+    def public(self) -> dict[str, Any]:
+        return {
+            "names": list(self.names),
+            "artifact_id": self.artifact_id,
+            "at": self.at,
+            "match": self.reason,
+        }
 
 
 @dataclass
@@ -250,6 +294,14 @@ class GraphWrite:
     edge_links: list[tuple[int, int]] = field(default_factory=list)  # (edge, artifact)
     # Provenance links removed (a split moves a mention to another entity).
     entity_unlinks: list[tuple[int, int]] = field(default_factory=list)  # (entity, artifact)
+    # A correction: the provenance of its new edge, and the fact claims
+    # (old edge -> new edge of the same triple) handed over at the commit.
+    corrections: list[Correction] = field(default_factory=list)
+    moved_claims: list[tuple[int, int]] = field(default_factory=list)
+    # The stored entities a text's names were filed under (GET .../merges).
+    merges: list[Merge] = field(default_factory=list)
+    # (text, when): the retention sweep forgets the text then
+    expiries: list[tuple[int, str]] = field(default_factory=list)
     vectors: dict[str, list[VectorItem]] = field(default_factory=dict)
     # The events of the write (IDs only, docs/events.md): stored with it, in
     # the same commit, and delivered after it (the store's outbox).

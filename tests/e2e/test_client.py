@@ -182,3 +182,30 @@ def test_a_remember_retried_through_a_409_returns_the_first_attempts_result(
     assert llm.calls("extract") == 1
     [dataset] = retrying.datasets().datasets
     assert (dataset.artifacts, dataset.edges) == (1, 1)
+
+
+def test_the_client_corrects_forgets_and_audits_facts(served: Served, llm: FakeAnthropic) -> None:
+    """Issue 44's methods: correct, forget_fact, conflicts, merges."""
+    gb = Client(served.client.base, user_id="fixer")
+    llm.script("extract", EXTRACT)
+    gb.remember("Alice works at Acme.")
+    llm.script("extract", EXTRACT_BOB)
+    gb.remember("Bob joined.")
+    edge = gb.entity(1).facts[0].id
+    fixed = gb.correct(edge, target="Bob", reason="a typo")
+    assert fixed.edge.target == "Bob" and fixed.edge.correction is not None
+    assert fixed.edge.correction.reason == "a typo"
+    assert fixed.replaced.expired_at is not None
+    history = gb.edge(fixed.edge.id)
+    assert history.edge.correction is not None and history.replaced[0].edge.id == edge
+    assert gb.conflicts().conflicts == []
+    llm.script("extract", {"entities": [{"name": "Alice", "type": "person"}], "edges": []})
+    gb.remember("Alice again.")
+    merges = gb.merges(1)
+    assert [(m.names, m.match) for m in merges.merges] == [(["Alice"], "same name")]
+    undone = gb.forget_fact(fixed.edge.id)
+    assert undone.restored.edges == [edge]
+    with pytest.raises(ApiError) as err:
+        gb.forget_fact(fixed.edge.id)
+    assert err.value.status == 404
+    gb.erase_user()

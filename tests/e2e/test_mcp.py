@@ -91,7 +91,16 @@ def test_the_sdk_client_lists_and_calls_every_tool(
         meta = out["remember"].meta or {}
         assert meta["io.modelcontextprotocol/serverInfo"]["name"] == "gligabao"
     tools = out["tools"]
-    assert sorted(tools) == ["forget", "list_datasets", "query", "remember", "search"]
+    assert sorted(tools) == [
+        "correct_fact",
+        "forget",
+        "forget_fact",
+        "list_conflicts",
+        "list_datasets",
+        "query",
+        "remember",
+        "search",
+    ]
     # The schemas are the HTTP API's request models: every field, no other.
     for name, model in [
         ("remember", RememberRequest),
@@ -389,7 +398,7 @@ def test_the_handshake_notifications_and_what_a_stateless_server_refuses(
         {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
         **{"MCP-Protocol-Version": "2025-06-18"},
     )
-    assert len(ok.body["result"]["tools"]) == 5
+    assert len(ok.body["result"]["tools"]) == 8
 
     for method in ("GET", "DELETE"):
         r = Client(served.url).request(method, "/mcp")

@@ -26,7 +26,16 @@ META = {
     "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "0"},
     "io.modelcontextprotocol/clientCapabilities": {},
 }
-TOOLS = ["forget", "list_datasets", "query", "remember", "search"]
+TOOLS = [
+    "correct_fact",
+    "forget",
+    "forget_fact",
+    "list_conflicts",
+    "list_datasets",
+    "query",
+    "remember",
+    "search",
+]
 
 
 def request(method: str, id_: Any = 1, meta: Any = META, **params: Any) -> dict[str, Any]:

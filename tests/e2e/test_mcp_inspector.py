@@ -109,7 +109,16 @@ def test_the_inspector_lists_and_calls_every_tool(
 
     listed = inspector(url, era, "tools/list")
     tools = {t["name"]: t for t in listed["tools"]}
-    assert sorted(tools) == ["forget", "list_datasets", "query", "remember", "search"]
+    assert sorted(tools) == [
+        "correct_fact",
+        "forget",
+        "forget_fact",
+        "list_conflicts",
+        "list_datasets",
+        "query",
+        "remember",
+        "search",
+    ]
 
     remembered = call(url, era, "remember", {"user_id": user, "text": "Alice works at Acme."})
     assert [e["name"] for e in remembered["entities"]] == ["Alice", "Acme"]

@@ -23,7 +23,7 @@ from gligabao.local import devservices  # noqa: E402
 ROOT = Path(__file__).resolve().parents[2]
 HANDLERS = ["remember", "query", "datasets", "records", "mcp", "browse"]
 # Functions not behind the API (fed by a queue).
-WORKERS = ["remember_worker"]
+WORKERS = ["remember_worker", "retention"]  # (retention: a schedule's)
 # The CloudFormation custom resource that creates the vector indexes.
 CUSTOM_RESOURCES = ["vector_indexes"]
 # The functions that read or write vectors (OpenSearch).
@@ -34,6 +34,7 @@ VECTOR_FUNCTIONS = {
     "datasets",
     "mcp",
     "browse",
+    "retention",
     "vector_indexes",
 }
 # The functions that search vectors (VectorStore=dynamodb: dynamodb:SearchVectors).

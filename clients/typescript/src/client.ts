@@ -212,6 +212,36 @@ export class Client {
     return (await this.request("forgetArtifact", { path: { id: Number(id) }, query })).body;
   }
 
+  // --- issue 44: correct, forget and audit facts ---------------------------------
+
+  /** A fact ended (`invalid_at`) or was wrong (`description`, `target`): a
+   * new fact supersedes it, with the correction's provenance. */
+  async correct(
+    id: number | string,
+    options: Fields<"correctEdge", never>,
+  ): Promise<ResultOf<"correctEdge">> {
+    const { user_id, ...fields } = options;
+    const body = this.body(user_id, fields) as BodyOf<"correctEdge">;
+    return (await this.request("correctEdge", { path: { id: Number(id) }, body })).body;
+  }
+
+  /** Forget one fact (its vector too); its texts stay; a correction's old fact comes back. */
+  async forgetFact(id: number | string, options: BrowseOptions<"forgetEdge"> = {}): Promise<ResultOf<"forgetEdge">> {
+    const query = { ...options, user_id: this.user(options.user_id) };
+    return (await this.request("forgetEdge", { path: { id: Number(id) }, query })).body;
+  }
+
+  /** Live facts that cannot all hold, newest first (no LLM call). */
+  async conflicts(options: BrowseOptions<"listConflicts"> = {}): Promise<ResultOf<"listConflicts">> {
+    return (await this.request("listConflicts", { query: { ...options, user_id: this.user(options.user_id) } })).body;
+  }
+
+  /** The names merged into an entity: when, from which text, and why. */
+  async merges(id: number | string, options: BrowseOptions<"getEntityMerges"> = {}): Promise<ResultOf<"getEntityMerges">> {
+    const query = { ...options, user_id: this.user(options.user_id) };
+    return (await this.request("getEntityMerges", { path: { id: Number(id) }, query })).body;
+  }
+
   /** LLM and embeddings requests, newest first; `next` is the cursor of the next page. */
   async inferences(options: InferencesOptions = {}): Promise<InferencesOut> {
     const query = { ...options, user_id: this.user(options.user_id) };

@@ -56,6 +56,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/gb/conflicts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Live facts that cannot all hold, newest first (no LLM call)
+         * @description One source with two or more live targets on a relation this memory has seen superseding itself. Resolve one with PATCH (end or correct) or DELETE /v1/gb/edges/{id}.
+         */
+        get: operations["listConflicts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/gb/datasets": {
         parameters: {
             query?: never;
@@ -122,10 +142,15 @@ export interface paths {
         get: operations["getEdge"];
         put?: never;
         post?: never;
-        delete?: never;
+        /** Forget one fact (its vector too); its texts stay */
+        delete: operations["forgetEdge"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Correct a fact: it ended (invalid_at), or it was wrong
+         * @description A correction is a new fact that supersedes the old one, with its provenance (source `correction`, who, when, reason) in the history (GET /v1/gb/edges/{id}). Forgetting the correction (DELETE) sets the old fact back. `target` names a stored entity (or `target_id`).
+         */
+        patch: operations["correctEdge"];
         trace?: never;
     };
     "/v1/gb/entities": {
@@ -154,6 +179,23 @@ export interface paths {
         };
         /** An entity, its live facts, its mentions */
         get: operations["getEntity"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/gb/entities/{id}/merges": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The names merged into an entity: when, from which text, why */
+        get: operations["getEntityMerges"];
         put?: never;
         post?: never;
         delete?: never;
@@ -527,6 +569,155 @@ export interface components {
             /** Type */
             type: string;
         };
+        /** ConflictOut */
+        ConflictOut: {
+            /**
+             * Facts
+             * @description newest first
+             */
+            facts: components["schemas"]["ConflictingEdgeOut"][];
+            /** Relation */
+            relation: string;
+            source: components["schemas"]["ConflictSourceOut"];
+        };
+        /** ConflictSourceOut */
+        ConflictSourceOut: {
+            /** Id */
+            id: number;
+            /** Name */
+            name: string;
+        };
+        /** ConflictingEdgeOut */
+        ConflictingEdgeOut: {
+            /**
+             * Artifact Id
+             * @default null
+             */
+            artifact_id?: number | null;
+            /**
+             * @description a correction's provenance (browse routes)
+             * @default null
+             */
+            correction?: components["schemas"]["CorrectionOut"] | null;
+            /**
+             * Created At
+             * @default null
+             */
+            created_at?: string | null;
+            /**
+             * Description
+             * @default null
+             */
+            description?: string | null;
+            /**
+             * Expired At
+             * @default null
+             */
+            expired_at?: string | null;
+            /** @default null */
+            explain?: components["schemas"]["ExplainOut"] | null;
+            /** Id */
+            id: number;
+            /** Invalid At */
+            invalid_at: string | null;
+            /** Relation */
+            relation: string;
+            /** Source */
+            source: string;
+            /** Source Id */
+            source_id: number;
+            /** Target */
+            target: string;
+            /** Target Id */
+            target_id: number;
+            /**
+             * Texts
+             * @description the texts that state it
+             */
+            texts: components["schemas"]["StatedOut"][];
+            /** Valid At */
+            valid_at: string | null;
+        };
+        /** ConflictsOut */
+        ConflictsOut: {
+            /**
+             * Conflicts
+             * @description newest first
+             */
+            conflicts: components["schemas"]["ConflictOut"][];
+        };
+        /**
+         * CorrectRequest
+         * @description PATCH /v1/gb/edges/{id}: the fact ended (``invalid_at``), or it was
+         *     wrong (a corrected ``description``, or target: a stored entity's name or
+         *     ID). ``reason`` is kept with the correction's provenance.
+         */
+        CorrectRequest: {
+            /**
+             * Dataset
+             * @default main
+             */
+            dataset?: string;
+            /**
+             * Description
+             * @default null
+             */
+            description?: string | null;
+            /**
+             * Invalid At
+             * @default null
+             */
+            invalid_at?: string | null;
+            /**
+             * Reason
+             * @default null
+             */
+            reason?: string | null;
+            /**
+             * Target
+             * @default null
+             */
+            target?: string | null;
+            /**
+             * Target Id
+             * @default null
+             */
+            target_id?: number | null;
+            /**
+             * User Id
+             * @description 1 to 128 bytes (UTF-8), no control characters
+             */
+            user_id: string;
+        };
+        /** CorrectedOut */
+        CorrectedOut: {
+            /** @description the new fact, with its correction's provenance */
+            edge: components["schemas"]["EdgeOut"];
+            /** @description the old fact, now superseded */
+            replaced: components["schemas"]["EdgeOut"];
+        };
+        /**
+         * CorrectionOut
+         * @description Why a fact exists when a person wrote it (PATCH /v1/gb/edges/{id}).
+         */
+        CorrectionOut: {
+            /** At */
+            at: string;
+            /** Reason */
+            reason: string | null;
+            /**
+             * Replaces
+             * @description the fact it superseded
+             */
+            replaces: number;
+            /**
+             * Source
+             * @constant
+             */
+            source: "correction";
+            /** Who */
+            who: string;
+        };
         /** DatasetOut */
         DatasetOut: {
             /** Artifacts */
@@ -594,6 +785,11 @@ export interface components {
              */
             artifact_id?: number | null;
             /**
+             * @description a correction's provenance (browse routes)
+             * @default null
+             */
+            correction?: components["schemas"]["CorrectionOut"] | null;
+            /**
              * Created At
              * @default null
              */
@@ -636,6 +832,11 @@ export interface components {
             artifact_id: number | null;
             /** At */
             at: string | null;
+            /**
+             * @description the change was a correction: who, when, why
+             * @default null
+             */
+            correction?: components["schemas"]["CorrectionOut"] | null;
             edge: components["schemas"]["EdgeOut"];
         };
         /** EdgeTypeSpec */
@@ -830,6 +1031,21 @@ export interface components {
         ExplainedOut: {
             explain: components["schemas"]["ExplainedContextOut"];
         };
+        /** FactForgottenOut */
+        FactForgottenOut: {
+            /** Edge Id */
+            edge_id: number;
+            removed: components["schemas"]["FactRemovedOut"];
+            /** @description facts this one had superseded, set back */
+            restored: components["schemas"]["RestoredOut"];
+        };
+        /** FactRemovedOut */
+        FactRemovedOut: {
+            /** Edges */
+            edges: number[];
+            /** Vectors */
+            vectors: number;
+        };
         /** ForgottenOut */
         ForgottenOut: {
             /** Artifact Id */
@@ -975,6 +1191,37 @@ export interface components {
             session_id: string | null;
             /** Speaker */
             speaker: string | null;
+        };
+        /** MergeOut */
+        MergeOut: {
+            /**
+             * Artifact Id
+             * @description the text (a mention the split route takes)
+             */
+            artifact_id: number;
+            /** At */
+            at: string;
+            /**
+             * Match
+             * @enum {string}
+             */
+            match: "same name" | "alias" | "model";
+            /**
+             * Names
+             * @description the names the text gave
+             */
+            names: string[];
+            /** Text */
+            text: string | null;
+        };
+        /** MergesOut */
+        MergesOut: {
+            entity: components["schemas"]["EntityOut"];
+            /**
+             * Merges
+             * @description oldest first
+             */
+            merges: components["schemas"]["MergeOut"][];
         };
         /**
          * Message
@@ -1286,6 +1533,12 @@ export interface components {
              */
             dataset?: string;
             /**
+             * Expires At
+             * @description forget the text then (its facts and entities with it, what it superseded set back): the retention sweep runs the forget
+             * @default null
+             */
+            expires_at?: string | null;
+            /**
              * Extract
              * @default true
              */
@@ -1548,6 +1801,27 @@ export interface components {
              */
             user_id: string;
         };
+        /** StatedOut */
+        StatedOut: {
+            /** Artifact Id */
+            artifact_id: number;
+            /**
+             * Created At
+             * @description when it was remembered
+             */
+            created_at: string;
+            /**
+             * Said At
+             * @description the text's reference time (RFC 3339)
+             */
+            said_at: string | null;
+            /** Session Id */
+            session_id: string | null;
+            /** Speaker */
+            speaker: string | null;
+            /** Text */
+            text: string;
+        };
         /** StepOut */
         StepOut: {
             /** Ms */
@@ -1798,6 +2072,66 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["CallOut"];
+                };
+            };
+            /** @description invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description another user's data */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    listConflicts: {
+        parameters: {
+            query: {
+                user_id: string;
+                dataset?: string;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the conflicts */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConflictsOut"];
                 };
             };
             /** @description invalid request */
@@ -2130,6 +2464,165 @@ export interface operations {
             };
         };
     };
+    forgetEdge: {
+        parameters: {
+            query: {
+                user_id: string;
+                dataset?: string;
+            };
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description forgotten */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FactForgottenOut"];
+                };
+            };
+            /** @description invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description another user's data */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description an upstream failed */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    correctEdge: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CorrectRequest"];
+            };
+        };
+        responses: {
+            /** @description the new fact */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CorrectedOut"];
+                };
+            };
+            /** @description invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description another user's data */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description same Idempotency-Key still running */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description body over 64 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description an upstream failed */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
     listEntities: {
         parameters: {
             query: {
@@ -2213,6 +2706,67 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["EntityDetailOut"];
+                };
+            };
+            /** @description invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description another user's data */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    getEntityMerges: {
+        parameters: {
+            query: {
+                user_id: string;
+                dataset?: string;
+            };
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the merges */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MergesOut"];
                 };
             };
             /** @description invalid request */

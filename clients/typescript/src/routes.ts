@@ -29,6 +29,11 @@ export const ROUTES: { readonly [Op in OperationId]: readonly [Method, string] }
   listArtifacts: ["GET", "/v1/gb/artifacts"],
   getArtifact: ["GET", "/v1/gb/artifacts/{id}"],
   forgetArtifact: ["DELETE", "/v1/gb/artifacts/{id}"],
+  // issue 44: correct, forget and audit facts
+  correctEdge: ["PATCH", "/v1/gb/edges/{id}"],
+  forgetEdge: ["DELETE", "/v1/gb/edges/{id}"],
+  listConflicts: ["GET", "/v1/gb/conflicts"],
+  getEntityMerges: ["GET", "/v1/gb/entities/{id}/merges"],
 };
 
 type Parameters<Op extends OperationId> = operations[Op]["parameters"];

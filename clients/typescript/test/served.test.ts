@@ -160,6 +160,28 @@ describe("browse and forget", () => {
   });
 });
 
+describe("correct, forget and audit facts (issue 44)", () => {
+  test("correct a fact, see it in the history, list conflicts and merges, forget the correction", async () => {
+    await h.script("extract", ALICE_AT_ACME);
+    await gb.remember("Alice works at Acme.", { dataset: "facts" });
+    await h.script("extract", { entities: [{ name: "Initech", type: "organization" }], edges: [] });
+    await gb.remember("Initech is a company.", { dataset: "facts" });
+    const alice = (await gb.entities({ dataset: "facts", q: "Alice" })).entities[0]!;
+    const old = (await gb.entity(alice.id, { dataset: "facts" })).facts[0]!;
+    const fixed = await gb.correct(old.id, { dataset: "facts", target: "Initech", reason: "wrong employer" });
+    assert.equal(fixed.edge.target, "Initech");
+    assert.equal(fixed.edge.correction?.reason, "wrong employer");
+    const history = await gb.edge(fixed.edge.id, { dataset: "facts" });
+    assert.deepEqual(history.replaced.map((s) => s.edge.id), [old.id]);
+    assert.deepEqual((await gb.conflicts({ dataset: "facts" })).conflicts, []);
+    assert.deepEqual((await gb.merges(alice.id, { dataset: "facts" })).merges, []);
+    const undone = await gb.forgetFact(fixed.edge.id, { dataset: "facts" });
+    assert.deepEqual(undone.restored.edges, [old.id]);
+    await assert.rejects(gb.forgetFact(fixed.edge.id, { dataset: "facts" }), (e: ApiError) => e.status === 404);
+    await gb.deleteDataset("facts");
+  });
+});
+
 describe("erase a user", () => {
   test("every dataset goes; the erase's call record says it finished; a control character is a 400", async () => {
     const eraser = new Client({ url: h.served, auth: new Bearer(h.devKey), userId: "erase/me 1" });

@@ -13,6 +13,7 @@ from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
 from ..memory.browse import MAX_LIMIT as BROWSE_LIMIT
+from . import openapi_facts
 from .batch import BatchRequest
 from .fields import DatasetName, RowId, SessionId, Text, UserId
 from .params import (
@@ -47,7 +48,14 @@ from .schemas import (
     SplitOut,
 )
 
-REQUESTS = (RememberRequest, BatchRequest, QueryRequest, SearchRequest, SplitRequest)
+REQUESTS = (
+    RememberRequest,
+    BatchRequest,
+    QueryRequest,
+    SearchRequest,
+    SplitRequest,
+    *openapi_facts.REQUESTS,
+)
 DOC = Path(__file__).resolve().parent.parent / "openapi.json"
 _MODELS: list[type[BaseModel]] = [
     RememberRequest,
@@ -73,6 +81,7 @@ _MODELS: list[type[BaseModel]] = [
     ForgottenOut,
     ErasedOut,
     ErrorOut,
+    *openapi_facts.MODELS,
 ]
 
 
@@ -175,7 +184,7 @@ def _document(geo: bool) -> dict[str, Any]:
         for model in (QueryRequest, SearchRequest):
             for field in GEO_FIELDS:
                 schemas[model.__name__]["properties"].pop(field)
-    return {
+    doc: dict[str, Any] = {
         "openapi": "3.1.0",
         "info": {
             "title": "gligabao",
@@ -359,6 +368,10 @@ def _document(geo: bool) -> dict[str, Any]:
         },
         "components": {"schemas": schemas},
     }
+    paths: dict[str, Any] = doc["paths"]
+    for path, ops in openapi_facts.fact_paths(_param, _json, _errors).items():
+        paths.setdefault(path, {}).update(ops)
+    return doc
 
 
 def _browse_paths() -> dict[str, Any]:

@@ -115,6 +115,11 @@ class RememberRequest(_Common):
     reasoning: RememberReasoning | None = None
     models: RememberModels | None = None
     reference_time: Timestamp | None = None
+    expires_at: Timestamp | None = Field(
+        None,
+        description="forget the text then (its facts and entities with it, what it "
+        "superseded set back): the retention sweep runs the forget",
+    )
     speaker: Speaker | None = Field(
         None,
         description='who is talking (e.g. the user\'s name): "I" and "my" in the text are '
@@ -191,6 +196,48 @@ class SplitRequest(BaseModel):
     name: Annotated[str, Field(min_length=1, max_length=200)] | None = None
     edges: list[RowId] = Field(default_factory=list, max_length=100)
     mentions: list[RowId] = Field(default_factory=list, max_length=100)
+
+
+class CorrectRequest(BaseModel):
+    """PATCH /v1/gb/edges/{id}: the fact ended (``invalid_at``), or it was
+    wrong (a corrected ``description``, or target: a stored entity's name or
+    ID). ``reason`` is kept with the correction's provenance."""
+
+    model_config = _STRICT
+
+    user_id: UserId
+    dataset: DatasetName = "main"
+    invalid_at: Timestamp | None = None
+    description: Annotated[str, Field(min_length=1, max_length=600)] | None = None
+    target: Annotated[str, Field(min_length=1, max_length=200)] | None = None
+    target_id: RowId | None = None
+    reason: Annotated[str, Field(min_length=1, max_length=1000)] | None = None
+
+
+class CorrectFactRequest(CorrectRequest):
+    """The arguments of correcting one fact (the MCP ``correct_fact`` tool)."""
+
+    edge_id: RowId = Field(description="the fact's id (query and search evidence give it)")
+
+
+class ConflictsRequest(BaseModel):
+    """The arguments of listing conflicts (the MCP ``list_conflicts`` tool)."""
+
+    model_config = _STRICT
+
+    user_id: UserId
+    dataset: DatasetName = "main"
+    limit: Annotated[int, Field(ge=1, le=100)] = 20
+
+
+class ForgetFactRequest(BaseModel):
+    """The arguments of forgetting one fact (the MCP ``forget_fact`` tool)."""
+
+    model_config = _STRICT
+
+    user_id: UserId
+    dataset: DatasetName = "main"
+    edge_id: RowId = Field(description="the fact's id")
 
 
 class DatasetsRequest(BaseModel):

@@ -18,7 +18,7 @@ Auth = Literal["user", "operator", "mcp"]
 
 @dataclass(frozen=True)
 class Route:
-    method: str  # GET, POST, PUT, DELETE
+    method: str  # GET, POST, PUT, PATCH, DELETE
     path: str  # as API Gateway and OpenAPI write it: ``{name}`` is one path segment
     function: str  # the Lambda function (handlers/<function>.py) that serves it
     auth: Auth  # "user": the caller's own data; "operator": operators only; "mcp": per tool
@@ -144,6 +144,38 @@ ROUTES: tuple[Route, ...] = (
         "getArtifact",
     ),
     Route("DELETE", "/v1/gb/artifacts/{id}", "browse", "user", "Forget one text", "forgetArtifact"),
+    Route(
+        "PATCH",
+        "/v1/gb/edges/{id}",
+        "remember",
+        "user",
+        "Correct a fact: it ended (invalid_at), or it was wrong",
+        "correctEdge",
+    ),
+    Route(
+        "DELETE",
+        "/v1/gb/edges/{id}",
+        "browse",
+        "user",
+        "Forget one fact (its vector too); its texts stay",
+        "forgetEdge",
+    ),
+    Route(
+        "GET",
+        "/v1/gb/conflicts",
+        "browse",
+        "user",
+        "Live facts that cannot all hold, newest first (no LLM call)",
+        "listConflicts",
+    ),
+    Route(
+        "GET",
+        "/v1/gb/entities/{id}/merges",
+        "browse",
+        "user",
+        "The names merged into an entity: when, from which text, why",
+        "getEntityMerges",
+    ),
     Route("POST", "/mcp", "mcp", "mcp", "The API as MCP tools (one JSON-RPC message)"),
     # Streams and sessions, which this stateless endpoint does not serve: 405.
     Route("GET", "/mcp", "mcp", "mcp", "No SSE stream (405)", served=False),

@@ -70,6 +70,16 @@ class RememberedEntityOut(EntityOut):
     )
 
 
+class CorrectionOut(_Out):
+    """Why a fact exists when a person wrote it (PATCH /v1/gb/edges/{id})."""
+
+    source: Literal["correction"]
+    replaces: int = Field(description="the fact it superseded")
+    who: str
+    at: str
+    reason: str | None
+
+
 class EdgeOut(_Out):
     id: int
     source_id: int
@@ -84,6 +94,9 @@ class EdgeOut(_Out):
     created_at: str | None = None
     expired_at: str | None = None
     explain: ExplainOut | None = None
+    correction: CorrectionOut | None = Field(
+        default=None, description="a correction's provenance (browse routes)"
+    )
 
 
 class InvalidatedOut(_Out):
@@ -368,6 +381,9 @@ class EdgeStepOut(_Out):
     edge: EdgeOut
     at: str | None
     artifact_id: int | None = Field(description="the text because of which")
+    correction: CorrectionOut | None = Field(
+        default=None, description="the change was a correction: who, when, why"
+    )
 
 
 class EdgeDetailOut(_Out):

@@ -26,6 +26,7 @@ from typing import Any, Literal, TypeVar, overload
 
 from pydantic import BaseModel
 
+from ..api.fact_schemas import ConflictsOut, CorrectedOut, FactForgottenOut, MergesOut
 from ..api.schemas import (
     AcceptedOut,
     ArtifactDetailOut,
@@ -252,6 +253,55 @@ class Client(Transport):
         return _as(
             ForgottenOut, self._send("DELETE", f"/v1/gb/artifacts/{int(artifact_id)}?{query}")[1]
         )
+
+    # --- issue 44: correct, forget and audit facts (docs/api.md#correct-a-fact) --------
+
+    def correct(
+        self,
+        edge_id: int,
+        *,
+        invalid_at: str | None = None,
+        description: str | None = None,
+        target: str | None = None,
+        target_id: int | None = None,
+        reason: str | None = None,
+        user_id: str | None = None,
+        dataset: str | None = None,
+    ) -> CorrectedOut:
+        """A fact ended (``invalid_at``) or was wrong (``description``,
+        ``target``): a new fact supersedes it. (A retry of one that landed
+        answers 400: the old fact is superseded already.)"""
+        body = self._body(
+            user_id,
+            dataset,
+            invalid_at=invalid_at,
+            description=description,
+            target=target,
+            target_id=target_id,
+            reason=reason,
+        )
+        return _as(CorrectedOut, self._send("PATCH", f"/v1/gb/edges/{int(edge_id)}", body)[1])
+
+    def forget_fact(
+        self, edge_id: int, *, user_id: str | None = None, dataset: str | None = None
+    ) -> FactForgottenOut:
+        """Forget one fact, keep its texts (a correction: the old fact comes back)."""
+        query = _qs(user_id=self._user(user_id), dataset=dataset)
+        path = f"/v1/gb/edges/{int(edge_id)}?{query}"
+        return _as(FactForgottenOut, self._send("DELETE", path)[1])
+
+    def conflicts(
+        self, *, limit: int | None = None, user_id: str | None = None, dataset: str | None = None
+    ) -> ConflictsOut:
+        """Live facts that cannot all hold, newest first."""
+        return _as(ConflictsOut, self._browse("/v1/gb/conflicts", user_id, dataset, limit=limit))
+
+    def merges(
+        self, entity_id: int, *, user_id: str | None = None, dataset: str | None = None
+    ) -> MergesOut:
+        """The names merged into an entity: when, from which text, and why."""
+        body = self._browse(f"/v1/gb/entities/{int(entity_id)}/merges", user_id, dataset)
+        return _as(MergesOut, body)
 
     def erase_user(self, user_id: str | None = None) -> ErasedOut:
         """Erase a user: every dataset, vector, call and inference record and

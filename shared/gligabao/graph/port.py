@@ -22,6 +22,7 @@ from typing import Any, Protocol
 from ..models import (
     Artifact,
     Committed,
+    Correction,
     Dataset,
     DatasetKey,
     Edge,
@@ -31,6 +32,7 @@ from ..models import (
     Forgotten,
     GraphWrite,
     KeywordHit,
+    Merge,
 )
 
 
@@ -171,6 +173,28 @@ class GraphStore(Protocol):
 
     def changes_by_artifact(self, key: DatasetKey, artifact_ids: list[int]) -> list[EdgeChange]:
         """The changes made because of these artifacts, oldest first."""
+
+    # --- corrections and conflicts (issue 44) ----------------------------------
+    def corrections(self, key: DatasetKey, edge_ids: list[int]) -> dict[int, Correction]:
+        """The provenance of the edges that are corrections (the others are
+        absent). One query (SQLite) or one BatchGetItem per 100 IDs."""
+
+    def merges(self, key: DatasetKey, entity_id: int) -> list[Merge]:
+        """The texts whose names were filed under the entity, oldest first
+        (one query)."""
+
+    def due_expiries(self, now: str, limit: int) -> list[tuple[DatasetKey, int, str]]:
+        """Texts whose ``expires_at`` has come, of every user, oldest first:
+        (dataset, text ID, expires_at). One query (the retention sweep's)."""
+
+    def drop_expiry(self, key: DatasetKey, artifact_id: int, expires_at: str) -> None:
+        """The sweep is done with a text (forgotten, or gone already)."""
+
+    def self_superseding_relations(self, key: DatasetKey) -> set[str]:
+        """The relations whose edges were superseded by an edge of the same
+        relation (a change with a successor): in this memory they hold one
+        target at a time. Grows with the dataset's history (a listing route's
+        read, never a query's)."""
 
     # --- writes ---------------------------------------------------------------
     def claim_names(self, key: DatasetKey, txn: str, claims: dict[str, int]) -> dict[str, int]:

@@ -17,6 +17,7 @@ FUNCTIONS: tuple[str, ...] = (
     "browse",
     "mcp",
     "remember_worker",
+    "retention",
     "vector_indexes",
 )
 

@@ -1,5 +1,6 @@
 """Browse and forget: GET /v1/gb/entities[/{id}], GET /v1/gb/edges/{id},
-GET /v1/gb/artifacts[/{id}], DELETE /v1/gb/artifacts/{id}
+GET /v1/gb/artifacts[/{id}], DELETE /v1/gb/artifacts/{id}; DELETE
+/v1/gb/edges/{id}, GET /v1/gb/conflicts, GET /v1/gb/entities/{id}/merges
 (docs/api.md#browse-and-forget)."""
 
 from __future__ import annotations
@@ -101,6 +102,40 @@ def delete_artifact(id: str) -> Response[str]:
     wanted = param_id(id)
     key, _ = _key(set())
     return json_response(200, forget(app.current_event, key, wanted))
+
+
+# --- issue 44: forget one fact ------------------------------------------------------
+def forget_fact(event: APIGatewayProxyEventV2, key: DatasetKey, edge_id: int) -> dict[str, Any]:
+    """Forget one fact, keep its texts (the MCP ``forget_fact`` tool calls this too)."""
+    from ..memory.forget import ForgetFact
+
+    authorize(event, key.user_id, operator_ok=True)
+    return ForgetFact(wiring.graph_store(), wiring.vector_index()).run(key, edge_id)
+
+
+@app.delete("/v1/gb/edges/<id>")
+def delete_edge(id: str) -> Response[str]:
+    wanted = param_id(id)
+    key, _ = _key(set())
+    return json_response(200, forget_fact(app.current_event, key, wanted))
+
+
+# --- issue 44: conflicts and merges ---------------------------------------------------
+@app.get("/v1/gb/conflicts")
+def list_conflicts() -> Response[str]:
+    from ..memory.conflicts import Conflicts
+
+    key, params = _key({"limit"})
+    return json_response(200, Conflicts(wiring.graph_store()).run(key, _limit(params)))
+
+
+@app.get("/v1/gb/entities/<id>/merges")
+def entity_merges(id: str) -> Response[str]:
+    from ..memory.merges import Merges
+
+    wanted = param_id(id)
+    key, _ = _key(set())
+    return json_response(200, Merges(wiring.graph_store()).run(key, wanted))
 
 
 lambda_handler = lambda_entry(app)

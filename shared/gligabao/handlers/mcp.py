@@ -1,4 +1,5 @@
-"""POST /mcp: the API as MCP tools (remember, query, search, list_datasets, forget),
+"""POST /mcp: the API as MCP tools (remember, query, search, list_datasets, forget;
+correct_fact, forget_fact, list_conflicts),
 each calling the function its HTTP route calls, under the same authorization.
 
 Stateless streamable HTTP: a POST is one JSON-RPC message, answered with one
@@ -16,8 +17,12 @@ from aws_lambda_powertools.event_handler import Response, content_types
 from .. import __version__
 from ..api.app import current_call_id, lambda_entry, make_app
 from ..api.auth import authenticate, authorize
+from ..api.fact_schemas import ConflictsOut, CorrectedOut, FactForgottenOut
 from ..api.requests import (
+    ConflictsRequest,
+    CorrectFactRequest,
     DatasetsRequest,
+    ForgetFactRequest,
     ForgetRequest,
     QueryRequest,
     RememberRequest,
@@ -71,6 +76,66 @@ def _forget(caller: Caller, req: ForgetRequest, arguments: dict[str, Any]) -> di
     return browse.forget(caller.event, DatasetKey(req.user_id, req.dataset), req.artifact_id)
 
 
+# --- issue 44: correct, forget and audit facts ---------------------------------------
+def _correct_fact(
+    caller: Caller, req: CorrectFactRequest, arguments: dict[str, Any]
+) -> dict[str, Any]:
+    from . import remember
+
+    authorize(caller.event, req.user_id, operator_ok=True)
+    return remember.correct(caller.event, req, req.edge_id)
+
+
+def _forget_fact(
+    caller: Caller, req: ForgetFactRequest, arguments: dict[str, Any]
+) -> dict[str, Any]:
+    from . import browse
+
+    return browse.forget_fact(caller.event, DatasetKey(req.user_id, req.dataset), req.edge_id)
+
+
+def _list_conflicts(
+    caller: Caller, req: ConflictsRequest, arguments: dict[str, Any]
+) -> dict[str, Any]:
+    from .. import wiring
+    from ..memory.conflicts import Conflicts
+
+    authorize(caller.event, req.user_id, operator_ok=True)
+    return Conflicts(wiring.graph_store()).run(DatasetKey(req.user_id, req.dataset), req.limit)
+
+
+FACT_TOOLS = [
+    ToolSpec(
+        "correct_fact",
+        "Correct one fact (the edge id that query and search evidence give): it ended "
+        "(invalid_at), or it was wrong (a corrected description, or target: a stored "
+        "entity's name). A new fact supersedes it; forget_fact on the new one undoes it.",
+        CorrectFactRequest,
+        CorrectedOut,
+        _correct_fact,
+        read_only=False,
+    ),
+    ToolSpec(
+        "forget_fact",
+        "Forget one fact (its edge id); the texts that state it stay. Forgetting a "
+        "correction sets back the fact it replaced.",
+        ForgetFactRequest,
+        FactForgottenOut,
+        _forget_fact,
+        read_only=False,
+    ),
+    ToolSpec(
+        "list_conflicts",
+        "List live facts that cannot all hold (one person or thing with two current "
+        "values of a one-at-a-time relation), newest first, with the texts that state "
+        "them. Resolve one with correct_fact (invalid_at) or forget_fact.",
+        ConflictsRequest,
+        ConflictsOut,
+        _list_conflicts,
+    ),
+]
+
+
 TOOLS = [
     ToolSpec(
         "remember",
@@ -117,6 +182,7 @@ TOOLS = [
         _forget,
         read_only=False,
     ),
+    *FACT_TOOLS,
 ]
 
 

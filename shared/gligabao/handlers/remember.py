@@ -2,7 +2,8 @@
 (RFC 7240) the validated request is queued and answered 202 with its call id,
 and the remember worker does the work (handlers/remember_worker.py). POST
 /v1/gb/remember/batch, always queued (handlers/batch.py). And POST
-/v1/gb/entities/{id}/split (operators)."""
+/v1/gb/entities/{id}/split (operators). PATCH /v1/gb/edges/{id} (correct a
+fact: it embeds the corrected fact, as a remember does)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from .. import clock, wiring
 from ..api.app import current_call_id, json_body, json_response, lambda_entry, make_app, run_call
 from ..api.auth import authorize
 from ..api.params import header_idempotency_key, param_id
-from ..api.requests import RememberRequest, SplitRequest, validate
+from ..api.requests import CorrectRequest, RememberRequest, SplitRequest, validate
 from ..config import settings
 from ..errors import NotConfigured
 from .jobs import ACCEPTED, accepted_response, enqueue, wants_async
@@ -135,6 +136,42 @@ def split(id: str) -> Response[str]:
         lambda meter: wiring.split_service().run(inp, meter),
     )
     return json_response(200, result)
+
+
+# --- issue 44: correct a fact ------------------------------------------------------
+@app.patch("/v1/gb/edges/<id>")
+def correct_edge(id: str) -> Response[str]:
+    edge_id = param_id(id, "id")
+    req = validate(CorrectRequest, json_body(app))
+    authorize(app.current_event, req.user_id, operator_ok=True)
+    return json_response(200, correct(app.current_event, req, edge_id))
+
+
+def correct(event: Any, req: CorrectRequest, edge_id: int) -> dict[str, Any]:
+    """Correct one authorized fact (the MCP ``correct_fact`` tool calls this too)."""
+    from ..api.auth import principal
+    from ..memory.correct import Correct, CorrectInput
+
+    inp = CorrectInput(
+        req.user_id,
+        req.dataset,
+        edge_id,
+        principal(event) or req.user_id,
+        req.invalid_at,
+        req.description,
+        req.target,
+        req.target_id,
+        req.reason,
+    )
+    service = Correct(wiring.graph_store(), wiring.vector_index())
+    return run_call(
+        wiring.call_services(),
+        "correct",
+        req.user_id,
+        req.dataset,
+        None,
+        lambda meter: service.run(inp, meter),
+    )
 
 
 lambda_handler = lambda_entry(app)

@@ -36,4 +36,5 @@ def remember_input(req: RememberRequest, call_id: str, reference_time: str) -> R
         speaker=req.speaker,
         messages=messages,
         extract=req.extract,
+        expires_at=req.expires_at,
     )

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..api.app import CALL_ID_HEADER, MAX_BODY_BYTES
-from .gate import Refused, check_origin, check_request, has_body, write_type_ok
+from .gate import WRITES, Refused, check_origin, check_request, has_body, write_type_ok
 from .routing import Handler, RouteTable
 
 Scope = dict[str, Any]
@@ -97,12 +97,12 @@ class GbAsgi:
         method, path = scope["method"], _raw_path(scope)
         own = path == "/ui" or path.startswith("/ui/") or path in self.extra
         check_request(headers, MAX_BODY_BYTES)
-        if method in ("POST", "DELETE") and not own:
+        if method in WRITES and not own:
             write_type_ok(method, path, headers)
         check_origin(method, headers, scope.get("scheme", "http"))
         if own:
             return await self._own(method, path)
-        handler = self.table.handler(path)
+        handler = self.table.handler(path, method)
         if handler is None:
             raise Refused(404, "no such route")
         if self.running >= self.limits.max_concurrent:

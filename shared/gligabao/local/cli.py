@@ -63,6 +63,11 @@ def serve(host: str, port: int, quiet: bool, data: str | None = None) -> int:
     for call_id in eraser().resume_all():
         print(f"finished the erase left unfinished by call {call_id}", flush=True)
     server = make_server(host, port, quiet=quiet)
+    # issue 44: expired texts are forgotten now and then periodically
+    from .retention import Sweeper
+
+    sweeper = Sweeper()
+    sweeper.start()
     bound = server.server_address[1]
     print(f"gligabao listening on http://{host}:{bound}", flush=True)
     web_host = f"[{host}]" if ":" in host else host
@@ -78,6 +83,7 @@ def serve(host: str, port: int, quiet: bool, data: str | None = None) -> int:
     try:
         server.serve_forever(poll_interval=0.2)
     finally:
+        sweeper.stop()
         server.server_close()
         if wiring.remember_queue.cache_info().currsize:
             queue: Any = wiring.remember_queue()

@@ -1,6 +1,7 @@
 """The local server's routing, from the route table (api/routes.py): a path
-goes to the Lambda function whose routes have it, as API Gateway sends it;
-the function's resolver then answers the method (405 with ``Allow``)."""
+and method go to the Lambda function of that route, as API Gateway sends it;
+a method no route has at that path goes to the path's function, whose
+resolver answers it (405 with ``Allow``)."""
 
 from __future__ import annotations
 
@@ -26,14 +27,18 @@ class RouteTable:
         self._load = load or _handler_of
         self._loaded: dict[str, Handler] = {}
 
-    def function(self, path: str) -> str | None:
-        for r in self.routes:
-            if segments_match(r.path, path):
+    def function(self, path: str, method: str | None = None) -> str | None:
+        """The function of the route with this method and path; else of the
+        first route with the path (its resolver answers 405 for the method):
+        one path may be served by two functions (a fact's PATCH and GET)."""
+        at = [r for r in self.routes if segments_match(r.path, path)]
+        for r in at:
+            if method is not None and r.method == ("GET" if method == "HEAD" else method):
                 return r.function
-        return None
+        return at[0].function if at else None
 
-    def handler(self, path: str) -> Handler | None:
-        name = self.function(path)
+    def handler(self, path: str, method: str | None = None) -> Handler | None:
+        name = self.function(path, method)
         if name is None:
             return None
         if name not in self._loaded:

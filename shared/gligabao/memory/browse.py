@@ -182,17 +182,27 @@ class Browse:
         by = [c.by_edge for c in suffered if c.by_edge is not None]
         others = self.graph.get_edges(key, [c.edge_id for c in made] + by)
         names = self._names(key, [found, *others.values()])
+        fixes = self.graph.corrections(key, [edge_id, *others])
+
+        def out(edge: Edge) -> dict[str, Any]:
+            item = edge.public(names)
+            if edge.id in fixes:  # written by a person: the correction's provenance
+                item["correction"] = fixes[edge.id].public()
+            return item
 
         def step(c: EdgeChange, edge: Edge | None) -> dict[str, Any] | None:
             if edge is None:
                 return None
-            return {"edge": edge.public(names), "at": c.at, "artifact_id": c.artifact_id}
+            item = {"edge": out(edge), "at": c.at, "artifact_id": c.artifact_id}
+            if c.by_edge in fixes:
+                item["correction"] = fixes[c.by_edge].public()
+            return item
 
         replaced = [s for c in made if (s := step(c, others.get(c.edge_id))) is not None]
         last = next((c for c in reversed(suffered) if c.by_edge is not None), None)
         replaced_by = step(last, others.get(last.by_edge)) if last and last.by_edge else None
         return {
-            "edge": found.public(names),
+            "edge": out(found),
             "sources": self._mentions(key, self.graph.edge_artifacts(key, edge_id)),
             "replaced": replaced,
             "replaced_by": replaced_by,

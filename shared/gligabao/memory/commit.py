@@ -12,7 +12,7 @@ from typing import Any
 from ..errors import Busy
 from ..events.model import remembered
 from ..graph.port import GraphStore, fact_triple
-from ..models import DatasetKey, Edge, GraphWrite
+from ..models import Artifact, DatasetKey, Edge, GraphWrite
 from ..text import normalize_name
 from ..vectors.port import VectorIndex, VectorItem, write_first
 from . import plan
@@ -43,6 +43,7 @@ class Texts:
     # hold; None: the pieces themselves.
     passage_words: list[str] | None = None
     windows: bool = False  # ``chunks`` are a session-sized text's windows (no summaries)
+    expires_at: str | None = None  # the retention sweep forgets the texts then
 
     def artifact_count(self) -> int:
         return len(self.messages) if self.messages is not None else 1 + len(self.chunks)
@@ -117,24 +118,7 @@ class Writer:
         first_artifact: int,
         facts: FactsPlan,
     ) -> dict[str, Any]:
-        if texts.messages is not None:
-            artifacts = plan.message_artifacts(
-                texts.messages, first_artifact, now, texts.session_id, texts.call_id
-            )
-            chunk_ids: list[int] = []
-        else:
-            artifacts = plan.artifacts_of(
-                texts.text,
-                texts.chunks,
-                texts.summaries,
-                first_artifact,
-                now,
-                texts.reference_time,
-                texts.session_id,
-                texts.call_id,
-                texts.speaker,
-            )
-            chunk_ids = [a.id for a in artifacts[1:]]
+        artifacts, chunk_ids = _artifacts(texts, first_artifact, now)
         # Claim the names of the new entities; a concurrent call that
         # committed one first wins, and this call reuses its entity.
         # A namesake (a name held by an entity of another kind) claims none.
@@ -158,19 +142,7 @@ class Writer:
                 r.entity = replace(winners[lost[norm]])
             else:
                 r.entity.id = proposals[norm]
-        entity_vectors: list[VectorItem] = []
-        for r in unique:
-            if r.created:
-                vec = next(
-                    (
-                        texts.name_vectors[ex.norm]
-                        for ex in r.extracted
-                        if ex.norm in texts.name_vectors
-                    ),
-                    None,
-                )
-                if vec is not None:
-                    entity_vectors.append(VectorItem(r.entity.id, vec, r.entity.lat, r.entity.lon))
+        entity_vectors = _entity_vectors(unique, texts.name_vectors)
         # Claim the new open facts; a concurrent call that committed one
         # first wins, and this call states its edge again instead of a twin.
         ids_by_norm = {ex.norm: r.entity.id for r in unique for ex in r.extracted}
@@ -211,6 +183,9 @@ class Writer:
         )
         planned.write.vectors = vectors
         planned.write.events = [remembered_event(key, texts.call_id, planned.write)]
+        if texts.expires_at is not None:
+            tops = [a.id for a in artifacts if a.parent_id is None]
+            planned.write.expiries = [(a, texts.expires_at) for a in tops]
         # The vectors go with the rows: upserted first into a separate index
         # (one whose row never commits is invisible), or written by the
         # commit itself onto the rows.
@@ -259,3 +234,39 @@ class Writer:
                 raise Busy("a fact is being written by a concurrent call; try again", 1)
             raced[pending[triple]] = winners[owner]
         return raced
+
+
+def _artifacts(texts: Texts, first_artifact: int, now: str) -> tuple[list[Artifact], list[int]]:
+    """The rows of the texts (a text, its chunks; or one per message) and
+    the IDs of the chunks among them."""
+    if texts.messages is not None:
+        artifacts = plan.message_artifacts(
+            texts.messages, first_artifact, now, texts.session_id, texts.call_id
+        )
+        return artifacts, []
+    artifacts = plan.artifacts_of(
+        texts.text,
+        texts.chunks,
+        texts.summaries,
+        first_artifact,
+        now,
+        texts.reference_time,
+        texts.session_id,
+        texts.call_id,
+        texts.speaker,
+    )
+    return artifacts, [a.id for a in artifacts[1:]]
+
+
+def _entity_vectors(
+    unique: list[Resolved], name_vectors: dict[str, list[float]]
+) -> list[VectorItem]:
+    """A new entity's vector: the first of its extracted names that has one."""
+    out: list[VectorItem] = []
+    for r in unique:
+        if not r.created:
+            continue
+        vec = next((name_vectors[ex.norm] for ex in r.extracted if ex.norm in name_vectors), None)
+        if vec is not None:
+            out.append(VectorItem(r.entity.id, vec, r.entity.lat, r.entity.lon))
+    return out

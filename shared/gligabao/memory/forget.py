@@ -105,3 +105,41 @@ class Forget:
             },
             "restored": {"edges": done.restored},
         }
+
+
+def plan_forget_edge(graph: GraphStore, key: DatasetKey, edge_id: int) -> ForgetPlan:
+    """Forget one fact, not a text: the edge, its provenance links and its
+    history go; the texts that state it stay; what it superseded (a
+    correction's old fact, a newer fact's predecessor) is set back."""
+    edge = graph.get_edges(key, [edge_id]).get(edge_id)
+    if edge is None:
+        raise NotFound(f"edge {edge_id} does not exist")
+    plan = ForgetPlan(0, txn=uuid.uuid4().hex, edge_id=edge_id, edges=[edge])
+    plan.edge_links = [(edge_id, a) for a in graph.edge_artifacts(key, edge_id)]
+    made, suffered = graph.edge_changes(key, edge_id)
+    plan.changes = made + suffered
+    seen: set[int] = set()
+    firsts = [c for c in made if not _seen(seen, c.edge_id)]
+    current = graph.get_edges(key, [c.edge_id for c in firsts])
+    plan.restored = [(c, current[c.edge_id]) for c in firsts if c.edge_id in current]
+    return plan
+
+
+class ForgetFact:
+    def __init__(self, graph: GraphStore, vectors: VectorIndex) -> None:
+        self.graph = graph
+        self.vectors = vectors
+
+    def run(self, key: DatasetKey, edge_id: int) -> dict[str, Any]:
+        if self.graph.get_dataset(key) is None:
+            raise NotFound(f"dataset {key.dataset!r} does not exist")
+        plan = plan_forget_edge(self.graph, key, edge_id)
+        # The vector first (derived data): a crash before the graph's write
+        # leaves the fact without its vector, and forgetting it again finishes.
+        vectors = self.vectors.delete(key, "edges", [edge_id])
+        done = self.graph.forget(key, plan)
+        return {
+            "edge_id": edge_id,
+            "removed": {"edges": done.edges, "vectors": vectors},
+            "restored": {"edges": done.restored},
+        }

@@ -14,6 +14,7 @@ from ..models import (
     Entity,
     EntityUpdate,
     GraphWrite,
+    Merge,
     merge_description,
 )
 from .facts import FactsPlan
@@ -129,6 +130,15 @@ def build(  # noqa: C901 (remember's write plan: owned by the write path's chang
     for r in unique:
         for a in sorted({a for ex in r.extracted for a in artifact_of(ex.chunk)}):
             write.entity_links.append((r.entity.id, a))
+        if not r.created and r.match is not None:
+            # the merge: which names of which text went to the stored entity, why
+            by_text: dict[int, list[str]] = {}
+            for ex in r.extracted:
+                by_text.setdefault(artifact_of(ex.chunk)[0], []).append(ex.name)
+            write.merges += [
+                Merge(r.entity.id, a, tuple(dict.fromkeys(ns)), r.match, now)
+                for a, ns in sorted(by_text.items())
+            ]
 
     edges_out: list[Edge] = []
     for i, nf in enumerate(facts.new):

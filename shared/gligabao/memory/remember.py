@@ -65,6 +65,7 @@ class RememberInput:
     speaker: str | None = None
     messages: list[window.Said] | None = None  # instead of ``text``: a window, in order
     extract: bool = True
+    expires_at: str | None = None  # forgotten then by the retention sweep
 
 
 @dataclass
@@ -251,6 +252,7 @@ class Remember:
                 inp.speaker,
                 read.words or None,
                 bool(read.windows),
+                inp.expires_at,
             )
             with call.step("write") as c:
                 result = self.writer.write(key, now, texts, {}, facts.FactsPlan())
@@ -340,6 +342,7 @@ class Remember:
             inp.speaker,
             read.words or None,
             bool(read.windows),
+            inp.expires_at,
         )
         with call.step("write") as c:
             result = self.writer.write(key, now, texts, resolved, fplan)

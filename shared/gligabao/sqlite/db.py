@@ -125,6 +125,27 @@ CREATE TABLE IF NOT EXISTS changes (
 CREATE INDEX IF NOT EXISTS changes_by_edge ON changes (pk, edge_id);
 CREATE INDEX IF NOT EXISTS changes_by_artifact ON changes (pk, artifact_id);
 CREATE INDEX IF NOT EXISTS changes_by_successor ON changes (pk, by_edge);
+-- The edges a person wrote (PATCH /v1/gb/edges/{id}): what each replaced,
+-- who, when, why. (A table of its own: no new column, no schema version.)
+CREATE TABLE IF NOT EXISTS corrections (
+    pk TEXT NOT NULL, edge_id INTEGER NOT NULL, replaces INTEGER NOT NULL,
+    who TEXT NOT NULL, at TEXT NOT NULL, reason TEXT,
+    PRIMARY KEY (pk, edge_id)
+) WITHOUT ROWID;
+-- The names a text gave that resolution filed under a stored entity, and why.
+CREATE TABLE IF NOT EXISTS merges (
+    pk TEXT NOT NULL, entity_id INTEGER NOT NULL, artifact_id INTEGER NOT NULL,
+    names TEXT NOT NULL, reason TEXT NOT NULL, at TEXT NOT NULL,
+    PRIMARY KEY (pk, entity_id, artifact_id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS merges_by_artifact ON merges (pk, artifact_id);
+-- Texts remembered with expires_at: the retention sweep forgets them then.
+CREATE TABLE IF NOT EXISTS expiries (
+    pk TEXT NOT NULL, artifact_id INTEGER NOT NULL, expires_at TEXT NOT NULL,
+    user_id TEXT NOT NULL, dataset TEXT NOT NULL,
+    PRIMARY KEY (pk, artifact_id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS expiries_due ON expiries (expires_at);
 CREATE TABLE IF NOT EXISTS vectors (
     seq INTEGER PRIMARY KEY AUTOINCREMENT, pk TEXT NOT NULL, kind TEXT NOT NULL,
     id INTEGER NOT NULL, vec BLOB NOT NULL, lat REAL, lon REAL,

@@ -21,11 +21,31 @@ from ...dynamodb.tables import (
     TermRow,
 )
 from ...errors import NotFound, UpstreamError
-from ...models import Artifact, DatasetKey, Edge, EdgeChange, Entity, ForgetPlan, Forgotten
+from ...models import (
+    Artifact,
+    Correction,
+    DatasetKey,
+    Edge,
+    EdgeChange,
+    Entity,
+    ForgetPlan,
+    Forgotten,
+    Merge,
+)
 from ...text import normalize_name
 from ..rules import claim_of, is_open, undone
+from . import history as expiries
 from .commit import TRANSACT_MAX, Commits, crash_point
-from .history import changes, reverse_link_sk
+from .history import (
+    changes,
+    correction_of,
+    correction_sk,
+    merge_sk,
+    reverse_link_sk,
+)
+from .history import (
+    merges as merges_of,
+)
 from .leases import COMMITTED, Leases
 from .recovery import pack
 from .rows import (
@@ -126,6 +146,43 @@ class DynamoBrowse:
         out = [c for a in sorted(set(artifact_ids)) for c in changes(key.pk, f"X#{a:012d}#")]
         return sorted(out, key=lambda c: (c.at, c.edge_id))
 
+    @upstream("graph store corrections")
+    def corrections(self, key: DatasetKey, edge_ids: list[int]) -> dict[int, Correction]:
+        ids = sorted({int(i) for i in edge_ids})
+        out: dict[int, Correction] = {}
+        for start in range(0, len(ids), 100):
+            keys = [(key.pk, correction_sk(i)) for i in ids[start : start + 100]]
+            for row in LinkRow.batch_get(keys, consistent_read=True):
+                c = correction_of(row)
+                out[c.edge_id] = c
+        return out
+
+    @upstream("graph store merges")
+    def merges(self, key: DatasetKey, entity_id: int) -> list[Merge]:
+        return merges_of(key.pk, int(entity_id))
+
+    @upstream("graph store due_expiries")
+    def due_expiries(self, now: str, limit: int) -> list[tuple[DatasetKey, int, str]]:
+        return expiries.due_expiries(now, limit)
+
+    @upstream("graph store drop_expiry")
+    def drop_expiry(self, key: DatasetKey, artifact_id: int, expires_at: str) -> None:
+        expiries.drop_expiry(key, artifact_id, expires_at)
+
+    @upstream("graph store self_superseding_relations")
+    def self_superseding_relations(self, key: DatasetKey) -> set[str]:
+        # Every change with a successor (one Query on the "B#" rows), then
+        # both edges of each: the relations that replaced themselves.
+        found = changes(key.pk, "B#")
+        ids = {c.edge_id for c in found} | {c.by_edge for c in found if c.by_edge is not None}
+        edges = self.get_edges(key, sorted(ids))  # type: ignore[attr-defined]
+        out: set[str] = set()
+        for c in found:
+            old, new = edges.get(c.edge_id), edges.get(c.by_edge or 0)
+            if old is not None and new is not None and old.relation == new.relation:
+                out.add(old.relation)
+        return out
+
     @upstream("graph store forget")
     def forget(self, key: DatasetKey, plan: ForgetPlan) -> Forgotten:
         self._commits.recover(key)
@@ -142,8 +199,11 @@ class DynamoBrowse:
                 ]
                 if not any(reasons):
                     raise
-                if any(reasons[:3]):  # the text, or the dataset, is gone
-                    raise NotFound(f"artifact {plan.artifact_id} does not exist") from exc
+                if any(reasons[:3]):  # the text (or fact), or the dataset, is gone
+                    what = "artifact" if plan.edge_id is None else "edge"
+                    raise NotFound(
+                        f"{what} {plan.edge_id or plan.artifact_id} does not exist"
+                    ) from exc
                 # a restored edge (or its fact claim) changed: left as it is
                 failed = {owners[i] for i, bad in enumerate(reasons) if bad and owners[i] >= 0}
                 restored = [r for i, r in enumerate(restored) if i not in failed]
@@ -157,7 +217,8 @@ class DynamoBrowse:
         owners: list[int],
     ) -> Forgotten:
         pk, txn = key.pk, plan.txn
-        texts = [plan.artifact_id, *plan.chunks]
+        texts = [plan.artifact_id, *plan.chunks] if plan.edge_id is None else []
+        removed = {e.id for e in plan.edges}
         drop = _secondary(pk, plan)
         conn = EntityRow._get_connection().connection
         with TransactWrite(connection=conn) as tx:
@@ -175,7 +236,10 @@ class DynamoBrowse:
                 ),
                 condition=TermRow.sk.does_not_exist(),
             )
-            tx.delete(ArtifactRow(pk, plan.artifact_id), condition=ArtifactRow.id.exists())
+            if plan.edge_id is None:
+                tx.delete(ArtifactRow(pk, plan.artifact_id), condition=ArtifactRow.id.exists())
+            else:  # one fact: its row must still be there
+                tx.delete(EdgeRow(pk, plan.edge_id), condition=EdgeRow.id.exists())
             tx.update(
                 DatasetRow(key.user_id, key.dataset),
                 actions=[
@@ -189,7 +253,8 @@ class DynamoBrowse:
             for chunk in plan.chunks:
                 tx.delete(ArtifactRow(pk, chunk))
             for edge in plan.edges:
-                tx.delete(EdgeRow(pk, edge.id))
+                if edge.id != plan.edge_id:
+                    tx.delete(EdgeRow(pk, edge.id))
             for entity in plan.entities:
                 tx.delete(EntityRow(pk, entity.id))
             for edge_id, artifact_id in plan.kept_edges.items():
@@ -203,15 +268,20 @@ class DynamoBrowse:
                     condition=EdgeRow.id.exists(),
                 )
             owners += [-1] * (len(plan.chunks) + len(plan.edges) + len(plan.entities))
+            if plan.edge_id is not None:
+                del owners[-1]  # (the fact's own delete is the second item)
             owners += [-1] * len(plan.kept_edges)
             for i, (change, was) in enumerate(restored):
                 back = undone(change, was)
                 tx.save(edge_row(pk, back), condition=edge_unchanged(was))
                 owners.append(i)
                 if is_open(back):  # rules.undone: takes back its claim, or no restore
+                    # (or the removed edge of the same triple held it: a
+                    # correction's, forgotten)
                     tx.save(
                         TermRow(pk, fact_claim_sk(claim_of(back)), entity_id=was.id),
-                        condition=TermRow.sk.does_not_exist() | (TermRow.entity_id == was.id),
+                        condition=TermRow.sk.does_not_exist()
+                        | TermRow.entity_id.is_in(was.id, *removed),
                     )
                     owners.append(i)
             if len(owners) > TRANSACT_MAX:
@@ -219,7 +289,7 @@ class DynamoBrowse:
         crash_point("forget_committed")
         self._commits.finish(pk, txn, {}, {"drop": drop})
         return Forgotten(
-            artifacts=[plan.artifact_id],
+            artifacts=[plan.artifact_id] if texts else [],
             edges=sorted(e.id for e in plan.edges),
             entities=sorted(e.id for e in plan.entities),
             restored=sorted(c.edge_id for c, _ in restored),
@@ -234,11 +304,19 @@ def _secondary(pk: str, plan: ForgetPlan) -> list[list[str]]:
     for entity in plan.entities:
         out += [["terms", sk] for sk in term_rows(pk, entity)]
         out.append(["names", normalize_name(entity.name)])
+    back = {
+        fact_claim_sk(f"{was.source_id}#{was.relation}#{was.target_id}")
+        for c, was in plan.restored
+        if c.prev_invalid_at is None and c.prev_expired_at is None
+    }
     for edge in plan.edges:
-        if is_open(edge):
-            out.append(["terms", fact_claim_sk(claim_of(edge))])
+        out.append(["links", correction_sk(edge.id)])
+        sk = fact_claim_sk(claim_of(edge))
+        if is_open(edge) and sk not in back:  # (a restored edge takes it back)
+            out.append(["terms", sk])
     for entity_id, artifact_id in plan.entity_links:
         out.append(["links", entity_link_sk(entity_id, artifact_id)])
+        out.append(["links", merge_sk(entity_id, artifact_id)])
         out.append(["links", reverse_link_sk("E", entity_id, artifact_id)])
     for edge_id, artifact_id in plan.edge_links:
         out.append(["links", edge_link_sk(edge_id, artifact_id)])

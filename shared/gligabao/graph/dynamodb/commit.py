@@ -38,7 +38,7 @@ from ...dynamodb.tables import DatasetRow, EdgeRow, EntityRow, LinkRow, TermRow
 from ...errors import Busy, NotFound, UpstreamError
 from ...models import Committed, DatasetKey, Edge, Entity, GraphWrite
 from ..rules import claim_of, releases_claim, unique
-from .history import reverse_links
+from .history import correction_row, expiry_row, merge_row, merge_sk, reverse_links
 from .leases import COMMITTED, PENDING, Leases
 from .recovery import Outbox, Recovery, pack
 from .rows import (
@@ -108,6 +108,17 @@ class Commits(Recovery):
         )
         links += reverse_links(links)
         new_rows += [LinkRow(pk, sk) for sk in links]
+        # A correction's provenance: listed with the links, so that an
+        # aborted call's cleanup removes it too (readers reach it through its
+        # edge, which is tagged).
+        for row in [correction_row(pk, c) for c in write.corrections] + [
+            merge_row(pk, m) for m in write.merges
+        ]:
+            new_rows.append(row)
+            links.append(row.sk)
+        # (in the sweep's own partition: a text that never commits is gone
+        # when its time comes, and the sweep drops the row then)
+        new_rows += [expiry_row(key, a, at) for a, at in write.expiries]
         # Locks on the stored rows to update, one at a time in key order (no
         # deadlock): concurrent updates of one row take turns, so that the
         # transaction's conditions do not fail in the common case.
@@ -219,6 +230,14 @@ class Commits(Recovery):
                     "passages": passages,
                     # the outbox: delivered by ``finish``, here or by recovery
                     "events": write.events,
+                    # a split's moved mentions: their merges go too
+                    "drop": [["links", merge_sk(e, a)] for e, a in write.entity_unlinks],
+                    "move": [
+                        [fact_claim_sk(claim_of(n)), old, new]
+                        for old, new in write.moved_claims
+                        for n in write.new_edges
+                        if n.id == new
+                    ],
                 }
                 conn = EntityRow._get_connection().connection
                 try:

@@ -8,7 +8,13 @@ import json
 from dataclasses import asdict
 
 from ...dynamodb.tables import LinkRow
-from ...models import EdgeChange
+from ...models import Correction, DatasetKey, EdgeChange, Merge
+
+CORRECTION_PREFIX = "K#"
+# The texts to forget at their expires_at, of every user: one partition of the
+# links table (never a dataset's: a key has no control character at its start),
+# sorted by time, so that the retention sweep reads the due ones in one Query.
+EXPIRY_PK = "\x1fexpiries"
 
 
 def reverse_link_sk(kind: str, row_id: int, artifact_id: int) -> str:
@@ -42,3 +48,54 @@ def change_of(row: LinkRow) -> EdgeChange:
 def changes(pk: str, prefix: str) -> list[EdgeChange]:
     found = [change_of(r) for r in LinkRow.query(pk, LinkRow.sk.startswith(prefix)) if r.data]
     return sorted(found, key=lambda c: (c.at, c.edge_id))
+
+
+def correction_sk(edge_id: int) -> str:
+    """The provenance of an edge a person wrote (``Correction``)."""
+    return f"{CORRECTION_PREFIX}{edge_id:012d}"
+
+
+def correction_row(pk: str, c: Correction) -> LinkRow:
+    return LinkRow(pk, correction_sk(c.edge_id), data=json.dumps(asdict(c), separators=(",", ":")))
+
+
+def correction_of(row: LinkRow) -> Correction:
+    return Correction(**json.loads(row.data or "{}"))
+
+
+def merge_sk(entity_id: int, artifact_id: int) -> str:
+    """The names of one text filed under a stored entity (``Merge``)."""
+    return f"M#{entity_id:012d}#{artifact_id:012d}"
+
+
+def merge_row(pk: str, m: Merge) -> LinkRow:
+    data = json.dumps(asdict(m), separators=(",", ":"))
+    return LinkRow(pk, merge_sk(m.entity_id, m.artifact_id), data=data)
+
+
+def merges(pk: str, entity_id: int) -> list[Merge]:
+    rows = LinkRow.query(pk, LinkRow.sk.startswith(f"M#{entity_id:012d}#"), consistent_read=True)
+    out = []
+    for r in rows:
+        d = json.loads(r.data or "{}")
+        out.append(Merge(d["entity_id"], d["artifact_id"], tuple(d["names"]), d["reason"], d["at"]))
+    return out
+
+
+def expiry_row(key: DatasetKey, artifact_id: int, expires_at: str) -> LinkRow:
+    data = json.dumps({"user_id": key.user_id, "dataset": key.dataset})
+    return LinkRow(EXPIRY_PK, f"{expires_at}#{key.pk}#{artifact_id:012d}", data=data)
+
+
+def due_expiries(now: str, limit: int) -> list[tuple[DatasetKey, int, str]]:
+    rows = LinkRow.query(EXPIRY_PK, LinkRow.sk <= f"{now}~", limit=limit, consistent_read=True)
+    out = []
+    for r in rows:
+        d = json.loads(r.data or "{}")
+        at, _, rest = r.sk.partition("#")
+        out.append((DatasetKey(d["user_id"], d["dataset"]), int(rest.rsplit("#", 1)[1]), at))
+    return out[:limit]
+
+
+def drop_expiry(key: DatasetKey, artifact_id: int, expires_at: str) -> None:
+    LinkRow(EXPIRY_PK, f"{expires_at}#{key.pk}#{artifact_id:012d}").delete()

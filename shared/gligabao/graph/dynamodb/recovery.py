@@ -103,17 +103,7 @@ class Recovery:
             gone = [TermRow(pk, sk) for sk in finish.get("gone", []) if sk not in puts]
             batch_write(puts=list(puts.values()), deletes=gone)
 
-        def release(item: list[Any]) -> None:
-            sk, edge_id = item
-            if len(sk.encode()) > MAX_KEY_BYTES:
-                return
-            try:
-                TermRow(pk, sk).delete(condition=TermRow.entity_id == int(edge_id))
-            except PynamoDBException as exc:
-                if not is_condition_failure(exc):
-                    raise
-
-        self._map(release, finish.get("release", []))
+        self._claims(pk, finish)
         if finish.get("passages"):
             count_words(pk, self._read(ArtifactRow, lambda r: r, pk, finish["passages"]))
         rows = [r for c in finish.get("history", []) for r in change_rows(pk, EdgeChange(**c))]
@@ -128,6 +118,37 @@ class Recovery:
             log.warning("events of %s not delivered; kept for the next commit", txn)
             return
         TermRow(pk, intent_sk(txn)).delete()
+
+    def _claims(self, pk: str, finish: dict[str, Any]) -> None:
+        """The fact claims of the edges that ended released, those a
+        correction of the same triple moves given to its new edge."""
+
+        def release(item: list[Any]) -> None:
+            sk, edge_id = item
+            if len(sk.encode()) > MAX_KEY_BYTES:
+                return
+            try:
+                TermRow(pk, sk).delete(condition=TermRow.entity_id == int(edge_id))
+            except PynamoDBException as exc:
+                if not is_condition_failure(exc):
+                    raise
+
+        moved = {sk for sk, _, _ in finish.get("move", [])}
+        self._map(release, [r for r in finish.get("release", []) if r[0] not in moved])
+
+        def move(item: list[Any]) -> None:
+            # A correction of the same triple: the claim goes to its new edge.
+            sk, old, new = item
+            try:
+                TermRow(pk, sk).update(
+                    actions=[TermRow.entity_id.set(int(new))],
+                    condition=TermRow.entity_id.is_in(int(old), int(new)),
+                )
+            except PynamoDBException as exc:
+                if not is_condition_failure(exc):
+                    raise
+
+        self._map(move, finish.get("move", []))
 
     def cleanup(self, pk: str, txn: str, keys: dict[str, Any]) -> None:
         """Remove what an aborted txn wrote (its IDs and keys are its own):

@@ -3,12 +3,22 @@ transaction: a killed process leaves all of a forget or none of it)."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Iterable
 from typing import Any, cast
 
 from ...errors import NotFound
-from ...models import Artifact, DatasetKey, EdgeChange, Entity, ForgetPlan, Forgotten
+from ...models import (
+    Artifact,
+    Correction,
+    DatasetKey,
+    EdgeChange,
+    Entity,
+    ForgetPlan,
+    Forgotten,
+    Merge,
+)
 from ...sqlite.db import Database, sqlite_errors
 from ..rules import claim_of, is_open, undone
 from .rows import ARTIFACT_COLS, EDGE_COLS, ENTITY_COLS, artifact_of, edge_of, entity_of, marks
@@ -112,6 +122,54 @@ class SqliteBrowse:
         )
         return [_change_of(r) for r in rows]
 
+    @sqlite_errors("graph store corrections")
+    def corrections(self, key: DatasetKey, edge_ids: list[int]) -> dict[int, Correction]:
+        ids = sorted({int(i) for i in edge_ids})
+        if not ids:
+            return {}
+        rows = self._rows(
+            "SELECT edge_id, replaces, who, at, reason FROM corrections WHERE pk = ? "
+            f"AND edge_id IN ({marks(len(ids))})",
+            (key.pk, *ids),
+        )
+        return {r[0]: Correction(*r) for r in rows}
+
+    @sqlite_errors("graph store merges")
+    def merges(self, key: DatasetKey, entity_id: int) -> list[Merge]:
+        rows = self._rows(
+            "SELECT entity_id, artifact_id, names, reason, at FROM merges "
+            "WHERE pk = ? AND entity_id = ? ORDER BY artifact_id",
+            (key.pk, int(entity_id)),
+        )
+        return [Merge(r[0], r[1], tuple(json.loads(r[2])), r[3], r[4]) for r in rows]
+
+    @sqlite_errors("graph store due_expiries")
+    def due_expiries(self, now: str, limit: int) -> list[tuple[DatasetKey, int, str]]:
+        rows = self._rows(
+            "SELECT user_id, dataset, artifact_id, expires_at FROM expiries INDEXED BY "
+            "expiries_due WHERE expires_at <= ? ORDER BY expires_at LIMIT ?",
+            (now, limit),
+        )
+        return [(DatasetKey(r[0], r[1]), r[2], r[3]) for r in rows]
+
+    @sqlite_errors("graph store drop_expiry")
+    def drop_expiry(self, key: DatasetKey, artifact_id: int, expires_at: str) -> None:
+        with self.db.write() as conn:
+            conn.execute(
+                "DELETE FROM expiries WHERE pk = ? AND artifact_id = ?", (key.pk, artifact_id)
+            )
+
+    @sqlite_errors("graph store self_superseding_relations")
+    def self_superseding_relations(self, key: DatasetKey) -> set[str]:
+        rows = self._rows(
+            "SELECT DISTINCT o.relation FROM changes c "
+            "JOIN edges o ON o.pk = c.pk AND o.id = c.edge_id "
+            "JOIN edges n ON n.pk = c.pk AND n.id = c.by_edge "
+            "WHERE c.pk = ? AND c.by_edge IS NOT NULL AND o.relation = n.relation",
+            (key.pk,),
+        )
+        return {r[0] for r in rows}
+
     @sqlite_errors("graph store forget")
     def forget(self, key: DatasetKey, plan: ForgetPlan) -> Forgotten:
         with self.db.write() as conn:
@@ -120,10 +178,17 @@ class SqliteBrowse:
 
 def _apply_forget(conn: sqlite3.Connection, key: DatasetKey, plan: ForgetPlan) -> Forgotten:
     pk = key.pk
-    texts = [plan.artifact_id, *plan.chunks]
-    gone = conn.execute(
-        f"DELETE FROM artifacts WHERE pk = ? AND id IN ({marks(len(texts))})", (pk, *texts)
-    ).rowcount
+    texts = [plan.artifact_id, *plan.chunks] if plan.edge_id is None else []
+    if texts:
+        gone = conn.execute(
+            f"DELETE FROM artifacts WHERE pk = ? AND id IN ({marks(len(texts))})", (pk, *texts)
+        ).rowcount
+        what = f"artifact {plan.artifact_id}"
+    else:  # one fact: its row must still be there
+        gone = conn.execute(
+            "SELECT COUNT(*) FROM edges WHERE pk = ? AND id = ?", (pk, plan.edge_id)
+        ).fetchone()[0]
+        what = f"edge {plan.edge_id}"
     if (
         not conn.execute(
             "SELECT 1 FROM datasets WHERE user_id = ? AND name = ? AND deleted_at IS NULL",
@@ -131,7 +196,9 @@ def _apply_forget(conn: sqlite3.Connection, key: DatasetKey, plan: ForgetPlan) -
         ).fetchone()
         or gone == 0
     ):
-        raise NotFound(f"artifact {plan.artifact_id} does not exist")
+        raise NotFound(f"{what} does not exist")
+    if not texts:
+        gone = 0  # no text goes
     edge_ids = [e.id for e in plan.edges]
     entity_ids = [e.id for e in plan.entities]
     for table, col, ids in (
@@ -140,14 +207,18 @@ def _apply_forget(conn: sqlite3.Connection, key: DatasetKey, plan: ForgetPlan) -
         ("entities", "id", entity_ids),
         ("terms", "entity_id", entity_ids),
         ("names", "entity_id", entity_ids),
+        ("merges", "entity_id", entity_ids),
     ):
         if ids:
             conn.execute(
                 f"DELETE FROM {table} WHERE pk = ? AND {col} IN ({marks(len(ids))})", (pk, *ids)
             )
-    conn.execute(
-        f"DELETE FROM links WHERE pk = ? AND artifact_id IN ({marks(len(texts))})", (pk, *texts)
-    )
+    if texts:
+        for table in ("links", "merges", "expiries"):
+            conn.execute(
+                f"DELETE FROM {table} WHERE pk = ? AND artifact_id IN ({marks(len(texts))})",
+                (pk, *texts),
+            )
     for kind, ids in (("D", edge_ids), ("E", entity_ids)):
         if ids:
             conn.execute(
@@ -158,6 +229,36 @@ def _apply_forget(conn: sqlite3.Connection, key: DatasetKey, plan: ForgetPlan) -
         "UPDATE edges SET artifact_id = ? WHERE pk = ? AND id = ?",
         [(art, pk, eid) for eid, art in plan.kept_edges.items()],
     )
+    restored = _restore(conn, pk, plan)
+    if texts:
+        conn.execute(
+            f"DELETE FROM changes WHERE pk = ? AND artifact_id IN ({marks(len(texts))})",
+            (pk, *texts),
+        )
+    if edge_ids:
+        m = marks(len(edge_ids))
+        conn.execute(
+            f"DELETE FROM changes WHERE pk = ? AND (edge_id IN ({m}) OR by_edge IN ({m}))",
+            (pk, *edge_ids, *edge_ids),
+        )
+        conn.execute(f"DELETE FROM corrections WHERE pk = ? AND edge_id IN ({m})", (pk, *edge_ids))
+    conn.execute(
+        "UPDATE datasets SET entities = entities - ?, edges = edges - ?, "
+        "artifacts = artifacts - ? WHERE user_id = ? AND name = ?",
+        (len(entity_ids), len(edge_ids), gone, key.user_id, key.dataset),
+    )
+    return Forgotten(
+        artifacts=[plan.artifact_id] if texts else [],
+        edges=sorted(edge_ids),
+        entities=sorted(entity_ids),
+        restored=sorted(restored),
+        chunks=len(plan.chunks),
+    )
+
+
+def _restore(conn: sqlite3.Connection, pk: str, plan: ForgetPlan) -> list[int]:
+    """Put back what the forgotten texts superseded (rules.undone), each edge
+    only if it is as the plan read it; the IDs of those put back."""
     restored: list[int] = []
     for change, was in plan.restored:
         row = conn.execute(
@@ -182,24 +283,4 @@ def _apply_forget(conn: sqlite3.Connection, key: DatasetKey, plan: ForgetPlan) -
             (back.invalid_at, back.expired_at, pk, was.id),
         )
         restored.append(was.id)
-    conn.execute(
-        f"DELETE FROM changes WHERE pk = ? AND artifact_id IN ({marks(len(texts))})", (pk, *texts)
-    )
-    if edge_ids:
-        m = marks(len(edge_ids))
-        conn.execute(
-            f"DELETE FROM changes WHERE pk = ? AND (edge_id IN ({m}) OR by_edge IN ({m}))",
-            (pk, *edge_ids, *edge_ids),
-        )
-    conn.execute(
-        "UPDATE datasets SET entities = entities - ?, edges = edges - ?, "
-        "artifacts = artifacts - ? WHERE user_id = ? AND name = ?",
-        (len(entity_ids), len(edge_ids), gone, key.user_id, key.dataset),
-    )
-    return Forgotten(
-        artifacts=[plan.artifact_id],
-        edges=sorted(edge_ids),
-        entities=sorted(entity_ids),
-        restored=sorted(restored),
-        chunks=len(plan.chunks),
-    )
+    return restored

@@ -66,6 +66,9 @@ PARTITIONED = (
     "links",
     "changes",
     "schemas",
+    "corrections",
+    "merges",
+    "expiries",
 )
 
 

@@ -4,6 +4,7 @@ failure or a killed process leaves all of it or none of it."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from typing import Any
 
@@ -82,6 +83,28 @@ def apply(conn: sqlite3.Connection, key: DatasetKey, write: GraphWrite) -> Commi
         "DELETE FROM links WHERE pk = ? AND kind = 'E' AND row_id = ? AND artifact_id = ?",
         [(pk, e, a) for e, a in write.entity_unlinks],
     )
+    conn.executemany(
+        "INSERT OR REPLACE INTO corrections (pk, edge_id, replaces, who, at, reason) "
+        "VALUES (?, ?, ?, ?, ?, ?)",
+        [(pk, c.edge_id, c.replaces, c.who, c.at, c.reason) for c in write.corrections],
+    )
+    conn.executemany(
+        "INSERT OR REPLACE INTO merges (pk, entity_id, artifact_id, names, reason, at) "
+        "VALUES (?, ?, ?, ?, ?, ?)",
+        [
+            (pk, m.entity_id, m.artifact_id, json.dumps(m.names), m.reason, m.at)
+            for m in write.merges
+        ],
+    )
+    conn.executemany(
+        "INSERT OR REPLACE INTO expiries (pk, artifact_id, expires_at, user_id, dataset) "
+        "VALUES (?, ?, ?, ?, ?)",
+        [(pk, a, at, key.user_id, key.dataset) for a, at in write.expiries],
+    )
+    conn.executemany(  # a split moves the mention: the merge goes with it
+        "DELETE FROM merges WHERE pk = ? AND entity_id = ? AND artifact_id = ?",
+        [(pk, e, a) for e, a in write.entity_unlinks],
+    )
     done = Committed()
     # Inside the write lock: the rows as they are now, merged.
     for eu in write.entity_updates:
@@ -107,7 +130,20 @@ def apply(conn: sqlite3.Connection, key: DatasetKey, write: GraphWrite) -> Commi
                 "DELETE FROM facts WHERE pk = ? AND triple = ? AND edge_id = ?",
                 (pk, claim_of(old_edge), old_edge.id),
             )
+    _move_claims(conn, pk, write)
     return done
+
+
+def _move_claims(conn: sqlite3.Connection, pk: str, write: GraphWrite) -> None:
+    """A correction of the same triple: its new open edge takes the claim
+    the old one gave up (unless another edge took it meanwhile)."""
+    new_by_id = {e.id: e for e in write.new_edges}
+    for _old, new_id in write.moved_claims:
+        e = new_by_id[new_id]
+        conn.execute(
+            "INSERT OR IGNORE INTO facts (pk, triple, edge_id, claimed_at) VALUES (?, ?, ?, ?)",
+            (pk, claim_of(e), e.id, write.now),
+        )
 
 
 def put_change(conn: sqlite3.Connection, pk: str, c: EdgeChange) -> None:

@@ -5,6 +5,7 @@ import { api, ApiError, saveSettings, settings } from './api.js';
 import { setupAsk } from './ask.js';
 import { renderCosts } from './costs.js';
 import { renderEdge, renderEntity, renderText } from './details.js';
+import { renderConflicts } from './facts.js';
 import { clear, fmtInt, fmtTime, h, linkButton } from './dom.js';
 import { Graph } from './graph.js';
 import { fold, instants, loadMemory, visibleAt } from './memory.js';
@@ -34,7 +35,8 @@ const app = {
     }
   },
 
-  async showEntity(id) {
+  async showEntity(id, { fromHistory = false } = {}) {
+    if (!fromHistory) remember({ entity: id });
     graph.pick('entity', id);
     openTab('details');
     await app.guard(() => renderEntity(app, $('panel-details'), id));
@@ -90,6 +92,7 @@ function openTab(name) {
   }
   if (name === 'costs') app.guard(() => renderCosts(app, $('panel-costs')));
   if (name === 'datasets') app.guard(renderDatasets);
+  if (name === 'conflicts') app.guard(() => renderConflicts(app, $('panel-conflicts')));
 }
 for (const tab of tabs) {
   tab.addEventListener('click', () => openTab(tab.id.slice(4)));
@@ -238,5 +241,41 @@ function setup() {
   window.gligabao = { drawn: () => graph.drawn(), point: (id) => graph.screenPoint(id), stops: () => app.stops.length };
 }
 
-setup();
-fillDatasetSelect().then((ok) => (ok ? loadDataset() : null));
+// --- the page's state in its URL: ?user_id=…&dataset=…&entity=… opens that
+// view; each entity opened is a step back and forward go through.
+function remember(state) {
+  const url = new URL(location.href);
+  url.searchParams.set('user_id', settings.user);
+  url.searchParams.set('dataset', settings.dataset);
+  if (state.entity !== undefined) url.searchParams.set('entity', String(state.entity));
+  if (url.href !== location.href) history.pushState(state, '', url);
+}
+
+window.addEventListener('popstate', async () => {
+  const params = new URLSearchParams(location.search);
+  const user = params.get('user_id') || settings.user;
+  const dataset = params.get('dataset') || settings.dataset;
+  if (user !== settings.user || dataset !== settings.dataset) {
+    saveSettings({ user, dataset });
+    $('user').value = user;
+    await fillDatasetSelect();
+    await loadDataset();
+  }
+  const entity = params.get('entity');
+  if (entity) await app.showEntity(Number(entity), { fromHistory: true });
+  else clear($('panel-details'), h('p', { className: 'hint' }, 'Pick an entity in the graph, the search box or the list of entities drawn.'));
+});
+
+async function start() {
+  const params = new URLSearchParams(location.search);
+  if (params.get('user_id') || params.get('dataset')) {
+    saveSettings({ user: params.get('user_id') || settings.user, dataset: params.get('dataset') || settings.dataset });
+  }
+  setup();
+  const ok = await fillDatasetSelect();
+  if (ok) await loadDataset();
+  const entity = params.get('entity');
+  if (entity) await app.showEntity(Number(entity), { fromHistory: true });
+}
+
+start();

@@ -4,6 +4,7 @@
 
 import { api } from './api.js';
 import { clear, fmtTime, h, linkButton, meta } from './dom.js';
+import { provenance, renderMerges } from './facts.js';
 import { edgeStatus } from './memory.js';
 
 export function factLine(app, edge) {
@@ -31,6 +32,7 @@ function mentionList(app, mentions) {
 export async function renderEntity(app, panel, id) {
   const view = await api('GET', `/v1/gb/entities/${id}`);
   const e = view.entity;
+  const merges = h('div', { className: 'merges', id: 'merges' });
   clear(panel,
     h('h2', {}, e.name, h('span', { className: 'tag' }, e.type)),
     e.description ? h('p', {}, e.description) : null,
@@ -43,13 +45,16 @@ export async function renderEntity(app, panel, id) {
       ? h('ul', { className: 'items', 'aria-label': 'Facts' }, view.facts.map((f) => h('li', {}, factLine(app, f))))
       : h('p', { className: 'hint' }, 'No live fact.'),
     h('h3', {}, `Mentioned in (${view.mentions.length})`),
-    mentionList(app, view.mentions));
+    mentionList(app, view.mentions),
+    merges);
+  await app.guard(() => renderMerges(app, merges, e.id));
 }
 
 function changeItem(app, label, change) {
   return h('li', {}, `${label}: `, factLine(app, change.edge),
     change.at ? ` at ${fmtTime(change.at)}` : '',
-    change.artifact_id ? [' because of ', linkButton(`text ${change.artifact_id}`, () => app.showText(change.artifact_id))] : '');
+    change.artifact_id ? [' because of ', linkButton(`text ${change.artifact_id}`, () => app.showText(change.artifact_id))] : '',
+    change.correction ? [' ', provenance(change.correction)] : '');
 }
 
 export async function renderEdge(app, panel, id) {
@@ -59,6 +64,7 @@ export async function renderEdge(app, panel, id) {
   clear(panel,
     h('h2', {}, 'Fact'),
     h('p', { className: 'fact' }, factLine(app, e)),
+    e.correction ? h('p', { id: 'correction' }, provenance(e.correction)) : null,
     e.description ? h('p', {}, e.description) : null,
     meta([
       ['held', when(e)],
