@@ -3,7 +3,8 @@ no thread, no subprocess. For the suites whose subject is what the handlers
 answer, not the HTTP server (those keep `gb_http` or `served`).
 
 It goes through the local server's own event builder and route table
-(`gligabao.local.server.make_event`, `route`, `_routes`), so an event is the
+(`gligabao.local.server.make_event`, `gligabao.local.routing.RouteTable`: the
+route table's), so an event is the
 one the server would build for the same request; what it skips is only what
 the server adds around the handlers (the Host and Origin checks, the body
 limit, /ui and /openapi.json), whose tests run over a socket.
@@ -34,12 +35,12 @@ class InProcessClient:
     def __init__(self) -> None:
         from gligabao import wiring
         from gligabao.handlers.remember_worker import process_job
-        from gligabao.local.server import _routes
+        from gligabao.local.routing import RouteTable
         from gligabao.queue.local import LocalJobQueue
 
         # What `make_server` does as the local process's composition root.
         wiring.use_local_queue(LocalJobQueue(process_job))
-        self.routes = _routes()
+        self.routes = RouteTable()
 
     def request(
         self,
@@ -50,7 +51,7 @@ class InProcessClient:
         raw: bytes | None = None,
         headers: dict[str, str] | None = None,
     ) -> Reply:
-        from gligabao.local.server import make_event, route
+        from gligabao.local.server import make_event
 
         data = raw if raw is not None else (json.dumps(body).encode() if body is not None else b"")
         sent = {**_DEFAULT_HEADERS, **(headers or {})}
@@ -60,7 +61,7 @@ class InProcessClient:
         assert target != "/openapi.json" and not target.startswith("/ui"), (
             f"{target} is the server's own page, not a handler's: use gb_http"
         )
-        handler = route(target, self.routes)
+        handler = self.routes.handler(target, method)
         if handler is None:
             return Reply(404, {"error": "no such route"}, {})
         result = handler(make_event(method, path, sent, data, "127.0.0.1"), None)
