@@ -7,6 +7,8 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from .text_blocks import blocks, pack
+
 STOPWORDS = frozenset(
     """
     a about above after again against all am an and any are as at be because been before
@@ -237,7 +239,9 @@ def passage_windows(text: str, target_tokens: int) -> list[str]:
     passages the query's search finds and shows, in order, without overlap:
     a transcript (most of its lines said by someone, ``Name: ...``) by its
     :func:`turns`, as the same conversation remembered turn by turn is; any
-    other text by runs of its lines of about that size. A line is never cut
+    other text by its own structure, whole sections, paragraphs, lists and
+    code blocks packed into windows of about that size (text_blocks.py). A
+    line is never cut
     (one longer than that is a passage of its own), so a text of one line (a
     paragraph) is not cut, nor one that fits (an empty list).
 
@@ -253,19 +257,7 @@ def passage_windows(text: str, target_tokens: int) -> list[str]:
         return []
     if is_transcript(units):
         return ["\n".join(t) for t in turns(units)]
-    windows: list[str] = []
-    current: list[str] = []
-    size = 0
-    for unit in units:
-        t = estimate_tokens(unit) + 1
-        if current and size + t > target_tokens:
-            windows.append("\n".join(current))
-            current, size = [], 0
-        current.append(unit)
-        size += t
-    if current:
-        windows.append("\n".join(current))
-    return windows
+    return pack(blocks(text), target_tokens)
 
 
 def passage_text(text: str, speaker: str | None) -> str:
