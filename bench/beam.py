@@ -5,6 +5,7 @@ how fast is it remembered?
 
     .venv/bin/python -m bench.beam [--data PATH] [--conversations N | 100K/14,100K/15]
         [--budget default,1000,2000,4000] [--jobs 2] [--store DIR] [--route search|query]
+        [--messages N]
 
 Each conversation of ``../shared/data/beam/beam_100k_dev.jsonl`` (read in
 place; its README gives the shape) is remembered turn by turn as an agent
@@ -61,9 +62,18 @@ def conversation(raw: dict[str, Any]) -> Conversation:
     return conv
 
 
-def load(path: Path, only: str = "") -> list[Conversation]:
-    """The conversations of the file: all, the first N, or those named."""
-    convs = [conversation(json.loads(ln)) for ln in path.read_text().splitlines() if ln.strip()]
+def load(path: Path, only: str = "", messages: int = 0) -> list[Conversation]:
+    """The conversations of the file: all, the first N, or those named; with
+    ``messages``, each cut to its first that many messages and the questions
+    whose evidence is all among them (a quick measure, not BEAM's)."""
+    raws = [json.loads(ln) for ln in path.read_text().splitlines() if ln.strip()]
+    if messages:
+        for raw in raws:
+            raw["turns"] = raw["turns"][:messages]
+            kept = {t["id"] for t in raw["turns"]}
+            raw["questions"] = [q for q in raw["questions"]
+                                if set(q.get("gold_turn_ids") or []) <= kept]
+    convs = [conversation(raw) for raw in raws]
     if only.isdigit():
         return convs[: int(only)]
     if only:
@@ -119,8 +129,10 @@ class Speed:
 
 def main(argv: list[str] | None = None) -> int:
     ap = locomo.arguments(__doc__ or "", DEFAULT_DATA, "beam.json")
+    ap.add_argument("--messages", type=int, default=0,
+                    help="only the first N messages of each conversation (a quick measure)")
     args = ap.parse_args(argv)
-    convs = load(args.data, args.conversations)
+    convs = load(args.data, args.conversations, args.messages)
     if not convs:
         ap.error("no conversation matches --conversations")
     speed = Speed(convs)

@@ -202,12 +202,18 @@ def is_turn(text: str) -> bool:
 def turns(lines: list[str]) -> list[list[str]]:
     """Lines grouped by turn, in order: a said line opens a turn, and a line
     no one says joins the turn above it (the lines before the first said
-    one are a group of their own)."""
+    one are a group of their own; the line under a header alone is the
+    header's text)."""
     out: list[list[str]] = []
+    header = False  # the turn so far is a header alone (Slack's "Kate [10:42 AM]")
     for line in lines:
-        if not out or said_line(line) is not None:
+        said = None if header else parse_said(line)
+        if not out or said is not None:
             out.append([])
         out[-1].append(line)
+        # The line under a header is its text, whatever it looks like
+        # ("Counter-Strike: Global Offensive was ..." is not a turn).
+        header = said is not None and not said.text
     return out
 
 

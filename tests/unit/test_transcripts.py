@@ -130,3 +130,13 @@ def test_a_transcript_needs_two_speakers_who_recur() -> None:
     assert is_transcript(["A: hi", "B: hello", "A: how are you?"])
     assert not is_transcript(["Note: one", "Note: two", "Note: three"])  # one name
     assert not is_transcript(["Name: x", "Version: y", "Author: z", "Year: w"])  # each once
+
+
+def test_the_line_under_a_slack_header_is_its_text_whatever_it_looks_like() -> None:
+    lines = [
+        "Nate [7:37 PM]",
+        "The game was called Counter-Strike: Global Offensive, and we had a blast!",
+        "Joanna [7:38 PM]",
+        "Nice!",
+    ]
+    assert [len(g) for g in turns(lines)] == [2, 2]
