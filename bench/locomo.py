@@ -6,6 +6,7 @@ at the same size?
         [--conversations N | conv-41,conv-42] [--budget default,1000,2000,4000]
         [--jobs 2] [--route search|query] [--store DIR] [--live]
         [--backend sqlite|dynamodb] [--format plain|time|whatsapp|slack|markdown|irc|id]
+        [--sessions N]
 
 Each conversation of ``../shared/data/locomo/locomo_dev.json`` (read in
 place) is remembered through `gligabao serve` as an agent would, in two modes:
@@ -158,6 +159,14 @@ def load_raw(data: list[dict[str, Any]]) -> list[Conversation]:
                         Question(q["question"], q["category"], ev, str(q.get("answer", ""))))
         convs.append(conv)
     return convs
+
+
+def first(conv: Conversation, n: int) -> None:
+    """The conversation cut to its first ``n`` sessions, and the questions
+    whose evidence is all in them."""
+    conv.sessions = conv.sessions[:n]
+    conv.turns = {t.id: t for _, _, ts in conv.sessions for t in ts}
+    conv.questions = [q for q in conv.questions if all(i in conv.turns for i in q.evidence)]
 
 
 def user_of(conv: Conversation, mode: str) -> str:
@@ -378,6 +387,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--mode", default="turns,sessions")
     ap.add_argument("--format", default="plain", choices=chat_formats.FORMATS,
                     help="how a session's lines are written when remembered whole")
+    ap.add_argument("--sessions", type=int, default=0,
+                    help="only each conversation's first N sessions (a quick measure)")
     ap.add_argument("--backend", choices=("sqlite", "dynamodb"), default="sqlite",
                     help="dynamodb: moto and the vector indexes' fake (bench/locomo_dynamodb.py)")
     ap.add_argument("--live", action="store_true", help="a real model extracts, answers; a judge grades")
@@ -388,6 +399,8 @@ def main(argv: list[str] | None = None) -> int:
     convs = load(args.data, args.conversations)
     for c in convs:
         c.format = args.format
+        if args.sessions:
+            first(c, args.sessions)
     modes = [m for m in args.mode.split(",") if m]
     if args.live:
         from . import locomo_live
