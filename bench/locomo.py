@@ -6,13 +6,16 @@ at the same size?
         [--conversations N | conv-41,conv-42] [--budget default,1000,2000,4000]
         [--jobs 2] [--route search|query] [--store DIR] [--live]
         [--backend sqlite|dynamodb] [--set NAME=VALUE ...] [--sweep NAME=V1,V2]
+        [--format plain|time|whatsapp|slack|markdown|irc|id] [--sessions N]
 
 Each conversation of ``../shared/data/locomo/locomo_dev.json`` (read in
 place) is remembered through `gligabao serve` as an agent would, in two modes:
 ``turns``, every turn a `remember` of its own (its speaker as ``speaker``, its
 session as ``session_id``, the session's date as ``reference_time``, a shared
 photo's caption in the text as a chat client gives it); ``sessions``, every
-session one text of ``Speaker: text`` lines. The server's LLM is the fake
+session one text of ``Speaker: text`` lines (``--format``: of the lines a chat
+client exports, ``[10:42] Kate: ...``, WhatsApp's, Slack's, Markdown's, IRC's,
+``[D1:3] Kate: ...``: bench/chat_formats.py). The server's LLM is the fake
 Anthropic of tests/fakes, whose extraction returns nothing (so no fact is
 invented: the passages alone carry the evidence), its embedder the bundled
 local model. Then every question of categories 1-4 is asked (``search``: the
@@ -42,12 +45,13 @@ import re
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from . import ruler
+from . import chat_formats, ruler
 from .locomo_dynamodb import server
 from .ruler import Bm25, Embeddings, cosine_rank, fmt, fused, markdown, mean, tokens
 
@@ -63,6 +67,7 @@ class Turn:
     speaker: str
     text: str  # as remembered: the caption of a shared photo appended
     date: str  # the session's, RFC 3339
+    at: int = 0  # its place in the session
 
     @property
     def line(self) -> str:
@@ -84,6 +89,7 @@ class Conversation:
     sessions: list[tuple[int, str, list[Turn]]]  # number, date, turns
     questions: list[Question]
     turns: dict[str, Turn] = field(default_factory=dict)
+    format: str = "plain"  # how a session's lines are written (bench/chat_formats.py)
 
     def __post_init__(self) -> None:
         self.turns = {t.id: t for _, _, ts in self.sessions for t in ts}
@@ -91,6 +97,11 @@ class Conversation:
     @property
     def tokens(self) -> int:
         return tokens("\n".join(t.line for t in self.turns.values()))
+
+    def said(self, t: Turn) -> str:
+        """The turn as a line of its session's text, in the conversation's
+        format."""
+        return chat_formats.line(self.format, t.speaker, t.text, t.date, t.at, t.id)
 
 
 def session_date(raw: str) -> str:
@@ -134,11 +145,11 @@ def load_raw(data: list[dict[str, Any]]) -> list[Conversation]:
                 continue
             date = session_date(c[f"{key}_date_time"])
             turns = []
-            for t in c[key]:
+            for at, t in enumerate(c[key]):
                 text = t["text"]
                 if t.get("blip_caption"):
                     text += f" [shares a photo: {t['blip_caption']}]"
-                turns.append(Turn(t["dia_id"], n, t["speaker"], text, date))
+                turns.append(Turn(t["dia_id"], n, t["speaker"], text, date, at))
             sessions.append((n, date, turns))
         conv = Conversation(raw["sample_id"], (c["speaker_a"], c["speaker_b"]), sessions, [])
         for q in raw["qa"]:
@@ -151,8 +162,17 @@ def load_raw(data: list[dict[str, Any]]) -> list[Conversation]:
     return convs
 
 
+def first(conv: Conversation, n: int) -> None:
+    """The conversation cut to its first ``n`` sessions, and the questions
+    whose evidence is all in them."""
+    conv.sessions = conv.sessions[:n]
+    conv.turns = {t.id: t for _, _, ts in conv.sessions for t in ts}
+    conv.questions = [q for q in conv.questions if all(i in conv.turns for i in q.evidence)]
+
+
 def user_of(conv: Conversation, mode: str) -> str:
-    return f"{conv.id}-{mode}"
+    own = f"-{conv.format}" if mode == "sessions" and conv.format != "plain" else ""
+    return f"{conv.id}-{mode}{own}".replace("/", "-")
 
 
 def remember(base: str, conv: Conversation, mode: str) -> int:
@@ -169,7 +189,7 @@ def remember(base: str, conv: Conversation, mode: str) -> int:
                 calls += 1
         else:
             ruler.call(base, "/v1/gb/remember", {
-                "user_id": user, "text": "\n".join(t.line for t in turns),
+                "user_id": user, "text": "\n".join(conv.said(t) for t in turns),
                 "session_id": sid, "reference_time": date})
             calls += 1
     return calls
@@ -177,13 +197,30 @@ def remember(base: str, conv: Conversation, mode: str) -> int:
 
 def found_in(parts: list[str], conv: Conversation, q: Question, mode: str) -> list[str]:
     """The evidence turns whose text reached the context: a passage that is
-    the turn (turns mode), or the speaker's line in a passage (sessions)."""
+    the turn or one of its windows (turns mode: a long reply is searched by
+    its windows, a window found is its turn found), or the speaker's line in
+    a passage (sessions)."""
     if mode == "turns":
         whole = set(parts)
-        return [i for i in q.evidence if conv.turns[i].text in whole]
+        pieces = [flat(p) for p in parts]
+        return [i for i in q.evidence
+                if conv.turns[i].text in whole or window_of(conv.turns[i].text, pieces)]
     # A turn's shared photo may be a line of its own: all of its lines count.
     lines = {ln for p in parts for ln in p.splitlines()}
-    return [i for i in q.evidence if all(ln in lines for ln in conv.turns[i].line.splitlines())]
+    return [i for i in q.evidence
+            if all(ln in lines for ln in conv.said(conv.turns[i]).splitlines())]
+
+
+def flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def window_of(text: str, pieces: list[str], least: int = 80) -> bool:
+    """One of ``pieces`` (whitespace folded) is a window of ``text``: part
+    of it, and not a trivial one (at least ``least`` characters, or all of
+    it). A window's lines are the text's without its blank ones."""
+    whole = flat(text)
+    return any(len(p) >= min(least, len(whole)) and p in whole for p in pieces if p)
 
 
 def search_context(base: str, user: str, question: str, budget: int | None,
@@ -263,13 +300,15 @@ def recall(rows: list[dict[str, Any]], key: str | None = None) -> tuple[float | 
     return mean(shares), mean(whole)
 
 
-def report(rows: list[dict[str, Any]], mode: str, budgets: list[int | None]) -> str:
+def report(rows: list[dict[str, Any]], mode: str, budgets: list[int | None],
+           categories: dict[Any, str] | None = None) -> str:
     out: list[str] = []
+    categories = CATEGORIES if categories is None else categories
     header = ["category", "n", "recall", "all", "tokens", "share", "cosine", "BM25", "fused"]
     for b in budgets:
         sub = [r for r in rows if r["budget"] == b]
         lines = []
-        groups = [(name, [r for r in sub if r["category"] == c]) for c, name in CATEGORIES.items()]
+        groups = [(name, [r for r in sub if r["category"] == c]) for c, name in categories.items()]
         for name, rs in [*groups, ("overall", sub)]:
             if not rs:
                 continue
@@ -327,20 +366,30 @@ def mark(path: Path, users: set[str]) -> None:
     path.with_suffix(".done.json").write_text(json.dumps(sorted(users)))
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
-    ap.add_argument("--mode", default="turns,sessions")
-    ap.add_argument("--conversations", default="", help="the first N, or IDs (conv-41,...)")
+def arguments(doc: str, data: Path, out: str) -> argparse.ArgumentParser:
+    """The options the rulers of conversations share (bench/beam.py too)."""
+    ap = argparse.ArgumentParser(description=doc.split("\n")[0])
+    ap.add_argument("--data", type=Path, default=data)
+    ap.add_argument("--conversations", default="", help="the first N, or IDs")
     ap.add_argument("--budget", default="default,1000,2000,4000")
     ap.add_argument("--jobs", type=int, default=2, help="concurrent requests")
     ap.add_argument("--route", choices=("search", "query"), default="search")
     ap.add_argument("--store", default="", help="keep (and reuse) the remembered file here")
-    ap.add_argument("--backend", choices=("sqlite", "dynamodb"), default="sqlite",
-                    help="dynamodb: moto and the vector indexes' fake (bench/locomo_dynamodb.py)")
-    ap.add_argument("--out", type=Path, default=ruler.OUT / "locomo.json")
+    ap.add_argument("--out", type=Path, default=ruler.OUT / out)
     ap.add_argument("--cache", type=Path, default=ruler.OUT / "embeddings.npz",
                     help="the baselines' embeddings, kept between runs")
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = arguments(__doc__ or "", DEFAULT_DATA, "locomo.json")
+    ap.add_argument("--mode", default="turns,sessions")
+    ap.add_argument("--format", default="plain", choices=chat_formats.FORMATS,
+                    help="how a session's lines are written when remembered whole")
+    ap.add_argument("--sessions", type=int, default=0,
+                    help="only each conversation's first N sessions (a quick measure)")
+    ap.add_argument("--backend", choices=("sqlite", "dynamodb"), default="sqlite",
+                    help="dynamodb: moto and the vector indexes' fake (bench/locomo_dynamodb.py)")
     ap.add_argument("--live", action="store_true", help="a real model extracts, answers; a judge grades")
     ap.add_argument("--judge-model", default="", help="--live: the judge's model (else the server's)")
     ruler.profile_options(ap)
@@ -348,49 +397,73 @@ def main(argv: list[str] | None = None) -> int:
     if args.backend == "dynamodb" and (args.store or args.live):
         ap.error("--backend dynamodb keeps its data in moto's memory: no --store, no --live")
     convs = load(args.data, args.conversations)
+    for c in convs:
+        c.format = args.format
+        if args.sessions:
+            first(c, args.sessions)
     modes = [m for m in args.mode.split(",") if m]
-    budgets = parse_budgets(args.budget)
-    rounds = ruler.profiles(args)
     if args.live:
         from . import locomo_live
 
         return locomo_live.run(convs, modes, args)
+    results, seconds = measure(convs, modes, args, remember)
+    n_q = sum(len(c.questions) for c in convs)
+    print(f"LoCoMo {args.data.name}: {len(convs)} conversations "
+          f"({', '.join(c.id for c in convs)}), {n_q} questions of categories 1-4, "
+          f"route {args.route}, format {args.format}; conversation tokens "
+          f"{min(c.tokens for c in convs):,}-{max(c.tokens for c in convs):,}")
+    for key in results:  # a mode, or a mode and a profile of --sweep
+        print(report(results[key], key, parse_budgets(args.budget)))
+    print(f"\n{seconds:.0f} s")
+    return 0
+
+
+Remember = Callable[[str, Conversation, str], int]
+
+
+def measure(convs: list[Conversation], modes: list[str], args: argparse.Namespace,
+            remember_fn: Remember, loaded: Callable[[str, float], None] | None = None,
+            ) -> tuple[dict[str, list[dict[str, Any]]], float]:
+    """Each mode: the conversations remembered through a fresh server (or
+    the ``--store`` one's, reused), then every question asked at every
+    budget; the rows (also written to ``--out``) and the seconds it took.
+    ``loaded(mode, seconds)`` is told how long remembering took."""
     from .harness.fakes import FakeAnthropic
 
     started = time.perf_counter()
+    budgets = parse_budgets(args.budget)
+    # --set/--sweep (bench/ruler.py): one round of questions per profile
+    rounds = ruler.profiles(args) if hasattr(args, "sweep") else [("", {})]
     emb = Embeddings(args.cache)
     tap = ContextTap()
     results: dict[str, list[dict[str, Any]]] = {}
+    backend = getattr(args, "backend", "sqlite")
     with tempfile.TemporaryDirectory() as tmp, FakeAnthropic() as fake:
         fake.default("query", tap).default("summarize", ruler.lead_summary)
         path = Path(args.store or tmp) / "locomo.db"
         path.parent.mkdir(parents=True, exist_ok=True)
-        with server(args.backend, path, ruler.fake_llm_env(fake.url)) as srv:
+        with server(backend, path, ruler.fake_llm_env(fake.url)) as srv:
             ruler.say("\n".join(srv.banner()))
             done = remembered(path)
             for mode in modes:
                 todo = [c for c in convs if user_of(c, mode) not in done]
                 t0 = time.perf_counter()
-                calls = ruler.run_pool(todo, lambda c, m=mode: remember(srv.url, c, m), args.jobs)
+                calls = ruler.run_pool(todo, lambda c, m=mode: remember_fn(srv.url, c, m),
+                                       args.jobs)
+                took = time.perf_counter() - t0
                 done |= {user_of(c, mode) for c in todo}
                 mark(path, done)
                 ruler.say(f"remembered {len(todo)} conversation(s) {mode}: {sum(calls)} calls, "
-                          f"{time.perf_counter() - t0:.0f} s ({len(convs) - len(todo)} reused)")
+                          f"{took:.0f} s ({len(convs) - len(todo)} reused)")
+                if loaded is not None and todo:
+                    loaded(mode, took)
                 for label, args.profile in rounds:
                     key = mode if len(rounds) == 1 else f"{mode} {label}"
                     results[key] = ask_all(srv.url, convs, mode, budgets, args, tap, emb)
                 emb.save()
-    n_q = sum(len(c.questions) for c in convs)
-    print(f"LoCoMo {args.data.name}: {len(convs)} conversations "
-          f"({', '.join(c.id for c in convs)}), {n_q} questions of categories 1-4, "
-          f"route {args.route}; conversation tokens "
-          f"{min(c.tokens for c in convs):,}-{max(c.tokens for c in convs):,}")
-    for key in results:
-        print(report(results[key], key, budgets))
-    print(f"\n{time.perf_counter() - started:.0f} s")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=1) + "\n")
-    return 0
+    return results, time.perf_counter() - started
 
 
 if __name__ == "__main__":

@@ -227,7 +227,8 @@ class Settings(BaseModel):
     passage_tokens: int = var(
         200,
         "a text longer than this (and not chunked) is searched and shown by windows of "
-        "its lines of about this size, a transcript (`Name: ...` lines) by its turns "
+        "about this size that follow its sections, paragraphs, lists and code blocks, a "
+        "transcript (a chat log's lines, `Name: ...`, `[10:42] Name: ...`, ...) by its turns "
         "(0: whole texts only)",
     )
     context_tokens: int = var(

@@ -5,6 +5,9 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
+from dataclasses import dataclass
+
+from .text_blocks import blocks, pack
 
 STOPWORDS = frozenset(
     """
@@ -130,13 +133,63 @@ def chunk_text(text: str, target_tokens: int, overlap_tokens: int) -> list[str]:
 
 # A line said by someone: "Melanie: I painted a sunset" (a transcript's turn),
 # by a capitalized name or a chat log's lower-case role ("user: hi").
-_SAID = re.compile(r"([A-Z][\w.'’\- ]{0,40}?|user|assistant|system|human|ai|bot|tool):\s+(\S.*)")
+_NAME = r"[A-Z][\w.'’\- ]{0,40}?|user|assistant|system|human|ai|bot|tool"
+_SAID = re.compile(rf"({_NAME}):\s+(\S.*)")
+
+# What a chat client writes before the name: a time or an id in brackets
+# ("[10:42]", "[D1:3]", "[2023-05-08 10:42]"), or a date and time and a dash
+# (WhatsApp's "12/29/23, 10:42 PM - ", "2023-05-08 10:42 - ").
+_TIME = r"\d{1,2}:\d{2}(?::\d{2})?(?:\s?[AaPp]\.?[Mm]\.?)?"
+_DATE = r"\d{1,4}[/.-]\d{1,2}[/.-]\d{1,4}"
+_PREFIX = (
+    rf"(?:\[(?P<bracket>[^\]\n]{{1,40}})\]\s*"
+    rf"|(?P<stamp>(?:{_DATE},?\s+)?{_TIME}|{_DATE}[ T]{_TIME}\S*)\s+(?:[-–]\s+)?)"
+)
+# The name, plain ("Kate: "), in Markdown's bold ("**Kate**: ", "**Kate:** ")
+# or in IRC's angle brackets ("<Kate> "): the markup makes any name a name.
+_CHAT = re.compile(
+    rf"(?:{_PREFIX})?"
+    rf"(?:\*\*(?P<bold>[^*\n]{{1,40}}?)(?::\*\*|\*\*:)\s*"
+    rf"|<(?P<irc>[^<>\s][^<>\n]{{0,30}})>\s+"
+    rf"|(?P<plain>{_NAME}):\s+)"
+    rf"(?P<text>\S.*)"
+)
+# Slack's header, a line of its own, the text on the lines below:
+# "Kate [10:42 AM]" or "Kate  10:42 AM".
+_HEADER = re.compile(rf"(?P<name>{_NAME})\s+(?:\[(?P<t1>{_TIME})\]|(?P<t2>{_TIME}))")
+
+
+@dataclass(frozen=True)
+class SaidLine:
+    speaker: str
+    text: str  # empty for a header whose text is on the lines below it
+    time: str | None  # the time (or id) the line carries, as written
+
+
+def parse_said(line: str) -> SaidLine | None:
+    """A transcript's line in any of the shapes chat logs export: ``Kate:
+    hi``, ``[10:42] Kate: hi``, ``[D1:3] Kate: hi``, ``12/29/23, 10:42 PM -
+    Kate: hi`` (WhatsApp), ``**Kate**: hi`` (Markdown), ``<Kate> hi`` (IRC),
+    ``Kate [10:42 AM]`` alone on its line (Slack: the text below it); else
+    None. Whether a text made of such lines is a transcript is for
+    :func:`is_transcript` to say (one ``Note:`` line is not one)."""
+    line = line.strip()
+    m = _CHAT.fullmatch(line)
+    if m is not None:
+        who = m.group("bold") or m.group("irc") or m.group("plain")
+        when = m.group("bracket") or m.group("stamp")
+        return SaidLine(who.strip(), m.group("text"), when)
+    h = _HEADER.fullmatch(line)
+    if h is not None:
+        return SaidLine(h.group("name").strip(), "", h.group("t1") or h.group("t2"))
+    return None
 
 
 def said_line(line: str) -> tuple[str, str] | None:
-    """``(speaker, what they said)`` of a ``Name: ...`` line, else None."""
-    m = _SAID.fullmatch(line.strip())
-    return (m.group(1), m.group(2)) if m else None
+    """``(speaker, what they said)`` of a transcript's line (:func:`parse_said`),
+    else None."""
+    said = parse_said(line)
+    return (said.speaker, said.text) if said else None
 
 
 def is_turn(text: str) -> bool:
@@ -149,13 +202,42 @@ def is_turn(text: str) -> bool:
 def turns(lines: list[str]) -> list[list[str]]:
     """Lines grouped by turn, in order: a said line opens a turn, and a line
     no one says joins the turn above it (the lines before the first said
-    one are a group of their own)."""
+    one are a group of their own; the line under a header alone is the
+    header's text)."""
     out: list[list[str]] = []
+    header = False  # the turn so far is a header alone (Slack's "Kate [10:42 AM]")
     for line in lines:
-        if not out or said_line(line) is not None:
+        said = None if header else parse_said(line)
+        if not out or said is not None:
             out.append([])
         out[-1].append(line)
+        # The line under a header is its text, whatever it looks like
+        # ("Counter-Strike: Global Offensive was ..." is not a turn).
+        header = said is not None and not said.text
     return out
+
+
+def is_transcript(lines: list[str]) -> bool:
+    """Lines that are a conversation, by their structure rather than one
+    pattern: most of them are turns (a said line, or the text under a
+    header of its own), and the speakers are a small set that recurs: at
+    least two, at least one speaking twice, no more names than half the turns
+    (or two).
+    A document's ``Note:`` lines (one name), a list of ``Key: value`` pairs
+    (each name once) or a poem (no turn) stay text."""
+    said = [parse_said(ln) for ln in lines]
+    covered = sum(
+        s is not None or (i > 0 and (prev := said[i - 1]) is not None and not prev.text)
+        for i, s in enumerate(said)
+    )
+    names = [s.speaker.casefold() for s in said if s is not None]
+    distinct = set(names)
+    return (
+        2 * covered > len(lines)
+        and len(distinct) >= 2
+        and len(names) > len(distinct)
+        and len(distinct) <= max(2, len(names) // 2)
+    )
 
 
 def passage_windows(text: str, target_tokens: int) -> list[str]:
@@ -163,7 +245,9 @@ def passage_windows(text: str, target_tokens: int) -> list[str]:
     passages the query's search finds and shows, in order, without overlap:
     a transcript (most of its lines said by someone, ``Name: ...``) by its
     :func:`turns`, as the same conversation remembered turn by turn is; any
-    other text by runs of its lines of about that size. A line is never cut
+    other text by its own structure, whole sections, paragraphs, lists and
+    code blocks packed into windows of about that size (text_blocks.py). A
+    line is never cut
     (one longer than that is a passage of its own), so a text of one line (a
     paragraph) is not cut, nor one that fits (an empty list).
 
@@ -177,21 +261,9 @@ def passage_windows(text: str, target_tokens: int) -> list[str]:
     units = [line for line in text.splitlines() if line.strip()]
     if len(units) < 2:
         return []
-    if 2 * sum(said_line(u) is not None for u in units) > len(units):
+    if is_transcript(units):
         return ["\n".join(t) for t in turns(units)]
-    windows: list[str] = []
-    current: list[str] = []
-    size = 0
-    for unit in units:
-        t = estimate_tokens(unit) + 1
-        if current and size + t > target_tokens:
-            windows.append("\n".join(current))
-            current, size = [], 0
-        current.append(unit)
-        size += t
-    if current:
-        windows.append("\n".join(current))
-    return windows
+    return pack(blocks(text), target_tokens)
 
 
 def passage_text(text: str, speaker: str | None) -> str:

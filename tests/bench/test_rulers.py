@@ -296,3 +296,116 @@ def test_hotpotqa_ruler_on_tiny_paragraphs(tmp_path: Path) -> None:
         "fused",
     }
     assert "| default | all | 2 |" in printed
+
+
+def beam_conversation() -> dict[str, Any]:
+    """A tiny conversation in the shape of ../shared/data/beam's file: a
+    user, and an assistant whose long Markdown reply is searched by windows."""
+    reply = "\n\n".join(
+        [
+            "Here is a plan for your week.",
+            "## Training",
+            "Run three times: an easy run on Monday, intervals on Wednesday, a long run on "
+            "Saturday. " * 4,
+            "## Food",
+            "Eat oats in the morning and keep a banana for after the long run. " * 4,
+        ]
+    )
+    turns = [
+        (1, "March-15-2024", "user", "I'm Dana, training for the Porto half marathon in May."),
+        (1, "March-15-2024", "assistant", reply),
+        (2, "April-02-2024", "user", "Always answer me in bullet points from now on."),
+        (2, "April-02-2024", "assistant", "Understood: bullet points from now on."),
+    ]
+    return {
+        "dataset": "beam-100K",
+        "conv_id": "100K/t1",
+        "turns": [
+            {"id": i, "session": s, "date": d, "speaker": who, "text": text}
+            for i, (s, d, who, text) in enumerate(turns)
+        ],
+        "questions": [
+            {
+                "qid": "information_extraction-1",
+                "question": "Which half marathon am I training for?",
+                "answer": "Porto",
+                "category": "information_extraction",
+                "gold_turn_ids": [0],
+                "gold_session_ids": [1],
+                "cutoff_turn_index": None,
+            },
+            {
+                "qid": "information_extraction-2",
+                "question": "What should I eat after the long run?",
+                "answer": "a banana",
+                "category": "information_extraction",
+                "gold_turn_ids": [1],
+                "gold_session_ids": [1],
+                "cutoff_turn_index": None,
+            },
+            {
+                "qid": "abstention-1",
+                "question": "What is my cat called?",
+                "answer": "not said",
+                "category": "abstention",
+                "gold_turn_ids": [],
+                "gold_session_ids": [],
+                "cutoff_turn_index": None,
+            },
+        ],
+    }
+
+
+def test_beam_ruler_on_a_tiny_conversation(tmp_path: Path) -> None:
+    data = tmp_path / "beam.jsonl"
+    data.write_text(json.dumps(beam_conversation()) + "\n")
+    out = tmp_path / "out.json"
+    printed = bench(
+        "beam",
+        "--data",
+        str(data),
+        "--budget",
+        "default,300",
+        "--jobs",
+        "1",
+        "--out",
+        str(out),
+        "--cache",
+        str(tmp_path / "e.npz"),
+    )
+    assert "turns, budget default" in printed and "embedding tokens per stored token" in printed
+    rows = json.loads(out.read_text())["turns"]
+    assert len(rows) == 4  # two questions with evidence (abstention has none), two budgets
+    by = {(r["question"], r["budget"]): r for r in rows}
+    assert by[("Which half marathon am I training for?", None)]["found"] == ["0"]
+    # The reply is found by one of its windows: the message counts as found.
+    assert by[("What should I eat after the long run?", None)]["found"] == ["1"]
+    for r in rows:
+        assert set(r["baselines"]) == {"cosine", "bm25", "fused"}
+
+
+def test_locomo_ruler_rewrites_the_sessions_in_a_chat_format(tmp_path: Path) -> None:
+    data = tmp_path / "tiny.json"
+    data.write_text(json.dumps(CONVERSATION))
+    out = tmp_path / "out.json"
+    printed = bench(
+        "locomo",
+        "--data",
+        str(data),
+        "--mode",
+        "sessions",
+        "--format",
+        "slack",
+        "--budget",
+        "default",
+        "--jobs",
+        "1",
+        "--out",
+        str(out),
+        "--cache",
+        str(tmp_path / "e.npz"),
+    )
+    assert "format slack" in printed
+    by = {r["question"]: r for r in json.loads(out.read_text())["sessions"]}
+    # The turn's header and text lines reached the context: the turn is found.
+    assert by["What class did Ben start?"]["found"] == ["D1:2"]

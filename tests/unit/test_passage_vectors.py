@@ -90,3 +90,28 @@ def test_passage_vectors_embeds_wholes_and_sentences_in_one_call() -> None:
     assert calls == [["whole 1", "whole 2", "Jo: One.", "Jo: Two."]]
     assert out[0] == pytest.approx([math.sqrt(0.5), math.sqrt(0.5)])
     assert out[1] == [0.0, 1.0]  # one sentence: the whole's vector as it was
+
+
+def test_the_windows_of_a_long_reply_are_embedded_once_each() -> None:
+    # Each token read once: a window of one speaker's long text is not also
+    # embedded sentence by sentence; a transcript's turns still are.
+    from gligabao.memory.passage_vectors import part_inputs
+    from gligabao.text import passage_windows
+
+    reply = "\n\n".join(
+        f"**Step {i}**: Open the file. Check the totals. Save it again." for i in range(30)
+    )
+    windows = passage_windows(reply, 60)
+    assert len(windows) > 2
+    seen: list[str] = []
+
+    def embed(texts: list[str]) -> list[list[float]]:
+        seen.extend(texts)
+        return [[1.0, 0.0] for _ in texts]
+
+    passage_vectors(embed, part_inputs(windows, "assistant"))
+    assert len(seen) == len(windows)
+    chat = [f"{'Ann' if i % 2 else 'Bob'}: Hi there. How are you {i}?" for i in range(6)]
+    seen.clear()
+    passage_vectors(embed, part_inputs(chat, None))
+    assert len(seen) == len(chat) * 3  # each turn, and its two sentences

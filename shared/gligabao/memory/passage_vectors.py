@@ -96,18 +96,31 @@ class PassageInput:
     embedded: str  # what the whole's vector embeds (:func:`embedded_text`)
     text: str  # the passage's own text
     speaker: str | None
+    split: bool = True  # also embedded sentence by sentence (:func:`sentences`)
 
 
 def part_inputs(parts: list[str], speaker: str | None) -> list[PassageInput]:
     """The chunks or windows of one text, in order: each after the text's
     speaker, and a window that is one turn of a transcript after the end of
     the window before it, as the same turn remembered alone is after the
-    turn before it."""
+    turn before it.
+
+    A window of one speaker's long text (an assistant's reply of 700 words)
+    is not also embedded sentence by sentence: its window is already a
+    part of what was said, of one subject (a section, a list), and its
+    sentences doubled the tokens the embedder reads (BEAM: 1.65 embedding
+    tokens per stored token, and the embedder is most of `remember`'s time
+    with ``extract: false``). A turn of a transcript keeps its sentences (a
+    chat line says several things at once)."""
     out: list[PassageInput] = []
     before: Artifact | None = None
+    # The windows are turns when most are (a transcript's); a reply's window
+    # opened by a bold "**Step 1**: ..." does not make the reply one.
+    transcript = 2 * sum(is_turn(p) for p in parts) > len(parts)
     for p in parts:
-        whole = embedded_text(p, speaker, before if is_turn(p) else None)
-        out.append(PassageInput(whole, p, speaker))
+        turn = transcript and is_turn(p)
+        whole = embedded_text(p, speaker, before if turn else None)
+        out.append(PassageInput(whole, p, speaker, split=turn or speaker is None))
         before = Artifact(0, p, "", "", speaker=speaker)
     return out
 
@@ -117,7 +130,7 @@ def passage_vectors(
 ) -> list[list[float]]:
     """One vector per passage, in one call of ``embed`` (the wholes, then
     every passage's sentences)."""
-    parts = [sentences(p.text, p.speaker) for p in passages]
+    parts = [sentences(p.text, p.speaker) if p.split else [] for p in passages]
     vectors = embed([p.embedded for p in passages] + [s for ps in parts for s in ps])
     out: list[list[float]] = []
     at = len(passages)
