@@ -18,18 +18,18 @@ from ..memory.erase import Erase
 app = make_app()
 
 
-def _datasets() -> Datasets:
+def datasets_service() -> Datasets:
     return Datasets(wiring.graph_store(), wiring.vector_index(), wiring.record_store())
 
 
 def listing(event: APIGatewayProxyEventV2, user_id: str) -> dict[str, Any]:
     """A user's datasets (the MCP ``list_datasets`` tool calls this too)."""
     authorize(event, user_id)
-    return _datasets().list(user_id)
+    return datasets_service().list(user_id)
 
 
 @app.get("/v1/gb/datasets")
-def list_datasets() -> Response[str]:
+def listdatasets_service() -> Response[str]:
     params = app.current_event.query_string_parameters or {}
     check_query_params(params, {"user_id"})
     return json_response(200, listing(app.current_event, param_user(params)))
@@ -41,7 +41,7 @@ def delete_dataset(name: str) -> Response[str]:
     check_query_params(params, {"user_id"})
     user_id = param_user(params)
     authorize(app.current_event, user_id)
-    _datasets().delete(user_id, param_dataset(name))
+    datasets_service().delete(user_id, param_dataset(name))
     return Response(status_code=204, body="")
 
 
