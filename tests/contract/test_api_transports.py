@@ -272,3 +272,22 @@ def test_a_failed_upstream_is_a_502_and_writes_nothing(api: Transport, llm: Fake
     llm.fail_next(400, stage="extract")
     message = refused(502, api, api.gb.remember, "Alice works at Acme.")
     assert "LLM" in message or "extract" in message.lower()
+
+
+@pytest.mark.parametrize("transport", ["http", "memory"])
+def test_an_llm_without_its_key_is_a_503_and_writes_nothing(
+    transport: str,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    fake_anthropic_shared: FakeAnthropic,
+    fake_openai_shared: FakeOpenAI,
+) -> None:
+    _env(monkeypatch, fake_anthropic_shared, fake_openai_shared)
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    monkeypatch.setenv("GB_LLM_PROVIDER", "anthropic")
+    opened = _http(monkeypatch, tmp_path) if transport == "http" else _library()
+    with opened as api:
+        api.gb.remember("Bob is here.", extract=False)  # no LLM needed: stored
+        message = refused(503, api, api.gb.remember, "Alice works at Acme.")
+        assert "ANTHROPIC_API_KEY" in message
+        refused(503, api, api.gb.query, "Where does Alice work?")

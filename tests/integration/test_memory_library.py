@@ -1,5 +1,5 @@
 """``gligabao.Memory`` as a library: a file that outlives it, a RAM file that
-does not, one open at a time, and no thread of its own (the contract of its
+does not, one open at a time, and no server, queue or socket thread (the contract of its
 methods is tests/contract/test_api_transports.py)."""
 
 from __future__ import annotations
@@ -64,12 +64,16 @@ def test_one_memory_at_a_time_and_the_environment_back_after(tmp_path: Path) -> 
     assert settings().data_path == before
 
 
-def test_no_thread_and_no_socket_of_its_own(tmp_path: Path) -> None:
+def test_no_server_queue_or_socket_thread(tmp_path: Path) -> None:
+    """What the API queues runs in the caller's thread; the only threads a
+    search adds are the use case's read pool (memory/parallel.py), which
+    overlaps the embeddings request with the keyword reads, as in Lambda."""
     from gligabao import Memory
 
-    threads = threading.active_count()
+    before = set(threading.enumerate())
     with Memory(path=tmp_path / "t.db", user_id="alice") as gb:
         gb.remember("Alice works at Acme.", extract=False)
         gb.remember_batch([{"text": "Bob joined.", "extract": False}])
         gb.search("Who joined?")
-        assert threading.active_count() == threads
+        added = [t.name for t in set(threading.enumerate()) - before]
+    assert all(name.startswith("gb-reads") for name in added), added

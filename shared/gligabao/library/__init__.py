@@ -13,10 +13,10 @@ and ``message`` (``gligabao.errors``: ``BadRequest`` 400, ``NotFound`` 404,
 ``Conflict`` 409, ``NotConfigured`` 503, ``UpstreamError`` 502...).
 
 It is the local server's composition (``wiring``, on one SQLite file,
-``store=sqlite``) without the server: no socket, no event, no request
-thread. What the API queues (``remember_batch``, ``respond_async``) runs
-before the method returns (queue/inline.py), and its call record says how it
-ended. The request checks are the API's own (request models, query
+``store=sqlite``) without the server: no socket, no event, no request or
+queue thread. What the API queues (``remember_batch``, ``respond_async``)
+runs in the caller's thread before the method returns (queue/inline.py), and
+its call record says how it ended. The request checks are the API's own (request models, query
 parameters); there is no caller to authenticate: the process is trusted.
 Each call is recorded (``call``, ``inferences``) but prints no monitoring
 line or metrics: the program's stdout is not CloudWatch.
