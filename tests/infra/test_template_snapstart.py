@@ -44,6 +44,9 @@ def test_the_functions_publish_behind_an_alias_with_snapstart_as_asked(
         props = _props(stack, fn)
         assert props["AutoPublishAlias"] == "live", fn
         assert props["SnapStart"] == {"ApplyOn": apply_on}, fn
+        # SAM's version ID follows the code only: the description, which differs with
+        # the setting, makes a change of the setting publish a new version.
+        assert props["VersionDescription"] == f"SnapStart {setting}", fn
     # The deploy-time custom resource is invoked unqualified: no version, no snapshot.
     for fn in functions - ALIASED:
         assert "SnapStart" not in _props(stack, fn), fn
