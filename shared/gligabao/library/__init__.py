@@ -34,35 +34,26 @@ import shutil
 import tempfile
 import uuid
 from collections.abc import Callable
-from typing import Any, Literal, TypeVar, overload
-
-from pydantic import BaseModel
+from typing import Any, Literal, overload
 
 from .. import wiring
 from ..api.app import call_id_set
 from ..api.schemas import (
     AcceptedOut,
-    ArtifactDetailOut,
-    ArtifactsOut,
     CallOut,
     DatasetsOut,
-    EdgeDetailOut,
-    EntitiesOut,
-    EntityDetailOut,
     ErasedOut,
-    ForgottenOut,
     InferencesOut,
     QueryOut,
     RememberOut,
     SearchOut,
 )
 from ..config import Settings, pin_settings
-from ..models import DatasetKey
 from ..records.monitor import silenced
+from .browse import Browsing, query_params
 
 __all__ = ["Memory"]
 
-M = TypeVar("M", bound=BaseModel)
 _open: list[Memory] = []
 
 
@@ -90,7 +81,7 @@ def _ram_folder() -> str:
     return tempfile.mkdtemp(prefix="gligabao-", dir=base)
 
 
-class Memory:
+class Memory(Browsing):
     def __init__(
         self,
         path: str | os.PathLike[str] | None = None,
@@ -283,103 +274,6 @@ class Memory:
 
         self._call(run)
 
-    # --- browse and forget (docs/api.md#browse-and-forget) ----------------------------
-
-    def _browse(
-        self,
-        page: Callable[[DatasetKey, dict[str, str]], dict[str, Any]],
-        model: type[M],
-        user_id: str | None,
-        dataset: str | None,
-        **params: Any,
-    ) -> M:
-        """A browse route: its query parameters checked as the API checks them."""
-        from ..handlers.browse import params_key
-
-        user = self._user(user_id)
-        query = _params(user_id=user, dataset=dataset or self.dataset, **params)
-        allowed = {k for k in params if k not in ("user_id", "dataset")}
-        return _as(model, self._call(lambda: page(params_key(query, allowed), query)))
-
-    def entities(
-        self,
-        *,
-        q: str | None = None,
-        limit: int | None = None,
-        cursor: str | None = None,
-        user_id: str | None = None,
-        dataset: str | None = None,
-    ) -> EntitiesOut:
-        """One page of entities, newest updated first (``q``: names matching)."""
-        from ..handlers.browse import entities_page
-
-        return self._browse(
-            entities_page, EntitiesOut, user_id, dataset, q=q, limit=limit, cursor=cursor
-        )
-
-    def entity(
-        self, entity_id: int, *, user_id: str | None = None, dataset: str | None = None
-    ) -> EntityDetailOut:
-        from ..handlers.browse import browser
-
-        wanted = _row_id(entity_id)
-        return self._browse(
-            lambda key, _: browser().entity(key, wanted), EntityDetailOut, user_id, dataset
-        )
-
-    def edge(
-        self, edge_id: int, *, user_id: str | None = None, dataset: str | None = None
-    ) -> EdgeDetailOut:
-        from ..handlers.browse import browser
-
-        wanted = _row_id(edge_id)
-        return self._browse(
-            lambda key, _: browser().edge(key, wanted), EdgeDetailOut, user_id, dataset
-        )
-
-    def artifact(
-        self, artifact_id: int, *, user_id: str | None = None, dataset: str | None = None
-    ) -> ArtifactDetailOut:
-        from ..handlers.browse import browser
-
-        wanted = _row_id(artifact_id)
-        return self._browse(
-            lambda key, _: browser().artifact(key, wanted), ArtifactDetailOut, user_id, dataset
-        )
-
-    def artifacts(
-        self,
-        *,
-        session_id: str | None = None,
-        limit: int | None = None,
-        cursor: str | None = None,
-        user_id: str | None = None,
-        dataset: str | None = None,
-    ) -> ArtifactsOut:
-        """One page of remembered texts (a session's in the order said)."""
-        from ..handlers.browse import artifacts_page
-
-        return self._browse(
-            artifacts_page,
-            ArtifactsOut,
-            user_id,
-            dataset,
-            session_id=session_id,
-            limit=limit,
-            cursor=cursor,
-        )
-
-    def forget(
-        self, artifact_id: int, *, user_id: str | None = None, dataset: str | None = None
-    ) -> ForgottenOut:
-        """Forget one remembered text (``NotFound`` when it is already gone)."""
-        from ..handlers.browse import forget_artifact
-
-        wanted = _row_id(artifact_id)
-        return self._browse(
-            lambda key, _: forget_artifact(key, wanted), ForgottenOut, user_id, dataset
-        )
-
     def erase_user(self, user_id: str | None = None) -> ErasedOut:
         """Erase a user: every dataset, vector, record and idempotency key."""
         from ..api.params import param_user
@@ -403,7 +297,7 @@ class Memory:
         from ..api.params import param_user
         from ..handlers.records import inferences_page
 
-        query = _params(
+        query = query_params(
             dataset=dataset, session_id=session_id, call_id=call_id, limit=limit, cursor=cursor
         )
         user = self._user(user_id)
@@ -446,18 +340,3 @@ def _current_call() -> str:
     from ..api.app import current_call_id
 
     return current_call_id()
-
-
-def _row_id(value: int) -> int:
-    from ..api.params import param_id
-
-    return param_id(str(value))
-
-
-def _params(**params: Any) -> dict[str, str]:
-    """Query parameters as the API reads them: strings, the unset ones left out."""
-    return {k: str(v) for k, v in params.items() if v is not None}
-
-
-def _as(model: type[M], payload: Any) -> M:
-    return model.model_validate(payload)
