@@ -20,7 +20,9 @@ adapters, bench.sqlite_serve; Graphiti: EntityNode / EntityEdge rows through
 ``add_nodes_and_edges_bulk``; Mem0: one memory per fact into its vector
 store, as ``add(infer=False)`` stores a message). No run reaches the network.
 
-Measured per question, one at a time: ours, the HTTP round trip of POST
+Measured per question, one at a time: ours in-process, ``gligabao.Memory(path)
+.search(q)`` on the same file (the like-for-like of the peers' calls); ours over
+HTTP, the round trip of POST
 /v1/gb/search (retrieval and context, no LLM) and of POST /v1/gb/query (the
 same, the fake Anthropic LLM's answer, evidence) on one kept-alive
 connection; the peers, their in-process search call (``graphiti.search(q,
@@ -94,6 +96,29 @@ def our_side(base: str, qs: list[Question], llm: FakeAnthropic, route: str) -> d
     return {"lat": lat, "embed": embeds, "hits": hits}
 
 
+def library_side(path: Path, qs: list[Question], llm: FakeAnthropic, emb: FakeOpenAI,
+                 dim: int) -> dict[str, Any]:
+    """Each question once through ``gligabao.Memory(path).search`` in this
+    process (no server, no socket but the embeddings request), after a warm-up:
+    the like-for-like of the peers' in-process calls."""
+    from gligabao import Memory
+
+    from .harness.servers import fakes_env, use_env
+
+    use_env({**fakes_env(llm, emb), "GB_EMBEDDING_DIMENSION": str(dim)})
+    lat, embeds, hits = [], [], []
+    with Memory(path=path, user_id="bench") as gb:
+        gb.search("warm up")
+        for q in qs:
+            t0 = time.perf_counter()
+            found = gb.search(q.text)
+            lat.append(ms_since(t0))
+            hits.append(searched_hit(q, [e.model_dump() for e in found.edges]))
+            [inference] = gb.inferences(limit=1).inferences  # the search's embeddings request
+            embeds.append(float(inference.latency_ms) if inference.stage == "embed" else 0.0)
+    return {"lat": lat, "embed": embeds, "hits": hits}
+
+
 def spec_of(g: Any, qs: list[Question], dim: int, tmp: Path, emb: FakeOpenAI) -> dict[str, Any]:
     """What a peer's side needs, as JSON: the graph, the questions, its files."""
     from gligabao.text import fact_text
@@ -159,7 +184,9 @@ def main(argv: list[str] | None = None) -> int:
                     child.stop()
                 for r in ("search", "query"):
                     rows.append(row(size, f"gligabao {r} (HTTP)", ours[r], build_s))
-                print(table(["facts", "side", "p50 ms", "p95", "embed", "hits", "build"], rows[-2:]),
+                lib = library_side(path, qs, llm, emb, args.dim)
+                rows.append(row(size, "gligabao search (in-process)", lib, build_s))
+                print(table(["facts", "side", "p50 ms", "p95", "embed", "hits", "build"], rows[-3:]),
                       flush=True)  # fmt: skip
                 spec_path = tmp / "spec.json"
                 spec_path.write_text(json.dumps(spec_of(g, qs, args.dim, tmp, emb)))
@@ -170,7 +197,9 @@ def main(argv: list[str] | None = None) -> int:
                         continue
                     rows.append(row(size, peer, res, res["build_s"]))
                     ratio = pct(res["lat"], 50) / pct(ours["search"]["lat"], 50)
-                    ratios.append(f"{size} facts: {peer} p50 / our search p50 = {ratio:.1f}x")
+                    in_process = pct(res["lat"], 50) / pct(lib["lat"], 50)
+                    ratios.append(f"{size} facts: {peer} p50 / our search p50 = {ratio:.1f}x (HTTP), "
+                                  f"{in_process:.1f}x (in-process)")  # fmt: skip
                     print(f"{rows[-1]}  ({ratios[-1]})", flush=True)
         print(table(["facts", "side", "p50 ms", "p95", "embed", "hits", "build"], rows))
         print("\n".join(ratios))

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Infrastructure checks, no AWS account, no network to AWS, no Docker:
-#   1. cfn-lint template.yaml
+#   1. cfn-lint template.yaml (and with SnapStart=on and off)
 #   2. sam validate --lint
 #   3. sam build (no container: the core layer is built by layers/core/Makefile,
 #      which downloads the Lambda platform's wheels with pip)
@@ -48,6 +48,10 @@ ensure_sam() {
 }
 
 step "cfn-lint" "$ROOT/.venv/bin/cfn-lint" template.yaml
+# The SnapStart parameter changes the functions' properties: linted with each value.
+for snapstart in on off; do
+    step "cfn-lint SnapStart=$snapstart" "$ROOT/.venv/bin/cfn-lint" template.yaml --parameters SnapStart=$snapstart
+done
 step "aws-sam-cli (venv)" ensure_sam
 step "sam validate --lint" "$SAM" validate --lint --template-file template.yaml
 if [[ $BUILD == 1 ]]; then

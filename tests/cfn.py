@@ -128,6 +128,10 @@ class EvaluatedStack(Stack):
         if name in PSEUDO:
             return PSEUDO[name]
         resources = self.template["Resources"]
+        if name.endswith(".Alias"):  # SAM's reference to a function's AutoPublishAlias
+            function = resources.get(name.removesuffix(".Alias"), {})
+            assert function.get("Properties", {}).get("AutoPublishAlias"), f"no alias: {name}"
+            return f"ref:{name}"
         assert name in resources, f"Ref to a missing resource {name}"
         cond = resources[name].get("Condition")
         assert cond is None or self.condition(cond), f"Ref to {name}, not created"

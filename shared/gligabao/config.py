@@ -550,8 +550,20 @@ def load_settings(*, local: bool | None = False) -> Settings:
     return Settings() if local is None else Settings(local=local)
 
 
+# Settings given in code instead of read from the environment (``gligabao.Memory``).
+_pinned: list[Settings] = []
+
+
+def pin_settings(cfg: Settings | None) -> None:
+    """Run this process with ``cfg`` (None: the environment's again)."""
+    _pinned[:] = [cfg] if cfg is not None else []
+    settings.cache_clear()
+
+
 @lru_cache(maxsize=1)
 def settings() -> Settings:
+    if _pinned:
+        return _pinned[0]
     from .secrets import load_secrets
 
     # Deployed: the API keys come from Secrets Manager into the environment

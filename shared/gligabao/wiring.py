@@ -291,9 +291,12 @@ def idempotency() -> Idempotency:
 _local_queue: list[JobQueue] = []
 
 
-def use_local_queue(queue: JobQueue) -> None:
-    _local_queue[:] = [queue]
+def use_local_queue(queue: JobQueue | None) -> JobQueue | None:
+    """Compose the in-process queue (None: none); returns the one it replaces."""
+    previous = _local_queue[0] if _local_queue else None
+    _local_queue[:] = [queue] if queue is not None else []
     remember_queue.cache_clear()
+    return previous
 
 
 @lru_cache(maxsize=1)

@@ -201,6 +201,13 @@ def _handler_routes(name: str) -> set[str]:
     return {f"{r.method} {r.openapi_path}" for r in app._static_routes + app._dynamic_routes}
 
 
+def _alias_of(node: dict[str, Any]) -> str:
+    """The function whose alias ``{"Ref": "<Function>.Alias"}`` names, which it must publish."""
+    name = node["Ref"]
+    assert name.endswith(".Alias"), node
+    return str(name.removesuffix(".Alias"))
+
+
 def test_every_handler_route_is_in_the_api_and_reaches_its_function(
     template: dict[str, Any],
 ) -> None:
@@ -214,7 +221,8 @@ def test_every_handler_route_is_in_the_api_and_reaches_its_function(
         integration = integrations[m.group(1)]["Properties"]
         assert integration["IntegrationType"] == "AWS_PROXY"
         assert integration["PayloadFormatVersion"] == "2.0"
-        function_id = integration["IntegrationUri"]["Fn::GetAtt"][0]
+        # the function's alias (AutoPublishAlias): a published version, SnapStart or not
+        function_id = _alias_of(integration["IntegrationUri"])
         [name] = [n for n, f in functions.items() if f["id"] == function_id]
         api_routes[props["RouteKey"]] = name
     expected = {route: name for name in HANDLERS for route in _handler_routes(name)}
@@ -224,7 +232,7 @@ def test_every_handler_route_is_in_the_api_and_reaches_its_function(
 def test_every_function_may_be_invoked_by_the_api(template: dict[str, Any]) -> None:
     functions = _functions(template)
     permitted = {
-        res["Properties"]["FunctionName"]["Ref"]
+        _alias_of(res["Properties"]["FunctionName"])
         for res in _resources(template, "AWS::Lambda::Permission").values()
         if res["Properties"]["Principal"] == "apigateway.amazonaws.com"
     }
@@ -391,7 +399,7 @@ def test_remember_queue_feeds_the_worker(template: dict[str, Any]) -> None:
     [mapping] = _resources(template, "AWS::Lambda::EventSourceMapping").values()
     props = mapping["Properties"]
     queue_id = props["EventSourceArn"]["Fn::GetAtt"][0]
-    assert props["FunctionName"] == {"Ref": worker["id"]}
+    assert _alias_of(props["FunctionName"]) == worker["id"]
     assert props["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
     queue = queues[queue_id]["Properties"]
     assert queue["VisibilityTimeout"] >= worker["Properties"]["Timeout"]

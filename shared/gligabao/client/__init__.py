@@ -196,7 +196,7 @@ class Client(Transport):
     # --- browse and forget (docs/api.md#browse-and-forget) ----------------------------
 
     def _browse(self, path: str, user_id: str | None, dataset: str | None, **params: Any) -> Any:
-        query = _qs(user_id=self._user(user_id), dataset=dataset, **params)
+        query = _qs(user_id=self._user(user_id), dataset=dataset or self.dataset, **params)
         return self._send("GET", f"{path}?{query}")[1]
 
     def entities(
@@ -249,7 +249,7 @@ class Client(Transport):
         self, artifact_id: int, *, user_id: str | None = None, dataset: str | None = None
     ) -> ForgottenOut:
         """Forget one remembered text (404 when it is already gone)."""
-        query = _qs(user_id=self._user(user_id), dataset=dataset)
+        query = _qs(user_id=self._user(user_id), dataset=dataset or self.dataset)
         return _as(
             ForgottenOut, self._send("DELETE", f"/v1/gb/artifacts/{int(artifact_id)}?{query}")[1]
         )

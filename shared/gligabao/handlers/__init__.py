@@ -1,7 +1,11 @@
 """The Lambda handlers, one module per function. functions/<name>/app.py
 re-exports each, and the local server calls the same ones."""
 
+from .. import snapstart
 from ..lazy_init import skip_powertools_inits
+
+# SnapStart's runtime hooks, registered by every handler's import (snapstart.py).
+snapstart.install()
 
 # Before any handler imports Powertools' event handler: its package's and the
 # event classes' __init__ are not run (lazy_init.py).

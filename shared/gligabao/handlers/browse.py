@@ -32,66 +32,80 @@ from .events import tell
 app = make_app()
 
 
+def params_key(params: dict[str, str], allowed: set[str]) -> DatasetKey:
+    """The dataset a browse names in its query parameters (400 first)."""
+    check_query_params(params, {"user_id", "dataset", *allowed})
+    return DatasetKey(param_user(params), param_dataset(params.get("dataset", "main")))
+
+
 def _key(allowed: set[str]) -> tuple[DatasetKey, dict[str, str]]:
     params = app.current_event.query_string_parameters or {}
-    check_query_params(params, {"user_id", "dataset", *allowed})
-    user_id = param_user(params)
-    key = DatasetKey(user_id, param_dataset(params.get("dataset", "main")))
-    authorize(app.current_event, user_id, operator_ok=True)
+    key = params_key(params, allowed)
+    authorize(app.current_event, key.user_id, operator_ok=True)
     return key, params
+
+
+def entities_page(key: DatasetKey, params: dict[str, str]) -> dict[str, Any]:
+    """An authorized page of entities (``gligabao.Memory`` calls this too)."""
+    limit = _limit(params)
+    return browser().entities(key, param_q(params), limit, param_cursor(params, "entities"))
+
+
+def artifacts_page(key: DatasetKey, params: dict[str, str]) -> dict[str, Any]:
+    limit = _limit(params)
+    session_id = param_session(params)
+    return browser().artifacts(key, session_id, limit, param_cursor(params, "artifacts"))
 
 
 def _limit(params: dict[str, str]) -> int:
     return param_limit(params, DEFAULT_LIMIT, MAX_LIMIT)
 
 
-def _browse() -> Browse:
+def browser() -> Browse:
     return Browse(wiring.graph_store())
 
 
 @app.get("/v1/gb/entities")
 def list_entities() -> Response[str]:
     key, params = _key({"q", "limit", "cursor"})
-    limit = _limit(params)
-    return json_response(
-        200, _browse().entities(key, param_q(params), limit, param_cursor(params, "entities"))
-    )
+    return json_response(200, entities_page(key, params))
 
 
 @app.get("/v1/gb/entities/<id>")
 def get_entity(id: str) -> Response[str]:
     wanted = param_id(id)
     key, _ = _key(set())
-    return json_response(200, _browse().entity(key, wanted))
+    return json_response(200, browser().entity(key, wanted))
 
 
 @app.get("/v1/gb/edges/<id>")
 def get_edge(id: str) -> Response[str]:
     wanted = param_id(id)
     key, _ = _key(set())
-    return json_response(200, _browse().edge(key, wanted))
+    return json_response(200, browser().edge(key, wanted))
 
 
 @app.get("/v1/gb/artifacts")
 def list_artifacts() -> Response[str]:
     key, params = _key({"session_id", "limit", "cursor"})
-    limit = _limit(params)
-    session_id = param_session(params)
-    return json_response(
-        200, _browse().artifacts(key, session_id, limit, param_cursor(params, "artifacts"))
-    )
+    return json_response(200, artifacts_page(key, params))
 
 
 @app.get("/v1/gb/artifacts/<id>")
 def get_artifact(id: str) -> Response[str]:
     wanted = param_id(id)
     key, _ = _key(set())
-    return json_response(200, _browse().artifact(key, wanted))
+    return json_response(200, browser().artifact(key, wanted))
 
 
 def forget(event: APIGatewayProxyEventV2, key: DatasetKey, artifact_id: int) -> dict[str, Any]:
     """Forget one text (the MCP ``forget`` tool calls this too)."""
     authorize(event, key.user_id, operator_ok=True)
+    return forget_artifact(key, artifact_id)
+
+
+def forget_artifact(key: DatasetKey, artifact_id: int) -> dict[str, Any]:
+    """Forget one text, and tell the subscribers (the library calls this too)."""
     result = Forget(wiring.graph_store(), wiring.vector_index()).run(key, artifact_id)
     tell(forgotten(key.user_id, key.dataset, result))
     return result

@@ -21,14 +21,14 @@ from .events import tell
 app = make_app()
 
 
-def _datasets() -> Datasets:
+def datasets_service() -> Datasets:
     return Datasets(wiring.graph_store(), wiring.vector_index(), wiring.record_store())
 
 
 def listing(event: APIGatewayProxyEventV2, user_id: str) -> dict[str, Any]:
     """A user's datasets (the MCP ``list_datasets`` tool calls this too)."""
     authorize(event, user_id)
-    return _datasets().list(user_id)
+    return datasets_service().list(user_id)
 
 
 @app.get("/v1/gb/datasets")
@@ -45,7 +45,7 @@ def delete_dataset(name: str) -> Response[str]:
     user_id = param_user(params)
     authorize(app.current_event, user_id)
     dataset = param_dataset(name)
-    _datasets().delete(user_id, dataset)
+    datasets_service().delete(user_id, dataset)
     tell(dataset_deleted(user_id, dataset))
     return Response(status_code=204, body="")
 
@@ -56,7 +56,7 @@ def get_schema(name: str) -> Response[str]:
     check_query_params(params, {"user_id"})
     user_id = param_user(params)
     authorize(app.current_event, user_id)
-    return json_response(200, _datasets().schema(user_id, param_dataset(name)))
+    return json_response(200, datasets_service().schema(user_id, param_dataset(name)))
 
 
 @app.put("/v1/gb/datasets/<name>/schema")
@@ -66,7 +66,7 @@ def put_schema(name: str) -> Response[str]:
     user_id = param_user(params)
     authorize(app.current_event, user_id)
     dataset = param_dataset(name)
-    return json_response(200, _datasets().put_schema(user_id, dataset, json_body(app)))
+    return json_response(200, datasets_service().put_schema(user_id, dataset, json_body(app)))
 
 
 def eraser() -> Erase:

@@ -31,7 +31,7 @@ from ..memory.options import StageOptions
 from ..memory.query import QueryInput
 from ..memory.search import Search
 from ..retrieval_profile import RetrievalProfile
-from .jobs import accepted_response, enqueue, wants_async
+from .jobs import ACCEPTED, accepted_response, enqueue, wants_async
 
 app = make_app()
 
@@ -145,18 +145,30 @@ def query() -> Response[str]:
     body = json_body(app)
     req = validate(QueryRequest, body)
     authorize(app.current_event, req.user_id)
+    result = ask(req, body, queued=wants_async(app.current_event.headers.get("prefer")))
+    if result.get("status") == ACCEPTED:
+        return accepted_response(result)
+    return json_response(200, result)
+
+
+def ask(req: QueryRequest, body: dict[str, Any], *, queued: bool = False) -> dict[str, Any]:
+    """An authorized query, answered now or queued (``gligabao.Memory`` too)."""
     query_input(req)  # every check answers now, before a 202
-    if wants_async(app.current_event.headers.get("prefer")):
+    if queued:
         job = {"request": body}
-        payload = enqueue("query", req.user_id, req.dataset, req.session_id, current_call_id(), job)
-        return accepted_response(payload)
-    return json_response(200, run_query(req))
+        return enqueue("query", req.user_id, req.dataset, req.session_id, current_call_id(), job)
+    return run_query(req)
 
 
 def context(event: APIGatewayProxyEventV2, req: SearchRequest) -> dict[str, Any]:
     """The query's retrieval without the answer: no LLM key needed, unless
     the caller asks for the nearby search (its place detection is an LLM call)."""
     authorize(event, req.user_id)
+    return search_context(req)
+
+
+def search_context(req: SearchRequest) -> dict[str, Any]:
+    """An authorized search (``gligabao.Memory`` calls this too)."""
     inp = retrieval_input(req, "detect_geo")
     cfg = settings()
     if inp.geo_radius_km is not None and not cfg.llm_configured:

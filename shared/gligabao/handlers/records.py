@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from aws_lambda_powertools.event_handler import Response
 
 from .. import wiring
@@ -29,6 +31,11 @@ def list_inferences() -> Response[str]:
     check_query_params(params, {"user_id", "dataset", "session_id", "call_id", "limit", "cursor"})
     user_id = param_user(params)
     authorize(app.current_event, user_id, operator_ok=True)
+    return json_response(200, inferences_page(user_id, params))
+
+
+def inferences_page(user_id: str, params: dict[str, str]) -> dict[str, Any]:
+    """An authorized page of inference rows (``gligabao.Memory`` calls this too)."""
     dataset = param_dataset(params["dataset"]) if "dataset" in params else None
     rows, cursor = wiring.record_store().list_inferences(
         user_id,
@@ -38,7 +45,7 @@ def list_inferences() -> Response[str]:
         limit=param_limit(params, 50, MAX_LIMIT),
         cursor=param_cursor(params, "inferences"),
     )
-    return json_response(200, {"inferences": [r.public() for r in rows], "next": cursor})
+    return {"inferences": [r.public() for r in rows], "next": cursor}
 
 
 @app.get("/v1/gb/calls/<call_id>")
@@ -47,13 +54,17 @@ def get_call(call_id: str) -> Response[str]:
     check_query_params(params, {"user_id"})
     user_id = param_user(params)
     authorize(app.current_event, user_id, operator_ok=True)
+    return json_response(200, call_record(user_id, call_id))
+
+
+def call_record(user_id: str, call_id: str) -> dict[str, Any]:
     call_id = str(param_call_id(call_id))
     store = wiring.record_store()
     # An erase's record outlives the user, under a one-way hash of the ID.
     call = store.get_call(user_id, call_id) or store.get_call(erased_user(user_id), call_id)
     if call is None:
         raise NotFound(f"call {call_id!r} not found")
-    return json_response(200, call.public())
+    return call.public()
 
 
 lambda_handler = lambda_entry(app)

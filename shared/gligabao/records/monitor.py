@@ -12,9 +12,11 @@ each other's metrics.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 from aws_lambda_powertools import Logger, Metrics, Tracer
@@ -73,8 +75,25 @@ def lambda_stack(handler: Handler) -> Handler:
     return entry  # type: ignore[return-value]
 
 
+# True in a ``gligabao.Memory`` call: its calls are recorded (call records,
+# inferences) but print no log line or metrics to the embedding program's
+# stdout, which is not CloudWatch's.
+_silenced: contextvars.ContextVar[bool] = contextvars.ContextVar("gb_silenced", default=False)
+
+
+@contextlib.contextmanager
+def silenced() -> Iterator[None]:
+    token = _silenced.set(True)
+    try:
+        yield
+    finally:
+        _silenced.reset(token)
+
+
 def emit(call: CallRecord, endpoint: str, http_status: int) -> None:
     """Never raises: monitoring must not turn an answer into an error."""
+    if _silenced.get():
+        return
     try:
         _emit(call, endpoint, http_status)
     except Exception:
