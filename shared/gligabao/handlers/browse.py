@@ -43,7 +43,7 @@ def _limit(params: dict[str, str]) -> int:
 
 
 def _browse() -> Browse:
-    return Browse(wiring.graph_store())
+    return Browse(wiring.graph_store(), wiring.notes_store())
 
 
 @app.get("/v1/gb/entities")

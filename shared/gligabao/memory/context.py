@@ -26,6 +26,8 @@ from typing import Any
 from ..ai import prompts
 from ..models import Artifact, Edge, Entity
 from ..text import estimate_tokens, is_turn, passage_text
+from .notes_context import Note
+from .notes_context import render as render_notes
 from .scoring import PASSAGES_ONLY_FLOOR, RELEVANCE_FLOOR
 
 
@@ -104,10 +106,12 @@ class Context:
     left_out: int = 0  # candidates that did not fit
     below_floor: int = 0  # candidates left out as not relevant enough, room or not
     as_of: str | None = None  # the instant the question is about (query's as_of)
+    # Summaries, preferences and instructions (memory/notes_context.py).
+    notes: list[Note] = field(default_factory=list)
 
     @property
     def empty(self) -> bool:
-        return not self.entities and not self.edges and not self.passages
+        return not self.entities and not self.edges and not self.passages and not self.notes
 
     def render(self, question: str, now: str) -> str:
         """The user message of the answer call: the graph, the passages and
@@ -119,6 +123,7 @@ class Context:
         if self.as_of is not None:
             parts.append(f"<as_of>{self.as_of}</as_of>")
         parts += ["<graph>", *graph_lines, "</graph>"]
+        parts += render_notes(self.notes)
         if self.passages:
             parts += [
                 "<passages>",

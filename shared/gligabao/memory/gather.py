@@ -38,7 +38,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 from concurrent.futures import Future
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..config import Settings
@@ -107,6 +107,7 @@ class Found:
     chunks: list[Hit]
     summaries: list[Hit]
     step: Step  # its trajectory step (timed on the worker)
+    vector: list[float] = field(default_factory=list)  # the question's (memory/notes_context.py)
 
 
 @dataclass
@@ -213,7 +214,7 @@ class Gatherer:
             "summaries": len(sums),
         }
         step = Step("search_vectors", (time.perf_counter() - t0) * 1000, counts)
-        return Found(ents, edges, chunks, sums, step)
+        return Found(ents, edges, chunks, sums, step, qvec)
 
     def _search_again(self, key: DatasetKey, text: str) -> list[Hit]:
         """The second round, on a worker: the passages by their words alone

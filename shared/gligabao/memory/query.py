@@ -13,6 +13,7 @@ from ..config import Settings
 from ..errors import UpstreamError
 from ..graph.port import GraphStore
 from ..models import DatasetKey
+from ..notes.port import NotesStore
 from ..records.meter import Meter
 from ..vectors.port import VectorIndex
 from .retrieve import Context, QueryInput, Retriever
@@ -31,9 +32,14 @@ def _ids(value: Any) -> list[int]:
 
 class Query:
     def __init__(
-        self, graph: GraphStore, vectors: VectorIndex, settings: Settings, nearby: Any = None
+        self,
+        graph: GraphStore,
+        vectors: VectorIndex,
+        settings: Settings,
+        nearby: Any = None,
+        notes: NotesStore | None = None,
     ) -> None:
-        self.retriever = Retriever(graph, vectors, settings, nearby)
+        self.retriever = Retriever(graph, vectors, settings, nearby, notes)
 
     def retrieve(self, key: DatasetKey, inp: QueryInput, meter: Meter) -> Context:
         return self.retriever.retrieve(key, inp, meter)

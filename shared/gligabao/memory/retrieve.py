@@ -20,12 +20,15 @@ from typing import Any
 from .. import clock
 from ..config import Settings
 from ..graph.port import GraphStore
-from ..models import Artifact, DatasetKey, Edge
+from ..models import Artifact, DatasetKey, Edge, Entity
+from ..notes.port import NotesStore
 from ..records.meter import Meter
 from ..text import estimate_tokens, passage_text
 from ..vectors.port import VectorIndex
 from .context import Context, Passage, Scored, fill
 from .gather import Gathered, Gatherer, QueryInput, kept
+from .notes_context import Note, notes_for
+from .notes_context import render as render_notes
 from .passages import beside_scores
 from .rerank import rerank
 from .scoring import (
@@ -52,10 +55,16 @@ PROVENANCE_FROM = 10  # best facts whose source text may join as a passage
 
 class Retriever:
     def __init__(
-        self, graph: GraphStore, vectors: VectorIndex, settings: Settings, nearby: Any = None
+        self,
+        graph: GraphStore,
+        vectors: VectorIndex,
+        settings: Settings,
+        nearby: Any = None,
+        notes: NotesStore | None = None,
     ) -> None:
         self.graph = graph
         self.settings = settings
+        self.notes = notes  # summaries, preferences, instructions (None: none given)
         self.gatherer = Gatherer(graph, vectors, settings)
         self.nearby = nearby  # geo: the nearby search, when the server has geo on
 
@@ -134,14 +143,29 @@ class Retriever:
         candidates = rerank(meter, self.settings, inp.query, candidates, entities)
         with call.step("fill") as c:
             budget = inp.max_context_tokens or self.settings.context_tokens
-            ctx = fill(candidates, entities, inp.query, clock.now_str(), budget, nearby, inp.as_of)
+            notes = self._notes(key, got, entities, budget)
+            rest = budget - sum(estimate_tokens(line) + 1 for line in render_notes(notes))
+            ctx = fill(candidates, entities, inp.query, clock.now_str(), rest, nearby, inp.as_of)
+            ctx.notes, ctx.budget = notes, budget
             c["budget"] = budget
+            c["notes"] = len(notes)
             c["entities"] = len(ctx.entities)
             c["edges"] = len(ctx.edges)
             c["passages"] = len(ctx.passages)
             c["left_out"] = ctx.left_out
             c["below_floor"] = ctx.below_floor
         return ctx
+
+    def _notes(
+        self, key: DatasetKey, got: Gathered, entities: dict[int, Entity], budget: int
+    ) -> list[Note]:
+        """The seeds' summaries and the user's preferences and instructions,
+        under their share of the budget (memory/notes_context.py)."""
+        if self.notes is None:
+            return []
+        seeds = [(i, entities[i].name) for i in got.seeds if i in entities]
+        share = int(budget * self.settings.standing_share)
+        return notes_for(self.notes, self.graph, key, got.found.vector, seeds, share)
 
     def _is_passage(self, a: Artifact) -> bool:
         # A chunk or window, or a text short enough to be searched whole.

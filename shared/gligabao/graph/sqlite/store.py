@@ -53,7 +53,10 @@ from .write import apply
 ITER_PAGE = 500  # rows per read while iterating a dataset
 # Bounded reads sent as one compound SELECT (SQLite allows 500 terms).
 COMPOUND = 100
-PARTITIONED = ("entities", "terms", "names", "facts", "edges", "artifacts", "links", "changes")
+PARTITIONED = (
+    *("entities", "terms", "names", "facts", "edges", "artifacts", "links", "changes"),
+    *("summaries", "standing", "note_options"),  # the notes (notes/sqlite.py)
+)
 
 
 @functools.cache
