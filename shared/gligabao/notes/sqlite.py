@@ -126,7 +126,10 @@ class SqliteNotesStore:
                 "FROM standing WHERE pk = ? ORDER BY created_at DESC, id DESC LIMIT ?",
                 (key.pk, limit),
             ).fetchall()
-        return [Standing(*r[:7], vector=json.loads(r[7]) if r[7] else []) for r in rows]
+        return [
+            Standing(r[0], r[1], r[2], r[3], r[4], r[5], r[6], json.loads(r[7]) if r[7] else [])
+            for r in rows
+        ]
 
     @sqlite_errors("notes store get_options")
     def get_options(self, key: DatasetKey) -> dict[str, Any]:
