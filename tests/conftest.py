@@ -5,6 +5,7 @@ fresh set of tables."""
 from __future__ import annotations
 
 import json
+import os
 import threading
 import urllib.error
 import urllib.request
@@ -21,6 +22,11 @@ from fakes.openai_server import FakeOpenAI
 pytest_plugins = ["fakes.fixtures", "dynamo_fixtures", "opensearch_node", "served_fixtures"]
 
 EMBED_DIM = 64
+# Entity summaries are a background job with LLM calls of their own: off in
+# every test (and every server a test starts) unless the test turns them on
+# (tests/integration/test_summaries.py), so that the suites that count a
+# call's LLM requests and inference rows count only the call's.
+os.environ.setdefault("GB_SUMMARIES", "off")
 
 
 @pytest.fixture(scope="session")
