@@ -103,7 +103,7 @@ def notes_for(
     # A summary of the strongest seed before the statements that are least
     # like the question: interleaved, the first of each kind first.
     out: list[Note] = []
-    used = estimate_tokens("<notes>\n</notes>")
+    used = estimate_tokens("<notes>") + estimate_tokens("</notes>") + 2  # as the context counts
     for note in _interleave(ordered, summaries):
         cost = estimate_tokens(note.line()) + 1
         if used + cost <= share:

@@ -65,7 +65,9 @@ class NotesHook:
     def flush(self, key: DatasetKey) -> None:
         """Queue the summary job (a batch's end)."""
         try:
-            if self.schedule is not None and enabled(self.notes, key, self.summaries_on):
+            if self.schedule is None or not enabled(self.notes, key, self.summaries_on):
+                return
+            if self.notes.stale_count(key, 1):  # a batch of passages only: no job
                 self.schedule(key)
         except GbError as exc:
             log.warning("summary job not queued: %s", exc.message)
