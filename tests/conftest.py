@@ -23,6 +23,11 @@ from fakes.openai_server import FakeOpenAI
 pytest_plugins = ["fakes.fixtures", "dynamo_fixtures", "opensearch_node", "served_fixtures"]
 
 EMBED_DIM = 64
+# Entity summaries are a background job with LLM calls of their own: off in
+# every test (and every server a test starts) unless the test turns them on
+# (tests/integration/test_summaries.py), so that the suites that count a
+# call's LLM requests and inference rows count only the call's.
+os.environ.setdefault("GB_SUMMARIES", "off")
 
 
 # moto's credentials and region for the whole run, as start_moto sets them: a session

@@ -243,6 +243,22 @@ class Settings(BaseModel):
         "GB_RETRIEVAL_PROFILE",
         shown="unset (the profile's defaults)",
     )
+    summaries: bool = var(
+        True,
+        "entity summaries: the model rewrites an entity's summary when its facts change, "
+        "off the request path ([retrieval.md](retrieval.md#entity-summaries)); a dataset can "
+        "turn them off",
+        shown="`on`",
+    )
+    summary_batch: int = var(
+        20, "entity summaries: the stale entities one `summarize_entity` call writes (N)"
+    )
+    summary_calls: int = var(5, "entity summaries: the `summarize_entity` calls of one job at most")
+    standing_share: float = var(
+        0.15,
+        "the share of a query's context the user's preferences, instructions and seed "
+        "entities' summaries may take",
+    )
     geo: bool = var(
         False, "geo: places get coordinates, and `query` can search nearby", shown="`off`"
     )

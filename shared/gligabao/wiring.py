@@ -18,9 +18,13 @@ if TYPE_CHECKING:
     from .graph.port import GraphStore
     from .idempotency.port import Idempotency
     from .memory.batch import RememberBatch
+    from .memory.notes_hook import NotesHook
     from .memory.query import Query
     from .memory.remember import GeoResolver, Remember
     from .memory.split import Split
+    from .memory.summaries import Summarizer
+    from .models import DatasetKey
+    from .notes.port import NotesStore
     from .queue.port import JobQueue
     from .records.port import RecordStore
     from .sqlite.db import Database
@@ -232,10 +236,58 @@ def geo_resolver() -> GeoResolver | None:
 
 
 @lru_cache(maxsize=1)
+def notes_store() -> NotesStore:
+    """Entity summaries, preferences and instructions, beside the graph."""
+    if settings().store == "sqlite":
+        from .notes.sqlite import SqliteNotesStore
+
+        return SqliteNotesStore(database())
+    from .notes.dynamodb import DynamoNotesStore
+
+    tables_configured()
+    return DynamoNotesStore()
+
+
+SUMMARIZE_KIND = "summarize"  # the job kind of the entity summaries (handlers/summarize.py)
+
+
+def schedule_summaries(key: DatasetKey) -> None:
+    """Queue the summary job of a dataset: SQS deployed, the in-process
+    queue locally. Without a queue (a command, a Lambda without one) the
+    stale marks wait for the next job."""
+    import uuid
+
+    from .errors import NotConfigured
+
+    try:
+        queue = remember_queue()
+    except NotConfigured:
+        return
+    job = {"user_id": key.user_id, "dataset": key.dataset}
+    queue.send({"kind": SUMMARIZE_KIND, "call_id": uuid.uuid4().hex, **job})
+
+
+def notes_hook() -> NotesHook:
+    from .memory.notes_hook import NotesHook
+
+    return NotesHook(notes_store(), settings().summaries, schedule_summaries)
+
+
+@lru_cache(maxsize=1)
 def remember_service() -> Remember:
     from .memory.remember import Remember
 
-    return Remember(graph_store(), vector_index(), settings(), geo_resolver())
+    return Remember(graph_store(), vector_index(), settings(), geo_resolver(), notes_hook())
+
+
+@lru_cache(maxsize=1)
+def summarizer() -> Summarizer:
+    from .memory.summaries import Summarizer
+
+    cfg = settings()
+    return Summarizer(
+        graph_store(), notes_store(), cfg.summary_batch, cfg.summary_calls, cfg.llm_model
+    )
 
 
 @lru_cache(maxsize=1)
@@ -262,7 +314,7 @@ def query_service() -> Query:
         from .geo.nearby import NearbySearch
 
         nearby = NearbySearch(graph_store(), vector_index(), cfg, geo_resolver())
-    return Query(graph_store(), vector_index(), cfg, nearby)
+    return Query(graph_store(), vector_index(), cfg, nearby, notes_store())
 
 
 def call_services() -> CallServices:
@@ -334,6 +386,8 @@ def reset() -> None:
         batch_service,
         remember_service,
         query_service,
+        notes_store,
+        summarizer,
         idempotency,
         remember_queue,
     ):

@@ -78,6 +78,7 @@ def test_every_stage_has_an_object_schema_naming_its_keys(stage: str) -> None:
         "extract": prompts.EXTRACT_SYSTEM,
         "invalidate": prompts.INVALIDATE_SYSTEM,
         "summarize": prompts.SUMMARIZE_SYSTEM,
+        "summarize_entity": prompts.SUMMARIZE_ENTITY_SYSTEM,
         "query": prompts.QUERY_SYSTEM,
         "detect_geo": prompts.DETECT_GEO_SYSTEM,
     }[stage]

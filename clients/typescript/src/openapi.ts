@@ -881,6 +881,36 @@ export interface components {
             facts: components["schemas"]["EdgeOut"][];
             /** Mentions */
             mentions: components["schemas"]["MentionOut"][];
+            /**
+             * Preferences
+             * @description the user's own entity (their profile): the preferences and standing instructions among its facts
+             */
+            preferences: components["schemas"]["PreferenceOut"][];
+            /**
+             * Summary
+             * @description a few sentences the model wrote from the entity's live facts and texts (null: none written yet, or summaries are off)
+             */
+            summary: string | null;
+            /**
+             * Summary Artifacts
+             * @description the texts (artifact IDs) it rests on
+             */
+            summary_artifacts: number[];
+            /**
+             * Summary Edges
+             * @description the facts (edge IDs) the summary rests on
+             */
+            summary_edges: number[];
+            /**
+             * Summary Stale
+             * @description the entity's facts changed since (a background job rewrites it), or there is no summary
+             */
+            summary_stale: boolean;
+            /**
+             * Summary Updated At
+             * @description when the summary was written
+             */
+            summary_updated_at: string | null;
         };
         /** EntityOut */
         EntityOut: {
@@ -1328,6 +1358,31 @@ export interface components {
             /** Radius Km */
             radius_km: number;
         };
+        /** NoteOut */
+        NoteOut: {
+            /**
+             * Artifact Id
+             * @default null
+             */
+            artifact_id?: number | null;
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "summary" | "preference" | "instruction";
+            /**
+             * Ref
+             * @description what it rests on: "entity 3 Alice", "edge 12", "passage 40"
+             */
+            ref: string;
+            /** Text */
+            text: string;
+            /**
+             * Topic
+             * @default null
+             */
+            topic?: string | null;
+        };
         /** PassageOut */
         PassageOut: {
             /** Artifact Id */
@@ -1354,6 +1409,26 @@ export interface components {
              * @default null
              */
             text?: string | null;
+        };
+        /**
+         * PreferenceOut
+         * @description A standing preference or instruction the user gave (a marked fact).
+         */
+        PreferenceOut: {
+            /** Edge Id */
+            edge_id: number;
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "preference" | "instruction";
+            /** Text */
+            text: string;
+            /**
+             * Topic
+             * @description what it governs
+             */
+            topic: string;
         };
         /** QueryLevels */
         QueryLevels: {
@@ -1682,6 +1757,12 @@ export interface components {
             left_out?: components["schemas"]["LeftOutOut"][] | null;
             /** @default null */
             nearby?: components["schemas"]["NearbyOut"] | null;
+            /**
+             * Notes
+             * @description the seed entities' summaries and the user's preferences and standing instructions, under their share of the budget (absent: none)
+             * @default null
+             */
+            notes?: components["schemas"]["NoteOut"][] | null;
             /** Passages */
             passages: components["schemas"]["PassageOut"][];
             /**
@@ -2699,7 +2780,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description An entity, its live facts, its mentions */
+            /** @description An entity, its summary, its live facts, its mentions (the user's own: their profile) */
             200: {
                 headers: {
                     [name: string]: unknown;

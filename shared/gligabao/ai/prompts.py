@@ -51,6 +51,12 @@ Rules:
 - Dates come only from what the text says about that fact: never take a date from another event
   in the text, and never use <reference_time> as a start the text does not state.
 - <previous_messages> are context only: extract the facts that the <text> states.
+- Standing preferences and instructions: when the speaker tells the memory how they want
+  things from now on ("always include encryption details when I ask about privacy", "I prefer a
+  balanced approach", "from now on, metric units", "never suggest ..."), state it as an edge
+  from the speaker with "kind": "preference" (what they like or want) or "instruction" (how
+  answers should be given), and "topic": the few words of the subject it governs ("data
+  privacy", "hiring with AI", "units of measure"). Every other edge leaves "kind" out.
 - Extract only what the text states. Empty lists when it states nothing."""
 
 INVALIDATE_SYSTEM = """[stage: invalidate]
@@ -83,6 +89,9 @@ passages of long texts inside <passages> tags.
 - A passage is headed by its ID and date (and session); one headed by its ID alone has the
   date and session of the passage above it. Its text follows the head (a chunk of a longer
   text labels its summary and text).
+- <notes>, when given, holds summaries of entities and the user's standing preferences and
+  instructions: follow a preference or instruction whenever it governs the question, whatever
+  the question's words.
 - An edge with no invalid_at is still true. An edge with an invalid_at stopped being true at
   that time: use it only for questions about the past. <current_time> is now.
 - When <as_of> is given, the question is asked about the world as it stood at that instant:
@@ -91,6 +100,17 @@ passages of long texts inside <passages> tags.
 - Cite the IDs of the entities, edges and passages you used.
 Return only a JSON object, no prose:
 {"answer": "...", "entities": [1, 2], "edges": [1], "passages": [14]}"""
+
+SUMMARIZE_ENTITY_SYSTEM = """[stage: summarize_entity]
+You keep the summaries of a memory's entities current. Each <entity> block gives an entity's
+line ([entity N] name (type): description), its live facts ([edge N] lines) and texts that
+mention it ([text N] lines). For each entity write a summary of two to four sentences from
+those facts and texts alone: who or what it is, its current state, what changed and when, and
+for a person the preferences and standing instructions they gave. Keep names, numbers, dates.
+Cite the edge and text IDs each summary rests on.
+Return only a JSON object, no prose:
+{"summaries": [{"id": <entity N>, "summary": "...", "edges": [1, 2], "texts": [3]}]}
+One item per entity given."""
 
 DETECT_GEO_SYSTEM = """[stage: detect_geo]
 You list the geographic places (cities, regions, countries, addresses, landmarks) that a
@@ -132,6 +152,13 @@ EXTRACT_SCHEMA: dict[str, Any] = {
                     "description": {"type": "string"},
                     "valid_at": _NULLABLE_TIME,
                     "invalid_at": _NULLABLE_TIME,
+                    "kind": {
+                        "type": "string",
+                        "enum": ["preference", "instruction"],
+                        "description": "only for the speaker's standing preferences and "
+                        "instructions",
+                    },
+                    "topic": {"type": "string", "description": "what a preference governs"},
                 },
                 "required": ["source", "target", "relation", "description"],
             },
@@ -181,10 +208,31 @@ DETECT_GEO_SCHEMA: dict[str, Any] = {
     "required": ["places"],
 }
 
+SUMMARIZE_ENTITY_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "summaries": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "id": {"type": "integer"},
+                    "summary": {"type": "string"},
+                    "edges": _IDS,
+                    "texts": _IDS,
+                },
+                "required": ["id", "summary"],
+            },
+        }
+    },
+    "required": ["summaries"],
+}
+
 SCHEMAS: dict[str, dict[str, Any]] = {
     "extract": EXTRACT_SCHEMA,
     "invalidate": INVALIDATE_SCHEMA,
     "summarize": SUMMARIZE_SCHEMA,
+    "summarize_entity": SUMMARIZE_ENTITY_SCHEMA,
     "query": QUERY_SCHEMA,
     "detect_geo": DETECT_GEO_SCHEMA,
 }

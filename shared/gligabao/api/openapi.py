@@ -404,7 +404,10 @@ def _browse_paths() -> dict[str, Any]:
         },
         "/v1/gb/entities/{id}": {
             "get": one(
-                "getEntity", "An entity, its live facts, its mentions", EntityDetailOut, "id"
+                "getEntity",
+                "An entity, its summary, its live facts, its mentions (the user's own: their profile)",
+                EntityDetailOut,
+                "id",
             )
         },
         "/v1/gb/edges/{id}": {

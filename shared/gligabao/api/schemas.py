@@ -166,6 +166,14 @@ class QueryOut(_Out):
     )
 
 
+class NoteOut(_Out):
+    kind: Literal["summary", "preference", "instruction"]
+    text: str
+    ref: str = Field(description='what it rests on: "entity 3 Alice", "edge 12", "passage 40"')
+    artifact_id: int | None = None
+    topic: str | None = None
+
+
 class SearchOut(_Out):
     """The context a query's answer would be given from, best first."""
 
@@ -173,6 +181,11 @@ class SearchOut(_Out):
     entities: list[EntityOut]
     edges: list[EdgeOut]
     passages: list[PassageOut]
+    notes: list[NoteOut] | None = Field(
+        None,
+        description="the seed entities' summaries and the user's preferences and standing "
+        "instructions, under their share of the budget (absent: none)",
+    )
     nearby: NearbyOut | None = None
     context_tokens: int = Field(description="estimated tokens of the context as the LLM sees it")
     left_out: list[LeftOutOut] | None = Field(
@@ -371,8 +384,32 @@ class EntitiesOut(_Out):
     next_cursor: str | None
 
 
+class PreferenceOut(_Out):
+    """A standing preference or instruction the user gave (a marked fact)."""
+
+    edge_id: int
+    kind: Literal["preference", "instruction"]
+    topic: str = Field(description="what it governs")
+    text: str
+
+
 class EntityDetailOut(_Out):
     entity: BrowsedEntityOut
+    summary: str | None = Field(
+        description="a few sentences the model wrote from the entity's live facts and texts "
+        "(null: none written yet, or summaries are off)"
+    )
+    summary_updated_at: str | None = Field(description="when the summary was written")
+    summary_stale: bool = Field(
+        description="the entity's facts changed since (a background job rewrites it), or "
+        "there is no summary"
+    )
+    summary_edges: list[int] = Field(description="the facts (edge IDs) the summary rests on")
+    summary_artifacts: list[int] = Field(description="the texts (artifact IDs) it rests on")
+    preferences: list[PreferenceOut] = Field(
+        description="the user's own entity (their profile): the preferences and standing "
+        "instructions among its facts"
+    )
     facts: list[EdgeOut] = Field(description="live facts, both directions")
     mentions: list[MentionOut]
 

@@ -291,6 +291,11 @@ class LinkRow(SharedClientModel):
     pk = UnicodeAttribute(hash_key=True)
     sk = UnicodeAttribute(range_key=True)
     data = UnicodeAttribute(null=True)
+    # The notes share this table (notes/dynamodb.py): f"S#{entity:012d}" a
+    # summary, f"Z#{entity:012d}" its stale mark (leased to the job writing
+    # it until ``lease_until``, epoch seconds), f"P#{source}#{id:012d}" a
+    # preference or instruction, "O#" the dataset's note settings.
+    lease_until = NumberAttribute(null=True)
 
 
 # --- records tables -----------------------------------------------------------

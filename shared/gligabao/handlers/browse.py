@@ -62,7 +62,7 @@ def _limit(params: dict[str, str]) -> int:
 
 
 def browser() -> Browse:
-    return Browse(wiring.graph_store())
+    return Browse(wiring.graph_store(), wiring.notes_store())
 
 
 @app.get("/v1/gb/entities")

@@ -58,6 +58,10 @@ def process_job(job: dict[str, Any], *, final_attempt: bool = True) -> bool:
     RetryLater on a transient failure unless this is the final attempt."""
     call_id = str(job["call_id"])
     kind = str(job.get("kind", "remember"))
+    if kind == wiring.SUMMARIZE_KIND:  # not a request's call: it has no record yet
+        from .summarize import run_summary_job
+
+        return run_summary_job(job, final_attempt=final_attempt)
     req: QueryRequest | RememberRequest | BatchRequest
     if kind == "query":
         req = validate(QueryRequest, job["request"])

@@ -1,4 +1,4 @@
-"""The `gligabao` command: serve, bootstrap, reindex, calibrate, export, import,
+"""The `gligabao` command: serve, bootstrap, reindex, calibrate, export, import, summaries,
 dev-services. What `serve` prints at start is in ``banner.py``; the commands on
 one dataset (reindex, export, import) in ``datasets.py``."""
 
@@ -14,7 +14,7 @@ from typing import Any
 
 from ..config import DEFAULT_DATA_PATH
 from .banner import describe
-from .datasets import export, import_, reindex, use_data
+from .datasets import export, import_, reindex, summaries, use_data
 
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 
@@ -196,6 +196,13 @@ def main(argv: list[str] | None = None) -> int:
     p_im.add_argument(
         "--no-vectors", action="store_true", help="skip embedding the rows (reindex later)"
     )
+    p_su = sub.add_parser(
+        "summaries", help="turn a dataset's entity summaries on or off (or show the setting)"
+    )
+    p_su.add_argument("--user", required=True)
+    p_su.add_argument("--dataset", default="main")
+    p_su.add_argument("state", nargs="?", choices=["on", "off"], help="omitted: show it")
+    p_su.add_argument("--data", help=data_help)
     p_in = sub.add_parser(
         "ingest", help="remember a JSON-lines file of texts or chat messages, in bulk"
     )
@@ -241,6 +248,8 @@ def main(argv: list[str] | None = None) -> int:
         return import_(args.user, args.dataset, args.src, args.data, not args.no_vectors)
     if args.command == "calibrate":
         return calibrate()
+    if args.command == "summaries":
+        return summaries(args.user, args.dataset, args.state, args.data)
     if args.command == "ingest":
         from .ingest import ingest
 

@@ -1,4 +1,4 @@
-"""The commands on one dataset: reindex, export, import. They work on the
+"""The commands on one dataset: reindex, export, import, summaries. They work on the
 local server's SQLite file by default (:func:`use_data`); GB_DYNAMODB_ENDPOINT
 points them at DynamoDB instead (reindex without ``--data``: DynamoDB as
 deployed)."""
@@ -78,4 +78,26 @@ def import_(user: str, dataset: str, src: str | None, data: str | None, vectors:
             wiring.graph_store(), wiring.vector_index(), wiring.embedder(), user, dataset
         )
         print("vectors " + " ".join(f"{k}={v}" for k, v in done.items()))
+    return 0
+
+
+def summaries(user: str, dataset: str, state: str | None, data: str | None) -> int:
+    """A dataset's entity summaries on or off (the notes store's setting;
+    off: a remember marks nothing stale and no summary call is made), or
+    the setting shown. The server's default is GB_SUMMARIES."""
+    from .. import wiring
+    from ..models import DatasetKey
+
+    use_data(data)
+    key = DatasetKey(user, dataset)
+    if wiring.graph_store().get_dataset(key) is None:
+        print(f"no dataset {dataset!r} for user {user!r}", file=sys.stderr)
+        return 1
+    notes = wiring.notes_store()
+    options = notes.get_options(key)
+    if state is not None:
+        options["summaries"] = state == "on"
+        notes.set_options(key, options)
+    on = options.get("summaries", wiring.settings().summaries)
+    print(f"summaries {'on' if on else 'off'}")
     return 0

@@ -25,6 +25,7 @@ from typing import Protocol
 
 from .. import deadline
 from ..errors import Busy, DeadlineExceeded, GbError, is_transient
+from ..models import DatasetKey
 from ..records.meter import Meter
 from ..text import estimate_tokens
 from .options import StageOptions
@@ -239,6 +240,7 @@ class RememberBatch:
                 call_id,
                 messages=said,
                 extract=first.extract,
+                schedule_summaries=False,  # once, at the end
             )
             try:
                 read = self.remember.read(rin, meter)
@@ -266,4 +268,6 @@ class RememberBatch:
                     f"{len(lost)} texts from {first.reference_time}: {exc.message}"
                 )
                 report(progress.public(meter))
+        if self.remember.notes is not None:  # the summary job of all its pieces, once
+            self.remember.notes.flush(DatasetKey(inp.user_id, inp.dataset))
         return progress.public(meter)

@@ -20,7 +20,9 @@ from typing import Any
 from ..errors import BadRequest, NotFound
 from ..graph.port import GraphStore, page_key
 from ..models import Artifact, DatasetKey, Edge, EdgeChange, Entity
+from ..notes.port import NotesStore, Summary
 from ..text import index_terms
+from .standing import KEPT
 
 _STAMP = r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z"  # clock.fmt
 # The cursors' shapes (JSON Schema patterns too: api/params.py), URL-safe.
@@ -88,9 +90,23 @@ def artifact_out(a: Artifact) -> dict[str, Any]:
     }
 
 
+def entity_notes(
+    notes: NotesStore, key: DatasetKey, entity_id: int, edges: list[Edge]
+) -> dict[str, Any]:
+    """An entity's summary (with when, whether stale, and the IDs it rests
+    on) and, for the user's own entity (their profile), the preferences and
+    instructions among its facts. Two reads."""
+    found = notes.get_summaries(key, [entity_id]).get(entity_id) or Summary(entity_id)
+    own = {e.id for e in edges if e.source_id == entity_id}
+    kept = [s for s in notes.standing(key, KEPT) if s.source == "edge" and s.id in own]
+    prefs = [{"edge_id": s.id, "kind": s.kind, "topic": s.topic, "text": s.text} for s in kept]
+    return {**found.public(), "preferences": prefs}
+
+
 class Browse:
-    def __init__(self, graph: GraphStore) -> None:
+    def __init__(self, graph: GraphStore, notes: NotesStore | None = None) -> None:
         self.graph = graph
+        self.notes = notes  # summaries and preferences (None: not shown)
 
     def _dataset(self, key: DatasetKey) -> None:
         if self.graph.get_dataset(key) is None:
@@ -165,11 +181,12 @@ class Browse:
         edges = self.graph.live_edges_around(key, [entity_id], FACTS_PER_ENTITY)
         item = found.public()
         item.update(created_at=found.created_at, updated_at=found.updated_at)
-        return {
-            "entity": item,
-            "facts": self._edges_out(key, edges),
-            "mentions": self._mentions(key, self.graph.entity_artifacts(key, entity_id)),
-        }
+        out: dict[str, Any] = {"entity": item}
+        if self.notes is not None:
+            out.update(entity_notes(self.notes, key, entity_id, edges))
+        out["facts"] = self._edges_out(key, edges)
+        out["mentions"] = self._mentions(key, self.graph.entity_artifacts(key, entity_id))
+        return out
 
     # --- edges ---------------------------------------------------------------------
 

@@ -27,6 +27,8 @@ from ..ai import prompts
 from ..models import Artifact, Edge, Entity
 from ..retrieval_profile import DEFAULT, RetrievalProfile
 from ..text import estimate_tokens, is_turn, passage_text
+from .notes_context import Note
+from .notes_context import render as render_notes
 from .scoring import Score
 
 # Why a candidate is not in the context (an explain's ``left_out``).
@@ -115,10 +117,12 @@ class Context:
     why: dict[tuple[str, int], Score] = field(default_factory=dict)
     dropped: list[tuple[Scored, str]] = field(default_factory=list)
     explained: list[dict[str, Any]] | None = None  # with explain: the best left out
+    # Summaries, preferences and instructions (memory/notes_context.py).
+    notes: list[Note] = field(default_factory=list)
 
     @property
     def empty(self) -> bool:
-        return not self.entities and not self.edges and not self.passages
+        return not self.entities and not self.edges and not self.passages and not self.notes
 
     def render(self, question: str, now: str) -> str:
         """The user message of the answer call: the graph, the passages and
@@ -130,6 +134,7 @@ class Context:
         if self.as_of is not None:
             parts.append(f"<as_of>{self.as_of}</as_of>")
         parts += ["<graph>", *graph_lines, "</graph>"]
+        parts += render_notes(self.notes)
         if self.passages:
             parts += [
                 "<passages>",

@@ -47,6 +47,10 @@ class Fact:
     valid_at: str | None  # None: an ended fact whose start the text does not give
     invalid_at: str | None
     chunk: int | None
+    # A standing preference or instruction of the speaker (notes/port.KINDS),
+    # with the topic it governs; "" for every other fact.
+    kind: str = ""
+    topic: str = ""
 
 
 @dataclass
@@ -97,6 +101,14 @@ def context(
     ]
     types = graph.get_schema(key) if exists else None
     return Context(speaker, texts, relations, facts, types)
+
+
+def _standing(item: dict[str, Any]) -> tuple[str, str]:
+    """The kind and topic of a preference or instruction the model marked."""
+    kind = as_str(item.get("kind")).lower()
+    if kind not in ("preference", "instruction"):
+        return "", ""
+    return kind, as_str(item.get("topic"))
 
 
 def as_str(value: Any) -> str:
@@ -269,6 +281,7 @@ def parse_extraction(
                 interval.valid_at,
                 interval.invalid_at,
                 chunk,
+                *_standing(item),
             )
         )
         for norm, raw in ((s_norm, src), (t_norm, dst)):

@@ -189,7 +189,7 @@ class Gatherer:
             "summaries": len(sums),
         }
         step = Step("search_vectors", (time.perf_counter() - t0) * 1000, counts)
-        return Found(ents, edges, chunks, sums, step)
+        return Found(ents, edges, chunks, sums, step, qvec)
 
     def _search_again(self, key: DatasetKey, text: str, p: RetrievalProfile) -> list[Hit]:
         """The second round, on a worker: the passages by their words alone

@@ -13,6 +13,7 @@ from ..config import Settings
 from ..errors import UpstreamError
 from ..graph.port import GraphStore
 from ..models import DatasetKey
+from ..notes.port import NotesStore
 from ..records.meter import Meter
 from ..vectors.port import VectorIndex
 from .explain import annotate
@@ -47,9 +48,14 @@ def _explain(ctx: Context, out: dict[str, Any]) -> None:
 
 class Query:
     def __init__(
-        self, graph: GraphStore, vectors: VectorIndex, settings: Settings, nearby: Any = None
+        self,
+        graph: GraphStore,
+        vectors: VectorIndex,
+        settings: Settings,
+        nearby: Any = None,
+        notes: NotesStore | None = None,
     ) -> None:
-        self.retriever = Retriever(graph, vectors, settings, nearby)
+        self.retriever = Retriever(graph, vectors, settings, nearby, notes=notes)
 
     @staticmethod
     def _answer(ctx: Context, inp: QueryInput, meter: Meter) -> tuple[dict[str, Any], str]:

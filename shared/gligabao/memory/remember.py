@@ -28,6 +28,7 @@ from ..text import chunk_text, estimate_tokens, fact_text, passage_windows
 from ..vectors.port import VectorIndex
 from . import extract, facts, resolve, window
 from .commit import Texts, Writer
+from .notes_hook import NotesHook
 from .options import StageOptions
 from .passage_vectors import PassageInput, embedded_text, part_inputs, passage_vectors
 
@@ -66,6 +67,8 @@ class RememberInput:
     messages: list[window.Said] | None = None  # instead of ``text``: a window, in order
     extract: bool = True
     expires_at: str | None = None  # forgotten then by the retention sweep
+    # Queue the summary job after the commit (a batch queues it once, at its end).
+    schedule_summaries: bool = True
 
 
 @dataclass
@@ -94,12 +97,14 @@ class Remember:
         vectors: VectorIndex,
         settings: Settings,
         geo: GeoResolver | None = None,
+        notes: NotesHook | None = None,
     ) -> None:
         self.graph = graph
         self.vectors = vectors
         self.settings = settings
         self.geo = geo
         self.writer = Writer(graph, vectors)
+        self.notes = notes  # summaries and preferences, after the commit
 
     def run(self, inp: RememberInput, meter: Meter) -> dict[str, Any]:
         if inp.call_id is None:  # the artifacts name the call that wrote them
@@ -257,6 +262,12 @@ class Remember:
             with call.step("write") as c:
                 result = self.writer.write(key, now, texts, {}, facts.FactsPlan())
                 c["passages"] = len(read.text_vectors)
+            if self.notes is not None and not chunks and not read.windows:
+                turns = [
+                    Artifact(aid, m.text, "", m.reference_time, speaker=m.speaker or inp.speaker)
+                    for aid, m in zip(result.get("artifacts", []), said, strict=False)
+                ]
+                self.notes.after_passages(key, turns, read.text_vectors)
             return result
         known, extracted, stated, summaries = (
             read.known,
@@ -348,4 +359,7 @@ class Remember:
             result = self.writer.write(key, now, texts, resolved, fplan)
             c["entities"] = len(result["entities"])
             c["edges"] = len(result["edges"])
+        if self.notes is not None:
+            stated_vecs = list(zip(stated, edge_vecs, strict=True))
+            self.notes.after_write(key, result, stated_vecs, schedule=inp.schedule_summaries)
         return result

@@ -21,6 +21,7 @@ from .. import clock
 from ..config import Settings
 from ..graph.port import GraphStore
 from ..models import Artifact, DatasetKey, Edge, Entity
+from ..notes.port import NotesStore
 from ..records.meter import Meter
 from ..retrieval_profile import RetrievalProfile
 from ..text import estimate_tokens, passage_text
@@ -28,6 +29,8 @@ from ..vectors.port import VectorIndex
 from .context import Context, Passage, Scored, fill
 from .explain import left_out, record
 from .gather import Gathered, Gatherer, QueryInput, kept
+from .notes_context import Note, notes_for
+from .notes_context import render as render_notes
 from .passages import beside_scores
 from .rerank import rerank
 from .scoring import (
@@ -55,9 +58,11 @@ class Retriever:
         settings: Settings,
         nearby: Any = None,
         profile: RetrievalProfile | None = None,
+        notes: NotesStore | None = None,
     ) -> None:
         self.graph = graph
         self.settings = settings
+        self.notes = notes  # summaries, preferences, instructions (None: none given)
         self.gatherer = Gatherer(graph, vectors, settings)
         self.nearby = nearby  # geo: the nearby search, when the server has geo on
         # The deployment's profile (GB_RETRIEVAL_PROFILE); a request's replaces it.
@@ -97,10 +102,12 @@ class Retriever:
         candidates = rerank(meter, self.settings, inp.query, candidates, entities)
         with meter.call.step("fill") as c:
             budget = inp.max_context_tokens or self.settings.context_tokens
-            ctx = fill(
-                candidates, entities, inp.query, clock.now_str(), budget, nearby, inp.as_of, p
-            )
+            notes = self._notes(key, got, entities, budget)
+            rest = budget - sum(estimate_tokens(line) + 1 for line in render_notes(notes))
+            ctx = fill(candidates, entities, inp.query, clock.now_str(), rest, nearby, inp.as_of, p)
+            ctx.notes, ctx.budget = notes, budget
             c["budget"] = budget
+            c["notes"] = len(notes)
             c["entities"] = len(ctx.entities)
             c["edges"] = len(ctx.edges)
             c["passages"] = len(ctx.passages)
@@ -133,6 +140,17 @@ class Retriever:
                 entities.update(self.graph.get_entities(key, sorted(need)))
             c["entities"] = len(nearby["nearby"]) if nearby else 0
         return nearby, near_edges
+
+    def _notes(
+        self, key: DatasetKey, got: Gathered, entities: dict[int, Entity], budget: int
+    ) -> list[Note]:
+        """The seeds' summaries and the user's preferences and instructions,
+        under their share of the budget (memory/notes_context.py)."""
+        if self.notes is None:
+            return []
+        seeds = [(i, entities[i].name) for i in got.seeds.order if i in entities]
+        share = int(budget * self.settings.standing_share)
+        return notes_for(self.notes, self.graph, key, got.passages.found.vector, seeds, share)
 
     def _is_passage(self, a: Artifact) -> bool:
         # A chunk or window, or a text short enough to be searched whole.

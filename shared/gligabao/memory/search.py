@@ -22,6 +22,8 @@ def public(ctx: Context, inp: QueryInput, tokens: int) -> dict[str, Any]:
     out["entities"] = [e.public() for e in ctx.entities.values()]
     out["edges"] = [e.public(names) for e in ctx.edges.values()]
     out["passages"] = [p.public() for p in ctx.passages.values()]
+    if ctx.notes:
+        out["notes"] = [n.public() for n in ctx.notes]
     if ctx.nearby:
         out["nearby"] = ctx.nearby
     out["context_tokens"] = tokens

@@ -59,6 +59,7 @@ class Found:
     chunks: list[Hit]
     summaries: list[Hit]
     step: Any  # its trajectory step (timed on the worker)
+    vector: list[float] = field(default_factory=list)  # the question's (memory/notes_context.py)
 
 
 @dataclass

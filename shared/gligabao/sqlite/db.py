@@ -146,6 +146,22 @@ CREATE TABLE IF NOT EXISTS expiries (
     PRIMARY KEY (pk, artifact_id)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS expiries_due ON expiries (expires_at);
+-- Notes (notes/sqlite.py): entity summaries and their stale marks, the user's
+-- standing preferences and instructions, a dataset's note settings.
+CREATE TABLE IF NOT EXISTS summaries (
+    pk TEXT NOT NULL, entity_id INTEGER NOT NULL, text TEXT, refs TEXT, updated_at TEXT,
+    stale_since TEXT, lease_until REAL,
+    PRIMARY KEY (pk, entity_id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS summaries_stale ON summaries (pk, stale_since)
+    WHERE stale_since IS NOT NULL;
+CREATE TABLE IF NOT EXISTS standing (
+    pk TEXT NOT NULL, source TEXT NOT NULL, id INTEGER NOT NULL, kind TEXT NOT NULL,
+    topic TEXT NOT NULL, text TEXT NOT NULL, artifact_id INTEGER, created_at TEXT NOT NULL,
+    vec TEXT,
+    PRIMARY KEY (pk, source, id)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS note_options (pk TEXT PRIMARY KEY, options TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS vectors (
     seq INTEGER PRIMARY KEY AUTOINCREMENT, pk TEXT NOT NULL, kind TEXT NOT NULL,
     id INTEGER NOT NULL, vec BLOB NOT NULL, lat REAL, lon REAL,

@@ -57,18 +57,9 @@ ITER_PAGE = 500  # rows per read while iterating a dataset
 # Bounded reads sent as one compound SELECT (SQLite allows 500 terms).
 COMPOUND = 100
 PARTITIONED = (
-    "entities",
-    "terms",
-    "names",
-    "facts",
-    "edges",
-    "artifacts",
-    "links",
-    "changes",
-    "schemas",
-    "corrections",
-    "merges",
-    "expiries",
+    *("entities", "terms", "names", "facts", "edges", "artifacts", "links", "changes"),
+    *("schemas", "corrections", "merges", "expiries"),
+    *("summaries", "standing", "note_options"),  # the notes (notes/sqlite.py)
 )
 
 

@@ -1,0 +1,107 @@
+"""Preferences and standing instructions: what a user tells the memory to
+keep ("always include encryption details when I ask about privacy", "I
+prefer a balanced approach", "from now on, metric units").
+
+Kept two ways. With extraction, the model marks such a fact (``kind``
+"preference" or "instruction", and the ``topic`` it governs): the fact is
+an edge like any other, and it is also kept in the notes store with its
+vector. Without extraction (``extract: false``), :func:`recognise` is a
+cheap rule over a user's first-person turn ("always", "never", "I prefer",
+"from now on", "please remember", ...): the text is kept as a passage the
+query always considers.
+
+A query by the user is given their live preferences and instructions
+whatever its words (:func:`choose`): ranked by the similarity of their
+vector to the question's, under a bounded share of the budget."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from ..models import Artifact
+from ..notes.port import Standing
+from .extract import Fact
+
+KEPT = 50  # the newest preferences and instructions a query weighs
+# First-person standing statements: a rule, not a model (extract: false).
+_RULE = re.compile(
+    r"\b(?:always|never|from now on|going forward|in the future|please remember|"
+    r"remember that|keep in mind|make sure (?:to|you)|i(?:'d| would)? prefer|i like|"
+    r"i don't like|i do not like|i want you to|don't ever|do not ever)\b",
+    re.IGNORECASE,
+)
+_FIRST_PERSON = re.compile(r"\b(?:i|me|my|i'm|i'd|i've)\b", re.IGNORECASE)
+_PREFER = re.compile(r"\b(?:prefer|like|love|hate|favou?rite)\b", re.IGNORECASE)
+RULE_MAX_CHARS = 600  # a standing statement is a sentence or two, not a report
+NOT_USER = frozenset({"assistant", "system", "tool", "ai", "bot"})
+
+
+def from_facts(
+    result: dict[str, Any], stated: Sequence[tuple[Fact, list[float]]], now: str
+) -> list[Standing]:
+    """The marked facts of a remember, by the edges its answer gives (the
+    new fact, or the live one it restated)."""
+    marked = {(f.relation, f.description): (f, vec) for f, vec in stated if f.kind}
+    out: list[Standing] = []
+    for e in result.get("edges", []):
+        got = marked.get((e.get("relation"), e.get("description", "")))
+        if got is None:
+            continue
+        fact, vec = got
+        out.append(
+            Standing(
+                int(e["id"]),
+                "edge",
+                fact.kind,
+                fact.topic,
+                fact.description or fact.relation.replace("_", " "),
+                e.get("artifact_id"),
+                now,
+                vec,
+            )
+        )
+    return out
+
+
+def recognise(text: str, speaker: str | None) -> str:
+    """The kind of a turn that states a standing preference or instruction
+    (the rule), "" for any other: said by the user (not an assistant), in the
+    first person or as an imperative, short, with a standing marker."""
+    if (speaker or "").strip().lower() in NOT_USER:
+        return ""
+    if len(text) > RULE_MAX_CHARS or not _RULE.search(text):
+        return ""
+    if not _FIRST_PERSON.search(text) and not re.match(r"\s*(?:always|never|please)\b", text, re.I):
+        return ""
+    return "preference" if _PREFER.search(text) else "instruction"
+
+
+def from_texts(
+    artifacts: Sequence[Artifact], vectors: Sequence[list[float]], now: str
+) -> list[Standing]:
+    """The turns of an ``extract: false`` remember that the rule recognises."""
+    out: list[Standing] = []
+    for a, vec in zip(artifacts, vectors, strict=False):
+        kind = recognise(a.text, a.speaker)
+        if kind:
+            out.append(Standing(a.id, "text", kind, "", a.text, a.id, now, list(vec)))
+    return out
+
+
+def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    if not a or not b or len(a) != len(b):
+        return 0.0
+    dot = sum(x * y for x, y in zip(a, b, strict=True))
+    na = math.sqrt(sum(x * x for x in a))
+    nb = math.sqrt(sum(y * y for y in b))
+    return dot / (na * nb) if na and nb else 0.0
+
+
+def ranked(items: list[Standing], question: Sequence[float]) -> list[tuple[float, Standing]]:
+    """Best first by the similarity of each statement to the question (ties:
+    the newest first, as ``items`` come)."""
+    scored = [(_cosine(s.vector, question), s) for s in items]
+    return sorted(scored, key=lambda p: -p[0])

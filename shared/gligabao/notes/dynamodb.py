@@ -1,0 +1,162 @@
+"""The notes store on DynamoDB: rows of the links table's dataset partition
+(``LinkRow``, a JSON document in ``data``), so a dataset's delete and a
+user's erase take them with the rest. Sort keys: f"S#{entity:012d}" a
+summary, f"Z#{entity:012d}" its stale mark, f"P#{source}#{id:012d}" a
+preference or instruction, "O#" the settings."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pynamodb.exceptions import PynamoDBException
+
+from ..dynamodb.batch import batch_write, is_condition_failure, upstream
+from ..dynamodb.tables import LinkRow
+from ..models import DatasetKey
+from .port import Standing, Summary
+
+STALE, SUMMARY, STANDING, OPTIONS = "Z#", "S#", "P#", "O#"
+
+
+def _eid(sk: str) -> int:
+    return int(sk.rsplit("#", 1)[1])
+
+
+class DynamoNotesStore:
+    @upstream("notes store mark_stale")
+    def mark_stale(self, key: DatasetKey, entity_ids: list[int], now: str) -> None:
+        rows = [LinkRow(key.pk, f"{STALE}{i:012d}", data=now) for i in sorted(set(entity_ids))]
+        batch_write(puts=rows)
+
+    @upstream("notes store take_stale")
+    def take_stale(self, key: DatasetKey, limit: int, now_s: float, lease_s: float) -> list[int]:
+        # The marks in entity order (a bounded page: twice what is wanted,
+        # some may be leased to another job); each taken with a conditional
+        # update, so two jobs never take the same entity.
+        taken: list[int] = []
+        page = LinkRow.query(key.pk, LinkRow.sk.startswith(STALE), limit=2 * limit)
+        for row in page:
+            if len(taken) >= limit:
+                break
+            if row.lease_until is not None and row.lease_until >= now_s:
+                continue
+            free = LinkRow.lease_until.does_not_exist() | (LinkRow.lease_until < now_s)
+            try:
+                row.update(
+                    actions=[LinkRow.lease_until.set(now_s + lease_s)],
+                    condition=LinkRow.sk.exists() & free,
+                )
+            except PynamoDBException as exc:
+                if not is_condition_failure(exc):
+                    raise
+                continue
+            taken.append(_eid(row.sk))
+        return taken
+
+    @upstream("notes store stale_count")
+    def stale_count(self, key: DatasetKey, limit: int) -> int:
+        return sum(1 for _ in LinkRow.query(key.pk, LinkRow.sk.startswith(STALE), limit=limit))
+
+    @upstream("notes store get_summaries")
+    def get_summaries(self, key: DatasetKey, ids: list[int]) -> dict[int, Summary]:
+        wanted = sorted(set(ids))
+        if not wanted:
+            return {}
+        keys = [(key.pk, f"{p}{i:012d}") for i in wanted for p in (SUMMARY, STALE)]
+        out: dict[int, Summary] = {}
+        for row in LinkRow.batch_get(keys):
+            eid = _eid(row.sk)
+            s = out.setdefault(eid, Summary(eid))
+            if row.sk.startswith(STALE):
+                s.stale_since = row.data
+            else:
+                doc = json.loads(row.data or "{}")
+                s.text, s.updated_at = doc.get("text", ""), doc.get("updated_at")
+                s.edges, s.artifacts = doc.get("edges", []), doc.get("artifacts", [])
+        return out
+
+    @upstream("notes store put_summaries")
+    def put_summaries(self, key: DatasetKey, summaries: list[Summary], taken_at: str) -> None:
+        rows = [
+            LinkRow(
+                key.pk,
+                f"{SUMMARY}{s.entity_id:012d}",
+                data=json.dumps(
+                    {
+                        "text": s.text,
+                        "updated_at": s.updated_at,
+                        "edges": s.edges,
+                        "artifacts": s.artifacts,
+                    }
+                ),
+            )
+            for s in summaries
+        ]
+        batch_write(puts=rows)
+        for s in summaries:
+            # Marked again after the job took it (its facts changed while the
+            # model wrote): the mark stays, for the next job.
+            mark = LinkRow(key.pk, f"{STALE}{s.entity_id:012d}")
+            try:
+                mark.delete(condition=LinkRow.data <= taken_at)
+            except PynamoDBException as exc:
+                if not is_condition_failure(exc):
+                    raise
+                mark.update(actions=[LinkRow.lease_until.remove()])
+
+    @upstream("notes store add_standing")
+    def add_standing(self, key: DatasetKey, items: list[Standing]) -> None:
+        rows = [
+            LinkRow(
+                key.pk,
+                f"{STANDING}{s.source}#{s.id:012d}",
+                data=json.dumps(
+                    {
+                        "kind": s.kind,
+                        "topic": s.topic,
+                        "text": s.text,
+                        "artifact_id": s.artifact_id,
+                        "created_at": s.created_at,
+                        "vector": s.vector,
+                    }
+                ),
+            )
+            for s in items
+        ]
+        batch_write(puts=rows)
+
+    @upstream("notes store standing")
+    def standing(self, key: DatasetKey, limit: int) -> list[Standing]:
+        # Bounded: a user keeps tens of preferences, not thousands; the newest
+        # ``limit`` of at most 10 x limit read.
+        out: list[Standing] = []
+        for row in LinkRow.query(key.pk, LinkRow.sk.startswith(STANDING), limit=10 * limit):
+            _, source, rid = row.sk.split("#")
+            doc = json.loads(row.data or "{}")
+            out.append(
+                Standing(
+                    int(rid),
+                    source,
+                    doc.get("kind", ""),
+                    doc.get("topic", ""),
+                    doc.get("text", ""),
+                    doc.get("artifact_id"),
+                    doc.get("created_at", ""),
+                    doc.get("vector") or [],
+                )
+            )
+        out.sort(key=lambda s: (s.created_at, s.id), reverse=True)
+        return out[:limit]
+
+    @upstream("notes store get_options")
+    def get_options(self, key: DatasetKey) -> dict[str, Any]:
+        try:
+            row = LinkRow.get(key.pk, OPTIONS)
+        except LinkRow.DoesNotExist:
+            return {}
+        return dict(json.loads(row.data or "{}"))
+
+    @upstream("notes store set_options")
+    def set_options(self, key: DatasetKey, options: dict[str, Any]) -> None:
+        LinkRow(key.pk, OPTIONS, data=json.dumps(options)).save()

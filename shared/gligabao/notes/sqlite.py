@@ -1,0 +1,148 @@
+"""The notes store on the local server's SQLite file (tables ``summaries``,
+``standing`` and ``note_options``, created with the rest of the schema in
+sqlite/db.py and deleted with a dataset's rows)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..models import DatasetKey
+from ..sqlite.db import Database, sqlite_errors
+from .port import Standing, Summary
+
+
+def _marks(n: int) -> str:
+    return ",".join("?" * n)
+
+
+class SqliteNotesStore:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    @sqlite_errors("notes store mark_stale")
+    def mark_stale(self, key: DatasetKey, entity_ids: list[int], now: str) -> None:
+        ids = sorted(set(entity_ids))
+        if not ids:
+            return
+        with self.db.write(durable=False) as conn:
+            conn.executemany(
+                "INSERT INTO summaries (pk, entity_id, stale_since) VALUES (?, ?, ?) "
+                "ON CONFLICT (pk, entity_id) DO UPDATE SET stale_since = excluded.stale_since",
+                [(key.pk, i, now) for i in ids],
+            )
+
+    @sqlite_errors("notes store take_stale")
+    def take_stale(self, key: DatasetKey, limit: int, now_s: float, lease_s: float) -> list[int]:
+        with self.db.write(durable=False) as conn:
+            rows = conn.execute(
+                "SELECT entity_id FROM summaries WHERE pk = ? AND stale_since IS NOT NULL "
+                "AND coalesce(lease_until, 0) < ? ORDER BY stale_since, entity_id LIMIT ?",
+                (key.pk, now_s, limit),
+            ).fetchall()
+            ids = [r[0] for r in rows]
+            if ids:
+                conn.execute(
+                    f"UPDATE summaries SET lease_until = ? WHERE pk = ? "
+                    f"AND entity_id IN ({_marks(len(ids))})",
+                    (now_s + lease_s, key.pk, *ids),
+                )
+        return ids
+
+    @sqlite_errors("notes store stale_count")
+    def stale_count(self, key: DatasetKey, limit: int) -> int:
+        with self.db.connect() as conn:
+            row = conn.execute(
+                "SELECT count(*) FROM (SELECT 1 FROM summaries WHERE pk = ? "
+                "AND stale_since IS NOT NULL LIMIT ?)",
+                (key.pk, limit),
+            ).fetchone()
+        return int(row[0])
+
+    @sqlite_errors("notes store get_summaries")
+    def get_summaries(self, key: DatasetKey, ids: list[int]) -> dict[int, Summary]:
+        wanted = sorted(set(ids))
+        if not wanted:
+            return {}
+        with self.db.connect() as conn:
+            rows = conn.execute(
+                "SELECT entity_id, text, refs, updated_at, stale_since FROM summaries "
+                f"WHERE pk = ? AND entity_id IN ({_marks(len(wanted))})",
+                (key.pk, *wanted),
+            ).fetchall()
+        out: dict[int, Summary] = {}
+        for eid, text, refs, updated_at, stale in rows:
+            got = json.loads(refs) if refs else {}
+            out[eid] = Summary(
+                eid, text or "", got.get("edges", []), got.get("artifacts", []), updated_at, stale
+            )
+        return out
+
+    @sqlite_errors("notes store put_summaries")
+    def put_summaries(self, key: DatasetKey, summaries: list[Summary], taken_at: str) -> None:
+        with self.db.write() as conn:
+            for s in summaries:
+                refs = json.dumps({"edges": s.edges, "artifacts": s.artifacts})
+                # Marked again after the job took it: its facts changed while
+                # the model wrote, so it stays stale (the next job rewrites it).
+                conn.execute(
+                    "INSERT INTO summaries (pk, entity_id, text, refs, updated_at) "
+                    "VALUES (?, ?, ?, ?, ?) ON CONFLICT (pk, entity_id) DO UPDATE SET "
+                    "text = excluded.text, refs = excluded.refs, updated_at = excluded.updated_at, "
+                    "lease_until = NULL, stale_since = CASE WHEN stale_since > ? "
+                    "THEN stale_since ELSE NULL END",
+                    (key.pk, s.entity_id, s.text, refs, s.updated_at, taken_at),
+                )
+
+    @sqlite_errors("notes store add_standing")
+    def add_standing(self, key: DatasetKey, items: list[Standing]) -> None:
+        if not items:
+            return
+        with self.db.write() as conn:
+            conn.executemany(
+                "INSERT OR REPLACE INTO standing (pk, source, id, kind, topic, text, "
+                "artifact_id, created_at, vec) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        key.pk,
+                        s.source,
+                        s.id,
+                        s.kind,
+                        s.topic,
+                        s.text,
+                        s.artifact_id,
+                        s.created_at,
+                        json.dumps(s.vector),
+                    )
+                    for s in items
+                ],
+            )
+
+    @sqlite_errors("notes store standing")
+    def standing(self, key: DatasetKey, limit: int) -> list[Standing]:
+        with self.db.connect() as conn:
+            rows = conn.execute(
+                "SELECT id, source, kind, topic, text, artifact_id, created_at, vec "
+                "FROM standing WHERE pk = ? ORDER BY created_at DESC, id DESC LIMIT ?",
+                (key.pk, limit),
+            ).fetchall()
+        return [
+            Standing(r[0], r[1], r[2], r[3], r[4], r[5], r[6], json.loads(r[7]) if r[7] else [])
+            for r in rows
+        ]
+
+    @sqlite_errors("notes store get_options")
+    def get_options(self, key: DatasetKey) -> dict[str, Any]:
+        with self.db.connect() as conn:
+            row = conn.execute(
+                "SELECT options FROM note_options WHERE pk = ?", (key.pk,)
+            ).fetchone()
+        return dict(json.loads(row[0])) if row else {}
+
+    @sqlite_errors("notes store set_options")
+    def set_options(self, key: DatasetKey, options: dict[str, Any]) -> None:
+        with self.db.write() as conn:
+            conn.execute(
+                "INSERT OR REPLACE INTO note_options (pk, options) VALUES (?, ?)",
+                (key.pk, json.dumps(options)),
+            )

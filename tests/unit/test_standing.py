@@ -1,0 +1,98 @@
+"""The rule that keeps a user's standing statements without extraction, and
+the notes' share of the context: best first by the question's vector, never
+past their share."""
+
+from __future__ import annotations
+
+import pytest
+
+from gligabao.memory.notes_context import Note, notes_for, render
+from gligabao.memory.standing import recognise
+from gligabao.models import DatasetKey, Edge
+from gligabao.notes.port import Standing, Summary
+from gligabao.text import estimate_tokens
+
+
+@pytest.mark.parametrize(
+    ("text", "speaker", "kind"),
+    [
+        (
+            "Always include data encryption details when I ask about data privacy.",
+            "user",
+            "instruction",
+        ),
+        ("From now on, give me distances in metric units.", "user", "instruction"),
+        ("I prefer a balanced approach, using AI for efficiency.", "user", "preference"),
+        ("Please remember that I never eat pork.", None, "instruction"),
+        ("Never suggest paid tools to me.", "user", "instruction"),
+    ],
+)
+def test_standing_statements_are_recognised(text: str, speaker: str | None, kind: str) -> None:
+    assert recognise(text, speaker) == kind
+
+
+@pytest.mark.parametrize(
+    ("text", "speaker"),
+    [
+        ("I will always use kilometres from now on.", "assistant"),  # not the user's
+        ("We went hiking on Saturday and cooked pasta.", "user"),  # no standing marker
+        ("The committee always meets on Mondays.", "user"),  # not first person, no imperative
+        ("I always " + "really " * 200 + "like it.", "user"),  # a report, not a statement
+    ],
+)
+def test_other_turns_are_not(text: str, speaker: str) -> None:
+    assert recognise(text, speaker) == ""
+
+
+class Notes:
+    """A notes store with kept statements and summaries (reads only)."""
+
+    def __init__(self, standing: list[Standing], summaries: dict[int, Summary]) -> None:
+        self._standing = standing
+        self._summaries = summaries
+
+    def standing(self, key: DatasetKey, limit: int) -> list[Standing]:
+        return self._standing[:limit]
+
+    def get_summaries(self, key: DatasetKey, ids: list[int]) -> dict[int, Summary]:
+        return {i: self._summaries[i] for i in ids if i in self._summaries}
+
+
+class Graph:
+    def __init__(self, edges: dict[int, Edge]) -> None:
+        self.edges = edges
+
+    def get_edges(self, key: DatasetKey, ids: list[int]) -> dict[int, Edge]:
+        return {i: self.edges[i] for i in ids if i in self.edges}
+
+    def get_artifacts(self, key: DatasetKey, ids: list[int]) -> dict[int, object]:
+        return {i: object() for i in ids}
+
+
+KEY = DatasetKey("u", "main")
+
+
+def _s(i: int, vec: list[float], kind: str = "instruction") -> Standing:
+    return Standing(i, "edge", kind, "", f"statement {i}", None, "", vec)
+
+
+def test_the_best_matching_statement_first_and_superseded_ones_never() -> None:
+    kept = [_s(1, [0.0, 1.0]), _s(2, [1.0, 0.0]), _s(3, [1.0, 0.1])]
+    edges = {
+        1: Edge(1, 1, 2, "r"),
+        2: Edge(2, 1, 2, "r"),
+        3: Edge(3, 1, 2, "r", expired_at="2024-01-01T00:00:00Z"),  # superseded
+    }
+    got = notes_for(Notes(kept, {}), Graph(edges), KEY, [1.0, 0.0], [], 1000)  # type: ignore[arg-type]
+    assert [n.ref for n in got] == ["edge 2", "edge 1"]
+
+
+def test_the_notes_never_pass_their_share() -> None:
+    kept = [_s(i, [1.0, 0.0]) for i in range(1, 40)]
+    edges = {i: Edge(i, 1, 2, "r") for i in range(1, 40)}
+    summaries = {7: Summary(7, "Alice is an engineer at Acme.")}
+    got = notes_for(Notes(kept, summaries), Graph(edges), KEY, [1.0, 0.0], [(7, "Alice")], 40)  # type: ignore[arg-type]
+    assert 0 < len(got) < 39
+    assert sum(estimate_tokens(line) + 1 for line in render(got)) <= 40  # as retrieve counts
+    assert any(n.kind == "summary" for n in got)  # interleaved: the seed's summary is second
+    assert got[1] == Note("summary", "Alice is an engineer at Acme.", "entity 7 Alice")
