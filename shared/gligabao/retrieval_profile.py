@@ -126,6 +126,11 @@ class RetrievalProfile(BaseModel):
     # 0.80 of the evidence in 4.6% of the conversation, 0.1 0.85 in 9.3%; HotpotQA's
     # chains 0.88 and 0.92.
     passages_only_floor: float = Field(default=0.1, ge=0, le=1)
+    # -- notes (summaries, preferences, instructions) -----------------------------------
+    # The strongest seeds whose entity summaries compete for the notes' share of the
+    # budget (GB_STANDING_SHARE); the BEAM subset's preference and instruction figures
+    # (docs/retrieval.md, "Entity summaries") were measured with 3.
+    notes_summaries: int = Field(default=3, ge=0, le=100)
     # -- explain ----------------------------------------------------------------------
     left_out_shown: int = Field(
         default=5, ge=0, le=1000

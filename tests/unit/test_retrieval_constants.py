@@ -39,6 +39,27 @@ REMEMBER = {
     "split.py": {"MAX_MOVED"},
     "reindex.py": {"BATCH"},
     "transfer.py": {"FORMAT", "BATCH"},
+    # the retention sweep's reads; a dataset schema's limits (API limits)
+    "retention.py": {"BATCH", "MAX_ROUNDS"},
+    "schema.py": {
+        "MAX_ENTITY_TYPES",
+        "MAX_EDGE_TYPES",
+        "MAX_ATTRIBUTES",
+        "MAX_ENUM_VALUES",
+        "MAX_DESCRIPTION",
+        "MAX_ENUM_VALUE",
+        "MAX_SCHEMA_BYTES",
+    },
+    # what the summarize_entity call is given and how long a job holds its entities
+    "summaries.py": {
+        "FACTS_PER_ENTITY",
+        "TEXTS_PER_ENTITY",
+        "TEXT_CHARS",
+        "LEASE_S",
+        "MAX_TOKENS_PER_ENTITY",
+    },
+    # the rule's longest standing statement; the newest statements read (browse too)
+    "standing.py": {"RULE_MAX_CHARS", "KEPT"},
 }
 # Not tunables of the ranking: API limits, formats, the process's pool, a
 # provider's document size, the answer call's size, a float tie-break.

@@ -231,35 +231,12 @@ def split_in_two(text: str) -> list[str]:
 def parse_extraction(
     data: dict[str, Any], reference_time: str, chunk: int | None
 ) -> tuple[list[Extracted], list[Fact]]:
-    ents: list[Extracted] = []
     raw_entities = data.get("entities")
     raw_edges = data.get("edges")
     if not isinstance(raw_entities, list) or not isinstance(raw_edges, list):
         raise UpstreamError("extraction reply lacks the entities and edges lists")
     seen: dict[str, Extracted] = {}
-    for item in raw_entities:
-        if not isinstance(item, dict):
-            continue
-        name = as_str(item.get("name"))
-        norm = normalize_name(name)
-        if not norm:
-            continue
-        ex = Extracted(
-            name,
-            norm,
-            as_str(item.get("type")).lower(),
-            as_str(item.get("description")),
-            as_id(item.get("id")),
-            chunk,
-        )
-        if norm in seen:
-            prev = seen[norm]
-            prev.description = merge_description(prev.description, ex.description)
-            prev.model_id = prev.model_id or ex.model_id
-            prev.type = prev.type or ex.type
-            continue
-        seen[norm] = ex
-        ents.append(ex)
+    ents = _entities_of(raw_entities, chunk, seen)
     facts: list[Fact] = []
     for item in raw_edges:
         if not isinstance(item, dict):
@@ -289,3 +266,35 @@ def parse_extraction(
                 seen[norm] = Extracted(raw, norm, "", "", None, chunk)
                 ents.append(seen[norm])
     return ents, facts
+
+
+def _entities_of(
+    raw_entities: list[Any], chunk: int | None, seen: dict[str, Extracted]
+) -> list[Extracted]:
+    """The reply's entities, one per name (``seen`` gains them); a name given
+    twice merges its descriptions."""
+    ents: list[Extracted] = []
+    for item in raw_entities:
+        if not isinstance(item, dict):
+            continue
+        name = as_str(item.get("name"))
+        norm = normalize_name(name)
+        if not norm:
+            continue
+        ex = Extracted(
+            name,
+            norm,
+            as_str(item.get("type")).lower(),
+            as_str(item.get("description")),
+            as_id(item.get("id")),
+            chunk,
+        )
+        if norm in seen:
+            prev = seen[norm]
+            prev.description = merge_description(prev.description, ex.description)
+            prev.model_id = prev.model_id or ex.model_id
+            prev.type = prev.type or ex.type
+            continue
+        seen[norm] = ex
+        ents.append(ex)
+    return ents

@@ -25,9 +25,6 @@ from ..notes.port import NotesStore, Standing, Summary
 from ..text import estimate_tokens
 from .standing import KEPT, ranked
 
-SUMMARIES = 3  # the strongest seeds whose summaries compete for the notes' share
-MIN_SIMILARITY = 0.0  # a statement this unlike the question is still weighed (budget decides)
-
 
 @dataclass
 class Note:
@@ -87,16 +84,19 @@ def notes_for(
     question: list[float],
     seeds: list[tuple[int, str]],
     share: int,
+    summaries_of: int,
 ) -> list[Note]:
     """The notes that fit in ``share`` tokens, best first (``seeds``: the
-    strongest seeds, strongest first, with their names)."""
+    strongest seeds, strongest first, with their names; the summaries of the
+    ``summaries_of`` strongest compete for the share: the profile's
+    ``notes_summaries``)."""
     if share <= 0:
         return []
     kept = notes.standing(key, KEPT)
     ordered: list[Note] = []
     if kept:
         ordered += [_standing_note(s) for _, s in ranked(_live(graph, key, kept), question)]
-    ids = [i for i, _ in seeds[:SUMMARIES]]
+    ids = [i for i, _ in seeds[:summaries_of]]
     found = notes.get_summaries(key, ids) if ids else {}
     names = dict(seeds)
     summaries = [_summary_note(found[i], names[i]) for i in ids if i in found and found[i].text]

@@ -102,7 +102,7 @@ class Retriever:
         candidates = rerank(meter, self.settings, inp.query, candidates, entities)
         with meter.call.step("fill") as c:
             budget = inp.max_context_tokens or self.settings.context_tokens
-            notes = self._notes(key, got, entities, budget)
+            notes = self._notes(key, got, entities, budget, p)
             rest = budget - sum(estimate_tokens(line) + 1 for line in render_notes(notes))
             ctx = fill(candidates, entities, inp.query, clock.now_str(), rest, nearby, inp.as_of, p)
             ctx.notes, ctx.budget = notes, budget
@@ -142,7 +142,12 @@ class Retriever:
         return nearby, near_edges
 
     def _notes(
-        self, key: DatasetKey, got: Gathered, entities: dict[int, Entity], budget: int
+        self,
+        key: DatasetKey,
+        got: Gathered,
+        entities: dict[int, Entity],
+        budget: int,
+        p: RetrievalProfile,
     ) -> list[Note]:
         """The seeds' summaries and the user's preferences and instructions,
         under their share of the budget (memory/notes_context.py)."""
@@ -150,7 +155,8 @@ class Retriever:
             return []
         seeds = [(i, entities[i].name) for i in got.seeds.order if i in entities]
         share = int(budget * self.settings.standing_share)
-        return notes_for(self.notes, self.graph, key, got.passages.found.vector, seeds, share)
+        vector = got.passages.found.vector
+        return notes_for(self.notes, self.graph, key, vector, seeds, share, p.notes_summaries)
 
     def _is_passage(self, a: Artifact) -> bool:
         # A chunk or window, or a text short enough to be searched whole.
