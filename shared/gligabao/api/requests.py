@@ -10,10 +10,19 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    ValidationError,
+    create_model,
+    model_validator,
+)
 from pydantic.config import JsonDict
 
 from ..errors import BadRequest
+from ..retrieval_profile import RetrievalProfile
 from .fields import (
     ContextTokens,
     DatasetName,
@@ -116,6 +125,19 @@ class RememberRequest(_Common):
         return self
 
 
+def _overrides() -> type[BaseModel]:
+    """The retrieval profile's fields, each optional, with the profile's
+    types and bounds: a request's ``profile`` (so the schema names them)."""
+    fields: dict[str, Any] = {
+        name: (Annotated[f.annotation, *f.metadata] | None, None)  # type: ignore[name-defined]
+        for name, f in RetrievalProfile.model_fields.items()
+    }
+    return create_model("ProfileOverrides", __config__=_STRICT, **fields)
+
+
+ProfileOverrides = _overrides()
+
+
 class QueryRequest(_Common):
     STAGES: ClassVar[tuple[str, ...]] = QUERY_STAGES
     query: Text
@@ -136,7 +158,7 @@ class QueryRequest(_Common):
         "score and the parts that made it), and `left_out` lists the best candidates that "
         "did not make it, with the reason",
     )
-    profile: dict[str, Any] | None = Field(
+    profile: ProfileOverrides | None = Field(  # type: ignore[valid-type]
         None,
         description="local server only (`gligabao serve`): retrieval profile fields to change "
         'for this request, e.g. `{"relevance_floor": 0.2}` (docs/retrieval.md); a deployed '
