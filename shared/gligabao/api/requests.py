@@ -12,6 +12,7 @@ from typing import Annotated, Any, ClassVar, TypeVar
 
 from pydantic import (
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     StrictBool,
@@ -35,6 +36,7 @@ from .fields import (
     Text,
     Timestamp,
     UserId,
+    _integral,
 )
 from .stages import (
     FORM_TAGS,
@@ -128,10 +130,11 @@ class RememberRequest(_Common):
 def _overrides() -> type[BaseModel]:
     """The retrieval profile's fields, each optional, with the profile's
     types and bounds: a request's ``profile`` (so the schema names them)."""
-    fields: dict[str, Any] = {
-        name: (Annotated[f.annotation, *f.metadata] | None, None)  # type: ignore[name-defined]
-        for name, f in RetrievalProfile.model_fields.items()
-    }
+    fields: dict[str, Any] = {}
+    for name, f in RetrievalProfile.model_fields.items():
+        # JSON's integers: 2.0 is one (JSON Schema's "integer"), as for the other fields.
+        extra = [BeforeValidator(_integral)] if f.annotation is int else []
+        fields[name] = (Annotated[f.annotation, *f.metadata, *extra] | None, None)  # type: ignore[name-defined]
     return create_model("ProfileOverrides", __config__=_STRICT, **fields)
 
 
