@@ -1430,6 +1430,224 @@ export interface components {
              */
             topic: string;
         };
+        /** ProfileOverrides */
+        ProfileOverrides: {
+            /**
+             * Edge Cap
+             * @default null
+             */
+            edge_cap?: number | null;
+            /**
+             * Fallback Seeds
+             * @default null
+             */
+            fallback_seeds?: number | null;
+            /**
+             * Hop1
+             * @default null
+             */
+            hop1?: number | null;
+            /**
+             * Hop2
+             * @default null
+             */
+            hop2?: number | null;
+            /**
+             * Hop2 Cap
+             * @default null
+             */
+            hop2_cap?: number | null;
+            /**
+             * Hop2 From
+             * @default null
+             */
+            hop2_from?: number | null;
+            /**
+             * Hub Degree
+             * @default null
+             */
+            hub_degree?: number | null;
+            /**
+             * Keyword Description
+             * @default null
+             */
+            keyword_description?: number | null;
+            /**
+             * Keyword Name Term
+             * @default null
+             */
+            keyword_name_term?: number | null;
+            /**
+             * Keyword Per Term
+             * @default null
+             */
+            keyword_per_term?: number | null;
+            /**
+             * Keyword Seeds
+             * @default null
+             */
+            keyword_seeds?: number | null;
+            /**
+             * Keyword Whole Name
+             * @default null
+             */
+            keyword_whole_name?: number | null;
+            /**
+             * Left Out Shown
+             * @default null
+             */
+            left_out_shown?: number | null;
+            /**
+             * Neighbours Of
+             * @default null
+             */
+            neighbours_of?: number | null;
+            /**
+             * Notes Summaries
+             * @default null
+             */
+            notes_summaries?: number | null;
+            /**
+             * Passage Base
+             * @default null
+             */
+            passage_base?: number | null;
+            /**
+             * Passage Decay
+             * @default null
+             */
+            passage_decay?: number | null;
+            /**
+             * Passages Only Floor
+             * @default null
+             */
+            passages_only_floor?: number | null;
+            /**
+             * Provenance From
+             * @default null
+             */
+            provenance_from?: number | null;
+            /**
+             * Relevance Floor
+             * @default null
+             */
+            relevance_floor?: number | null;
+            /**
+             * Second Round From
+             * @default null
+             */
+            second_round_from?: number | null;
+            /**
+             * Second Round Passages
+             * @default null
+             */
+            second_round_passages?: number | null;
+            /**
+             * Second Round Rank
+             * @default null
+             */
+            second_round_rank?: number | null;
+            /**
+             * Second Round Terms
+             * @default null
+             */
+            second_round_terms?: number | null;
+            /**
+             * Session Chars
+             * @default null
+             */
+            session_chars?: number | null;
+            /**
+             * Session Lookback
+             * @default null
+             */
+            session_lookback?: number | null;
+            /**
+             * Session Messages
+             * @default null
+             */
+            session_messages?: number | null;
+            /**
+             * Similar Edges
+             * @default null
+             */
+            similar_edges?: number | null;
+            /**
+             * Similar Entities
+             * @default null
+             */
+            similar_entities?: number | null;
+            /**
+             * Similar Passages
+             * @default null
+             */
+            similar_passages?: number | null;
+            /**
+             * Similar Summaries
+             * @default null
+             */
+            similar_summaries?: number | null;
+            /**
+             * Source Reads
+             * @default null
+             */
+            source_reads?: number | null;
+            /**
+             * W Beside
+             * @default null
+             */
+            w_beside?: number | null;
+            /**
+             * W Edge Sim
+             * @default null
+             */
+            w_edge_sim?: number | null;
+            /**
+             * W Entity Sim
+             * @default null
+             */
+            w_entity_sim?: number | null;
+            /**
+             * W Keyword
+             * @default null
+             */
+            w_keyword?: number | null;
+            /**
+             * W Lexical
+             * @default null
+             */
+            w_lexical?: number | null;
+            /**
+             * W Passage
+             * @default null
+             */
+            w_passage?: number | null;
+            /**
+             * W Provenance
+             * @default null
+             */
+            w_provenance?: number | null;
+            /**
+             * W Recency
+             * @default null
+             */
+            w_recency?: number | null;
+            /**
+             * W Seed Line
+             * @default null
+             */
+            w_seed_line?: number | null;
+            /**
+             * W Source
+             * @default null
+             */
+            w_source?: number | null;
+            /**
+             * W When
+             * @default null
+             */
+            w_when?: number | null;
+        };
         /** QueryLevels */
         QueryLevels: {
             /**
@@ -1525,13 +1743,10 @@ export interface components {
             /** @default null */
             models?: components["schemas"]["QueryModels"] | null;
             /**
-             * Profile
              * @description local server only (`gligabao serve`): retrieval profile fields to change for this request, e.g. `{"relevance_floor": 0.2}` (docs/retrieval.md); a deployed API answers 400 (its pools are the query's cost bounds: GB_RETRIEVAL_PROFILE sets them)
              * @default null
              */
-            profile?: {
-                [key: string]: unknown;
-            } | null;
+            profile?: components["schemas"]["ProfileOverrides"] | null;
             /** Query */
             query: string;
             /**
@@ -1826,13 +2041,10 @@ export interface components {
             /** @default null */
             models?: components["schemas"]["SearchModels"] | null;
             /**
-             * Profile
              * @description local server only (`gligabao serve`): retrieval profile fields to change for this request, e.g. `{"relevance_floor": 0.2}` (docs/retrieval.md); a deployed API answers 400 (its pools are the query's cost bounds: GB_RETRIEVAL_PROFILE sets them)
              * @default null
              */
-            profile?: {
-                [key: string]: unknown;
-            } | null;
+            profile?: components["schemas"]["ProfileOverrides"] | null;
             /** Query */
             query: string;
             /**

@@ -12,16 +12,19 @@ from typing import Annotated, Any, ClassVar, TypeVar
 
 from pydantic import (
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     StrictBool,
     StringConstraints,
     ValidationError,
+    create_model,
     model_validator,
 )
 from pydantic.config import JsonDict
 
 from ..errors import BadRequest
+from ..retrieval_profile import RetrievalProfile
 from .fields import (
     ContextTokens,
     DatasetName,
@@ -34,6 +37,7 @@ from .fields import (
     Text,
     Timestamp,
     UserId,
+    _integral,
 )
 from .stages import (
     FORM_TAGS,
@@ -136,6 +140,20 @@ class RememberRequest(_Common):
         return self
 
 
+def _overrides() -> type[BaseModel]:
+    """The retrieval profile's fields, each optional, with the profile's
+    types and bounds: a request's ``profile`` (so the schema names them)."""
+    fields: dict[str, Any] = {}
+    for name, f in RetrievalProfile.model_fields.items():
+        # JSON's integers: 2.0 is one (JSON Schema's "integer"), as for the other fields.
+        extra = [BeforeValidator(_integral)] if f.annotation is int else []
+        fields[name] = (Annotated[f.annotation, *f.metadata, *extra] | None, None)  # type: ignore[name-defined]
+    return create_model("ProfileOverrides", __config__=_STRICT, **fields)
+
+
+ProfileOverrides = _overrides()
+
+
 class QueryRequest(_Common):
     STAGES: ClassVar[tuple[str, ...]] = QUERY_STAGES
     query: Text
@@ -156,7 +174,7 @@ class QueryRequest(_Common):
         "score and the parts that made it), and `left_out` lists the best candidates that "
         "did not make it, with the reason",
     )
-    profile: dict[str, Any] | None = Field(
+    profile: ProfileOverrides | None = Field(  # type: ignore[valid-type]
         None,
         description="local server only (`gligabao serve`): retrieval profile fields to change "
         'for this request, e.g. `{"relevance_floor": 0.2}` (docs/retrieval.md); a deployed '

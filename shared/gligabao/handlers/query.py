@@ -63,7 +63,7 @@ def request_profile(req: QueryRequest) -> RetrievalProfile | None:
             "profile: only the local server (gligabao serve) takes a request's profile; "
             "a deployment sets GB_RETRIEVAL_PROFILE"
         )
-    return cfg.profile.with_overrides(req.profile)
+    return cfg.profile.with_overrides(req.profile.model_dump(exclude_none=True))
 
 
 def check_question(text: str) -> None:
