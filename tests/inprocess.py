@@ -62,8 +62,8 @@ class InProcessClient:
             f"{target} is the server's own page, not a handler's: use gb_http"
         )
         handler = self.routes.handler(target, method)
-        if handler is None:
-            return Reply(404, {"error": "no such route"}, {})
+        if handler is None:  # as the server answers it: JSON, with a call id
+            return Reply(404, {"error": "no such route"}, _own_headers())
         result = handler(make_event(method, path, sent, data, "127.0.0.1"), None)
         payload = result.get("body") or ""
         raw_out = base64.b64decode(payload) if result.get("isBase64Encoded") else payload.encode()
@@ -81,6 +81,14 @@ class InProcessClient:
 
     def delete(self, path: str, **kw: Any) -> Reply:
         return self.request("DELETE", path, **kw)
+
+
+def _own_headers() -> dict[str, str]:
+    import uuid
+
+    from gligabao.api.app import CALL_ID_HEADER
+
+    return {"Content-Type": "application/json", CALL_ID_HEADER: uuid.uuid4().hex}
 
 
 def _parsed(payload: bytes, method: str) -> Any:

@@ -14,6 +14,12 @@ from conftest import Harness
 from gligabao.local.server import make_event
 
 
+@pytest.fixture
+def gb(gb_http: Harness) -> Harness:
+    """Over a loopback socket: the server's Origin check is a subject here."""
+    return gb_http
+
+
 def _event(
     method: str, target: str, body: Any = None, claims: dict[str, Any] | None = None, **headers: str
 ) -> dict[str, Any]:
