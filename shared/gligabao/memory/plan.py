@@ -3,6 +3,7 @@ resolved, and the response built from it. Pure: no I/O."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -83,7 +84,7 @@ def message_artifacts(
     ]
 
 
-def build(  # noqa: C901 (remember's write plan: owned by the write path's change, to be split there)
+def build(
     txn: str,
     now: str,
     artifacts: list[Artifact],
@@ -101,25 +102,7 @@ def build(  # noqa: C901 (remember's write plan: owned by the write path's chang
     parent, chunk_ids = artifacts[0], [a.id for a in artifacts[1:]]
     every = [a.id for a in artifacts]
     write = GraphWrite(txn=txn, now=now, artifacts=list(artifacts))
-    entities_out: list[Entity] = []
-    for r in unique:
-        if r.created:
-            desc, type_ = r.entity.description, r.entity.type
-            for ex in r.extracted:
-                desc = merge_description(desc, ex.description)
-                type_ = type_ or ex.type
-            ent = replace(r.entity, description=desc, type=type_, created_at=now, updated_at=now)
-            write.new_entities.append(ent)
-        else:
-            update = EntityUpdate(
-                r.entity.id,
-                [ex.description for ex in r.extracted],
-                next((ex.type for ex in r.extracted if ex.type), ""),
-            )
-            ent = update.apply(r.entity, now)
-            if ent is not r.entity:
-                write.entity_updates.append(update)
-        entities_out.append(ent)
+    entities_out = _plan_entities(write, unique, now)
     ids_by_norm = {ex.norm: r.entity.id for r in unique for ex in r.extracted}
 
     def artifact_of(chunk: int | None) -> list[int]:
@@ -127,18 +110,7 @@ def build(  # noqa: C901 (remember's write plan: owned by the write path's chang
             return every if chunk is None else [every[chunk]]
         return [parent.id] if chunk is None else [parent.id, chunk_ids[chunk]]
 
-    for r in unique:
-        for a in sorted({a for ex in r.extracted for a in artifact_of(ex.chunk)}):
-            write.entity_links.append((r.entity.id, a))
-        if not r.created and r.match is not None:
-            # the merge: which names of which text went to the stored entity, why
-            by_text: dict[int, list[str]] = {}
-            for ex in r.extracted:
-                by_text.setdefault(artifact_of(ex.chunk)[0], []).append(ex.name)
-            write.merges += [
-                Merge(r.entity.id, a, tuple(dict.fromkeys(ns)), r.match, now)
-                for a, ns in sorted(by_text.items())
-            ]
+    _entity_links(write, unique, artifact_of, now)
 
     edges_out: list[Edge] = []
     for i, nf in enumerate(facts.new):
@@ -249,3 +221,49 @@ def _successor(old: Edge, write: GraphWrite) -> int | None:
         if edge.source_id == old.source_id and edge.relation == old.relation:
             return edge.id
     return None
+
+
+def _plan_entities(write: GraphWrite, unique: list[Resolved], now: str) -> list[Entity]:
+    """The new entities (their extracted descriptions merged) and the updates
+    of stored ones, into ``write``; every entity as it will read after it."""
+    out: list[Entity] = []
+    for r in unique:
+        if r.created:
+            desc, type_ = r.entity.description, r.entity.type
+            for ex in r.extracted:
+                desc = merge_description(desc, ex.description)
+                type_ = type_ or ex.type
+            ent = replace(r.entity, description=desc, type=type_, created_at=now, updated_at=now)
+            write.new_entities.append(ent)
+        else:
+            update = EntityUpdate(
+                r.entity.id,
+                [ex.description for ex in r.extracted],
+                next((ex.type for ex in r.extracted if ex.type), ""),
+            )
+            ent = update.apply(r.entity, now)
+            if ent is not r.entity:
+                write.entity_updates.append(update)
+        out.append(ent)
+    return out
+
+
+def _entity_links(
+    write: GraphWrite,
+    unique: list[Resolved],
+    artifact_of: Callable[[int | None], list[int]],
+    now: str,
+) -> None:
+    """Each entity's links to the texts that name it; for a name filed under
+    a stored entity, the merge: which names of which text went to it, why."""
+    for r in unique:
+        for a in sorted({a for ex in r.extracted for a in artifact_of(ex.chunk)}):
+            write.entity_links.append((r.entity.id, a))
+        if not r.created and r.match is not None:
+            by_text: dict[int, list[str]] = {}
+            for ex in r.extracted:
+                by_text.setdefault(artifact_of(ex.chunk)[0], []).append(ex.name)
+            write.merges += [
+                Merge(r.entity.id, a, tuple(dict.fromkeys(ns)), r.match, now)
+                for a, ns in sorted(by_text.items())
+            ]
