@@ -108,13 +108,21 @@ def build(  # noqa: C901 (remember's write plan: owned by the write path's chang
             for ex in r.extracted:
                 desc = merge_description(desc, ex.description)
                 type_ = type_ or ex.type
-            ent = replace(r.entity, description=desc, type=type_, created_at=now, updated_at=now)
+            ent = replace(
+                r.entity,
+                description=desc,
+                type=type_,
+                created_at=now,
+                updated_at=now,
+                attributes={k: v for ex in r.extracted for k, v in ex.attributes.items()},
+            )
             write.new_entities.append(ent)
         else:
             update = EntityUpdate(
                 r.entity.id,
                 [ex.description for ex in r.extracted],
                 next((ex.type for ex in r.extracted if ex.type), ""),
+                {k: v for ex in r.extracted for k, v in ex.attributes.items()},
             )
             ent = update.apply(r.entity, now)
             if ent is not r.entity:
