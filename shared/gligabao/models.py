@@ -37,11 +37,17 @@ class Entity:
     updated_at: str = ""
     lat: float | None = None
     lon: float | None = None
+    # Its declared type's attribute values (issue 47), newest value wins;
+    # the values each replaced, newest first (``ATTRIBUTE_HISTORY`` each).
+    attributes: dict[str, Any] = field(default_factory=dict)
+    attribute_history: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
     def public(self) -> dict[str, Any]:
         out: dict[str, Any] = {"id": self.id, "name": self.name, "type": self.type}
         if self.description:
             out["description"] = self.description
+        if self.attributes:
+            out["attributes"] = dict(self.attributes)
         if self.lat is not None and self.lon is not None:
             out["lat"] = self.lat
             out["lon"] = self.lon
@@ -134,15 +140,49 @@ class EntityUpdate:
     id: int
     descriptions: list[str]  # phrases merged into the description, in order
     type: str = ""  # set when the stored type is empty
+    attributes: dict[str, Any] = field(default_factory=dict)  # validated: newest wins
 
     def apply(self, cur: Entity, now: str) -> Entity:
         desc = cur.description
         for phrase in self.descriptions:
             desc = merge_description(desc, phrase)
         type_ = cur.type or self.type
-        if (desc, type_) == (cur.description, cur.type):
+        values, history = merge_attributes(
+            cur.attributes, cur.attribute_history, self.attributes, now
+        )
+        if (desc, type_, values) == (cur.description, cur.type, cur.attributes):
             return cur
-        return replace(cur, description=desc, type=type_, updated_at=now)
+        return replace(
+            cur,
+            description=desc,
+            type=type_,
+            updated_at=now,
+            attributes=values,
+            attribute_history=history,
+        )
+
+
+ATTRIBUTE_HISTORY = 5  # replaced values kept per attribute, newest first
+
+
+def merge_attributes(
+    values: dict[str, Any],
+    history: dict[str, list[dict[str, Any]]],
+    new: dict[str, Any],
+    now: str,
+) -> tuple[dict[str, Any], dict[str, list[dict[str, Any]]]]:
+    """``new`` over ``values`` (the newest value wins); a value replaced by
+    another goes to the head of its attribute's history with when it was
+    replaced (``until``). The same value again changes nothing."""
+    out, hist = dict(values), {k: list(v) for k, v in history.items()}
+    for name, value in new.items():
+        if name in out and out[name] == value:
+            continue
+        if name in out:
+            kept = [{"value": out[name], "until": now}, *hist.get(name, [])]
+            hist[name] = kept[:ATTRIBUTE_HISTORY]
+        out[name] = value
+    return out, hist
 
 
 @dataclass

@@ -130,7 +130,7 @@ def test_a_version_2_file_is_upgraded_in_place_keeping_its_texts(tmp_path: Path)
         conn.executescript(
             SCHEMA.replace(
                 "call_id TEXT, summary TEXT, speaker TEXT,", "call_id TEXT, summary TEXT,"
-            )
+            ).replace(" attributes TEXT, attribute_history TEXT,", "")
         )
         conn.execute(  # what versions 2 and 3 kept: every dataset's words in one table
             "CREATE VIRTUAL TABLE passage_words USING fts5(pk UNINDEXED, id UNINDEXED, text, "
@@ -144,7 +144,7 @@ def test_a_version_2_file_is_upgraded_in_place_keeping_its_texts(tmp_path: Path)
         conn.execute("PRAGMA user_version = 2")
     Database(path).close()
     with sqlite3.connect(path) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 5
         row = conn.execute("SELECT text, speaker FROM artifacts WHERE id = 1").fetchone()
         words = conn.execute(f"SELECT rowid, text FROM {words_table('u#main')}").fetchall()
     assert row == ("old text", None)

@@ -45,7 +45,7 @@ def test_a_version_3_file_is_upgraded_in_place(tmp_path: Path) -> None:
     db = Database(path)
     try:
         with sqlite3.connect(path) as conn:
-            assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
+            assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 5
         names = names_in(path)
         assert "passage_words" not in names
         assert {words_table(alice.pk), words_table(bob.pk)} <= names

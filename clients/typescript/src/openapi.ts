@@ -400,6 +400,19 @@ export interface components {
             /** Next Cursor */
             next_cursor: string | null;
         };
+        /** AttributeChangeOut */
+        AttributeChangeOut: {
+            /**
+             * Until
+             * @description when a newer value replaced it
+             */
+            until: string;
+            /**
+             * Value
+             * @description a value the attribute had
+             */
+            value: boolean | number | string;
+        };
         /**
          * AttributeSpec
          * @description One attribute of a type: a subset of JSON Schema.
@@ -513,6 +526,22 @@ export interface components {
         };
         /** BrowsedEntityOut */
         BrowsedEntityOut: {
+            /**
+             * Attribute History
+             * @description an entity's page: the values each attribute had before, newest first (a few each; absent: none replaced)
+             * @default null
+             */
+            attribute_history?: {
+                [key: string]: components["schemas"]["AttributeChangeOut"][];
+            } | null;
+            /**
+             * Attributes
+             * @description the values of its declared type's attributes (the dataset's schema), each validated against it; the newest value wins (absent: none)
+             * @default null
+             */
+            attributes?: {
+                [key: string]: boolean | number | string;
+            } | null;
             /** Created At */
             created_at: string;
             /**
@@ -915,6 +944,14 @@ export interface components {
         /** EntityOut */
         EntityOut: {
             /**
+             * Attributes
+             * @description the values of its declared type's attributes (the dataset's schema), each validated against it; the newest value wins (absent: none)
+             * @default null
+             */
+            attributes?: {
+                [key: string]: boolean | number | string;
+            } | null;
+            /**
              * Description
              * @default null
              */
@@ -1167,6 +1204,22 @@ export interface components {
         };
         /** ListedEntityOut */
         ListedEntityOut: {
+            /**
+             * Attribute History
+             * @description an entity's page: the values each attribute had before, newest first (a few each; absent: none replaced)
+             * @default null
+             */
+            attribute_history?: {
+                [key: string]: components["schemas"]["AttributeChangeOut"][];
+            } | null;
+            /**
+             * Attributes
+             * @description the values of its declared type's attributes (the dataset's schema), each validated against it; the newest value wins (absent: none)
+             * @default null
+             */
+            attributes?: {
+                [key: string]: boolean | number | string;
+            } | null;
             /** Created At */
             created_at: string;
             /**
@@ -1886,6 +1939,14 @@ export interface components {
         });
         /** RememberedEntityOut */
         RememberedEntityOut: {
+            /**
+             * Attributes
+             * @description the values of its declared type's attributes (the dataset's schema), each validated against it; the newest value wins (absent: none)
+             * @default null
+             */
+            attributes?: {
+                [key: string]: boolean | number | string;
+            } | null;
             /** Created */
             created: boolean;
             /**

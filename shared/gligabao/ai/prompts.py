@@ -228,6 +228,31 @@ SUMMARIZE_ENTITY_SCHEMA: dict[str, Any] = {
     "required": ["summaries"],
 }
 
+
+def extract_schema(types: dict[str, Any] | None) -> dict[str, Any]:
+    """The extraction's reply schema for a dataset: each entity may carry
+    ``attributes`` when the dataset declares some (memory/schema.py). One
+    object for every type (the model picks the type); an attribute name
+    declared twice with two specs is left unconstrained there: the code
+    validates each value against its entity's own type anyway."""
+    specs: dict[str, Any] = {}
+    for spec in ((types or {}).get("entity_types") or {}).values():
+        for name, attr in (spec.get("attributes") or {}).items():
+            want = {k: v for k, v in attr.items() if k in ("type", "format", "enum")}
+            specs[name] = want if specs.get(name, want) == want else {}
+    if not specs:
+        return EXTRACT_SCHEMA
+    entity = EXTRACT_SCHEMA["properties"]["entities"]["items"]
+    attributes = {
+        "type": "object",
+        "description": "the values the text states of the attributes its declared type has",
+        "properties": specs,
+    }
+    items = {**entity, "properties": {**entity["properties"], "attributes": attributes}}
+    entities = {**EXTRACT_SCHEMA["properties"]["entities"], "items": items}
+    return {**EXTRACT_SCHEMA, "properties": {**EXTRACT_SCHEMA["properties"], "entities": entities}}
+
+
 SCHEMAS: dict[str, dict[str, Any]] = {
     "extract": EXTRACT_SCHEMA,
     "invalidate": INVALIDATE_SCHEMA,
@@ -244,6 +269,8 @@ def entity_line(e: Entity) -> str:
         head += f" ({e.type})"
     if e.description:
         head += f": {e.description}"
+    if e.attributes:  # its declared type's values (the dataset's schema)
+        head += " {" + ", ".join(f"{k}={v}" for k, v in sorted(e.attributes.items())) + "}"
     return head
 
 
@@ -313,7 +340,10 @@ def types_text(types: dict[str, Any]) -> str:
     lines = [
         "The dataset declares these types. An entity of one of these kinds takes its name as "
         '"type"; a fact of one of these edge types takes its name as "relation" (between the '
-        "entity types it names). Anything else keeps a free type or relation."
+        "entity types it names). Anything else keeps a free type or relation. An entity of a "
+        'type with attributes adds "attributes": an object of the values the text states of '
+        "them (an enum value exactly as listed, a date-time in RFC 3339 UTC, a number as a JSON "
+        "number); leave out an attribute the text does not state."
     ]
     for name, spec in types.get("entity_types", {}).items():
         attrs = [_attribute_text(a, s) for a, s in spec.get("attributes", {}).items()]

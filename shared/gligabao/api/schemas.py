@@ -8,6 +8,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+# An attribute's value: its declared type's (a date-time is a string).
+AttributeValue = bool | int | float | str
+
 
 class _Out(BaseModel):
     model_config = ConfigDict(extra="forbid", defer_build=True)
@@ -57,6 +60,11 @@ class EntityOut(_Out):
     description: str | None = None
     lat: float | None = None
     lon: float | None = None
+    attributes: dict[str, AttributeValue] | None = Field(
+        default=None,
+        description="the values of its declared type's attributes (the dataset's schema), "
+        "each validated against it; the newest value wins (absent: none)",
+    )
     explain: ExplainOut | None = None
 
 
@@ -370,9 +378,19 @@ class MentionOut(_Out):
     speaker: str | None
 
 
+class AttributeChangeOut(_Out):
+    value: AttributeValue = Field(description="a value the attribute had")
+    until: str = Field(description="when a newer value replaced it")
+
+
 class BrowsedEntityOut(EntityOut):
     created_at: str
     updated_at: str
+    attribute_history: dict[str, list[AttributeChangeOut]] | None = Field(
+        default=None,
+        description="an entity's page: the values each attribute had before, newest first "
+        "(a few each; absent: none replaced)",
+    )
 
 
 class ListedEntityOut(BrowsedEntityOut):

@@ -120,6 +120,10 @@ class EntityRow(SharedClientModel):
     updated_key = UnicodeAttribute()  # f"{updated_at}#{id:012d}"
     lat = NumberAttribute(null=True)
     lon = NumberAttribute(null=True)
+    # Declared attributes and their history, as JSON (a float is no
+    # DynamoDB number without Decimal; nothing queries them by value).
+    attributes = UnicodeAttribute(null=True)
+    attribute_history = UnicodeAttribute(null=True)
     txn = UnicodeAttribute(null=True)  # the writing call's, until its commit lands
     vec = VectorAttribute(null=True)  # VectorStore=dynamodb: the name's vector
     vt = NumberAttribute(null=True)  # when the vector was written (epoch seconds)

@@ -181,6 +181,8 @@ class Browse:
         edges = self.graph.live_edges_around(key, [entity_id], FACTS_PER_ENTITY)
         item = found.public()
         item.update(created_at=found.created_at, updated_at=found.updated_at)
+        if found.attribute_history:
+            item["attribute_history"] = found.attribute_history
         out: dict[str, Any] = {"entity": item}
         if self.notes is not None:
             out.update(entity_notes(self.notes, key, entity_id, edges))

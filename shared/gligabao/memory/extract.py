@@ -36,6 +36,9 @@ class Extracted:
     description: str
     model_id: int | None
     chunk: int | None  # index of the chunk it came from, None for a short text
+    # The attribute values the model gave (its declared type's: validated
+    # against the dataset's schema by memory/attributes.py before the write).
+    attributes: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -126,9 +129,11 @@ def llm_json(
     system: str,
     user: str,
     max_tokens: int = 4096,
+    schema: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """One LLM call whose reply must be a JSON object (a rejected reply is
-    metered as such, then UpstreamError)."""
+    metered as such, then UpstreamError). ``schema``: the reply's, when not
+    the stage's usual one (``prompts.SCHEMAS``)."""
     reply = meter.complete(
         LLMRequest(
             stage,
@@ -137,7 +142,7 @@ def llm_json(
             opts.model(stage),
             opts.level(stage),
             max_tokens,
-            prompts.SCHEMAS.get(stage),
+            schema or prompts.SCHEMAS.get(stage),
         )
     )
     try:
@@ -201,6 +206,7 @@ def extract(
                         facts=ctx.facts if ctx else None,
                         types=ctx.types if ctx else None,
                     ),
+                    schema=prompts.extract_schema(ctx.types if ctx else None),
                 )
             except Truncated:
                 halves = split_in_two(part)
@@ -288,9 +294,11 @@ def _entities_of(
             as_str(item.get("description")),
             as_id(item.get("id")),
             chunk,
+            _attributes(item.get("attributes")),
         )
         if norm in seen:
             prev = seen[norm]
+            prev.attributes.update(ex.attributes)  # the later value of a name given twice
             prev.description = merge_description(prev.description, ex.description)
             prev.model_id = prev.model_id or ex.model_id
             prev.type = prev.type or ex.type
@@ -298,3 +306,11 @@ def _entities_of(
         seen[norm] = ex
         ents.append(ex)
     return ents
+
+
+def _attributes(value: Any) -> dict[str, Any]:
+    """The model's ``attributes`` object as given (its values are checked
+    later, against the type's schema); anything else is none."""
+    if not isinstance(value, dict):
+        return {}
+    return {k: v for k, v in value.items() if isinstance(k, str) and v is not None}

@@ -228,18 +228,28 @@ def _plan_entities(write: GraphWrite, unique: list[Resolved], now: str) -> list[
     of stored ones, into ``write``; every entity as it will read after it."""
     out: list[Entity] = []
     for r in unique:
+        # the attributes the texts gave it (validated upstream): the last given wins
+        attributes = {k: v for ex in r.extracted for k, v in ex.attributes.items()}
         if r.created:
             desc, type_ = r.entity.description, r.entity.type
             for ex in r.extracted:
                 desc = merge_description(desc, ex.description)
                 type_ = type_ or ex.type
-            ent = replace(r.entity, description=desc, type=type_, created_at=now, updated_at=now)
+            ent = replace(
+                r.entity,
+                description=desc,
+                type=type_,
+                created_at=now,
+                updated_at=now,
+                attributes=attributes,
+            )
             write.new_entities.append(ent)
         else:
             update = EntityUpdate(
                 r.entity.id,
                 [ex.description for ex in r.extracted],
                 next((ex.type for ex in r.extracted if ex.type), ""),
+                attributes,
             )
             ent = update.apply(r.entity, now)
             if ent is not r.entity:

@@ -26,7 +26,7 @@ from ..models import Artifact, DatasetKey, Entity
 from ..records.meter import Meter
 from ..text import chunk_text, estimate_tokens, fact_text, passage_windows
 from ..vectors.port import VectorIndex
-from . import extract, facts, resolve, window
+from . import attributes, extract, facts, resolve, window
 from .commit import Texts, Writer
 from .notes_hook import NotesHook
 from .options import StageOptions
@@ -205,6 +205,9 @@ class Remember:
                 )
             c["entities"] = len(read.extracted)
             c["edges"] = len(read.stated)
+            # Checked in code against the schema: what does not validate is
+            # dropped (counted here), never stored.
+            c["attributes_dropped"] = attributes.keep_valid(read.extracted, ctx.types)
         return read
 
     def _passages(

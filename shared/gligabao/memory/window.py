@@ -64,6 +64,7 @@ def extract_window(
                     facts=ctx.facts if ctx else None,
                     types=ctx.types if ctx else None,
                 ),
+                schema=prompts.extract_schema(ctx.types if ctx else None),
             )
         except Truncated:
             if len(part) < 2:

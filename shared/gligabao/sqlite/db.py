@@ -43,7 +43,8 @@ def sqlite_errors(what: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
 # tables and indexes, never new columns).
 # 2: datasets.deleted_at (IDs never reused across a delete); 3: artifacts.speaker;
 # 4: the passages' words in one FTS5 table per dataset (words_table).
-SCHEMA_VERSION = 4
+# 5: entities.attributes and attribute_history (issue 47).
+SCHEMA_VERSION = 5
 BUSY_TIMEOUT_MS = 30_000  # a writer waits this long for another one
 # Prepared statements kept per connection (sqlite3's default is 128): a query
 # sends a few dozen texts, the IN lists and compound reads one per length, and
@@ -71,7 +72,7 @@ CREATE TABLE IF NOT EXISTS datasets (
 CREATE TABLE IF NOT EXISTS entities (
     pk TEXT NOT NULL, id INTEGER NOT NULL, name TEXT NOT NULL, norm_name TEXT NOT NULL,
     type TEXT NOT NULL, description TEXT NOT NULL, created_at TEXT NOT NULL,
-    updated_at TEXT NOT NULL, lat REAL, lon REAL,
+    updated_at TEXT NOT NULL, lat REAL, lon REAL, attributes TEXT, attribute_history TEXT,
     PRIMARY KEY (pk, id)
 );
 CREATE INDEX IF NOT EXISTS entities_by_updated ON entities (pk, updated_at, id);
@@ -252,11 +253,20 @@ def _split_passage_words(conn: sqlite3.Connection) -> None:
     conn.execute("DROP TABLE passage_words")
 
 
+def _add_attributes(conn: sqlite3.Connection) -> None:
+    """Version 5: an entity's declared attributes and their history (JSON)."""
+    have = {row[1] for row in conn.execute("PRAGMA table_info(entities)")}
+    for column in ("attributes", "attribute_history"):
+        if column not in have:  # (a file rebuilt by hand may have them)
+            conn.execute(f"ALTER TABLE entities ADD COLUMN {column} TEXT")
+
+
 # Upgrades in place, inside the opening transaction: from a version to the
 # next, what adds what it lacks (tests/unit/test_sqlite_crash.py).
 UPGRADES: dict[int, Callable[[sqlite3.Connection], None]] = {
     2: _add_speaker,
     3: _split_passage_words,
+    4: _add_attributes,
 }
 
 

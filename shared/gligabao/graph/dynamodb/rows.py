@@ -3,6 +3,7 @@ pynamodb rows and the models."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from pynamodb.expressions.condition import Condition
@@ -72,6 +73,8 @@ def entity_row(pk: str, e: Entity, txn: str | None = None) -> EntityRow:
         updated_key=updated_key(e.updated_at, e.id),
         lat=e.lat,
         lon=e.lon,
+        attributes=_json_or_none(e.attributes),
+        attribute_history=_json_or_none(e.attribute_history),
         txn=txn,
     )
 
@@ -86,7 +89,13 @@ def entity_from_row(row: EntityRow) -> Entity:
         updated_at=row.updated_at or "",
         lat=_opt_float(row.lat),
         lon=_opt_float(row.lon),
+        attributes=json.loads(row.attributes or "{}"),
+        attribute_history=json.loads(row.attribute_history or "{}"),
     )
+
+
+def _json_or_none(value: dict[str, Any]) -> str | None:
+    return json.dumps(value, separators=(",", ":")) if value else None
 
 
 def term_rows(pk: str, e: Entity) -> dict[str, TermRow]:

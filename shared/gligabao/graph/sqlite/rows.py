@@ -3,12 +3,15 @@ the reads (``store.py``) and the commit (``write.py``)."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from ...models import Artifact, Dataset, Edge, Entity
 from ...text import index_terms
 
-ENTITY_COLS = "id, name, type, description, created_at, updated_at, lat, lon"
+ENTITY_COLS = (
+    "id, name, type, description, created_at, updated_at, lat, lon, attributes, attribute_history"
+)
 EDGE_COLS = (
     "id, source_id, target_id, relation, description, artifact_id, valid_at, invalid_at, "
     "created_at, expired_at"
@@ -24,7 +27,37 @@ def marks(n: int) -> str:
 
 
 def entity_of(row: tuple[Any, ...]) -> Entity:
-    return Entity(*row)
+    """The two last columns are JSON objects (NULL: none, as a row written
+    before attributes existed reads)."""
+    id_, name, type_, desc, created, updated, lat, lon, values, history = row
+    return Entity(
+        id_,
+        name,
+        type_,
+        desc,
+        created,
+        updated,
+        lat,
+        lon,
+        json.loads(values or "{}"),
+        json.loads(history or "{}"),
+    )
+
+
+def entity_values(e: Entity) -> tuple[Any, ...]:
+    """The ``ENTITY_COLS`` of an entity, in order."""
+    return (
+        e.id,
+        e.name,
+        e.type,
+        e.description,
+        e.created_at,
+        e.updated_at,
+        e.lat,
+        e.lon,
+        json.dumps(e.attributes, separators=(",", ":")) if e.attributes else None,
+        json.dumps(e.attribute_history, separators=(",", ":")) if e.attribute_history else None,
+    )
 
 
 def edge_of(row: tuple[Any, ...]) -> Edge:

@@ -19,6 +19,7 @@ from .rows import (
     edge_of,
     entity_of,
     entity_terms,
+    entity_values,
 )
 
 
@@ -171,19 +172,8 @@ def put_entity(conn: sqlite3.Connection, pk: str, e: Entity) -> None:
     norm = normalize_name(e.name)
     conn.execute(
         f"INSERT OR REPLACE INTO entities (pk, {ENTITY_COLS}, norm_name) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (
-            pk,
-            e.id,
-            e.name,
-            e.type,
-            e.description,
-            e.created_at,
-            e.updated_at,
-            e.lat,
-            e.lon,
-            norm,
-        ),
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (pk, *entity_values(e), norm),
     )
     conn.executemany(
         "INSERT OR REPLACE INTO terms (pk, term, entity_id, in_name, in_description, "

@@ -1,0 +1,87 @@
+"""An extracted entity's attributes checked in code against the dataset's
+schema (memory/schema.py, issue 47): the model's structured output is a
+request, not a guarantee. A value that does not validate (a wrong type, an
+enum value not listed, a date-time that is not one, an attribute its type
+does not declare) is dropped and counted, never stored."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+MAX_STRING = 1000  # characters of a string attribute (a longer one is dropped)
+
+
+class _HasAttributes(Protocol):
+    type: str
+    attributes: dict[str, Any]
+
+
+def declared_attributes(types: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
+    """The declared entity types' attribute specs, by casefolded type name
+    (an extracted type is matched without case, as resolution does)."""
+    return {
+        name.casefold(): dict(spec.get("attributes") or {})
+        for name, spec in ((types or {}).get("entity_types") or {}).items()
+    }
+
+
+def keep_valid(extracted: Iterable[_HasAttributes], types: dict[str, Any] | None) -> int:
+    """Each entity's attributes reduced, in place, to the values that
+    validate against its declared type's specs (normalized: a date-time in
+    UTC, an integral number as an int); returns how many were dropped."""
+    specs = declared_attributes(types)
+    dropped = 0
+    for ex in extracted:
+        if not ex.attributes:
+            continue
+        own = specs.get(ex.type.casefold(), {})
+        kept: dict[str, Any] = {}
+        for name, value in ex.attributes.items():
+            ok, norm = valid(value, own[name]) if name in own else (False, None)
+            if ok:
+                kept[name] = norm
+            else:
+                dropped += 1
+        ex.attributes = kept
+    return dropped
+
+
+def valid(value: Any, spec: dict[str, Any]) -> tuple[bool, Any]:
+    """(whether ``value`` fits ``spec``, the value to store)."""
+    type_ = spec.get("type", "string")
+    if isinstance(value, bool):  # (a bool is an int in Python, never a number here)
+        return (type_ == "boolean", value)
+    if type_ == "boolean":
+        return (False, None)
+    if type_ == "integer":
+        if isinstance(value, int) or (isinstance(value, float) and value.is_integer()):
+            return (True, int(value))
+        return (False, None)
+    if type_ == "number":
+        ok = isinstance(value, int | float) and value == value and abs(value) != float("inf")
+        return (ok, value if ok else None)
+    if not isinstance(value, str) or not value.strip() or len(value) > MAX_STRING:
+        return (False, None)
+    if "enum" in spec:
+        return (value in spec["enum"], value)
+    if spec.get("format") == "date-time":
+        at = date_time(value)
+        return (at is not None, at)
+    return (True, value.strip())
+
+
+def date_time(value: str) -> str | None:
+    """An RFC 3339 date-time (a date and a time; without an offset, UTC) as
+    ``YYYY-MM-DDTHH:MM:SSZ``; None for anything else (a bare date too)."""
+    text = value.strip()
+    if len(text) < 16 or text[10] not in "Tt ":
+        return None
+    try:
+        at = datetime.fromisoformat(text.replace("z", "Z"))
+    except ValueError:
+        return None
+    if at.tzinfo is None:
+        at = at.replace(tzinfo=UTC)
+    return at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
