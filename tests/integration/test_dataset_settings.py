@@ -43,7 +43,7 @@ def _sweep(at: str) -> dict[str, int]:
     return sweep(wiring.graph_store(), wiring.vector_index(), at)
 
 
-def test_summaries_off_by_the_route_cost_a_remember_no_call(served: Harness) -> None:
+def test_summaries_off_by_the_route_cost_a_remember_no_call(served: Harness) -> None:  # noqa: F811
     from gligabao import wiring
 
     gb = served
@@ -51,9 +51,15 @@ def test_summaries_off_by_the_route_cost_a_remember_no_call(served: Harness) -> 
     gb.remember("Alice works at Acme.", dataset="quiet")
     settled(gb, dataset="quiet")
     r = gb.client.get(URL.format("quiet", "u1"))
-    assert (r.status, r.body) == (200, {"dataset": "quiet", "summaries": True, "text_ttl_days": None})
+    assert (r.status, r.body) == (
+        200,
+        {"dataset": "quiet", "summaries": True, "text_ttl_days": None},
+    )
     r = put(gb, {"summaries": False}, "quiet")
-    assert (r.status, r.body) == (200, {"dataset": "quiet", "summaries": False, "text_ttl_days": None})
+    assert (r.status, r.body) == (
+        200,
+        {"dataset": "quiet", "summaries": False, "text_ttl_days": None},
+    )
     assert gb.client.get(URL.format("quiet", "u1")).body["summaries"] is False
     calls = gb.llm.calls("summarize_entity")
     gb.llm.script("extract", ALICE_ACME)
@@ -63,7 +69,7 @@ def test_summaries_off_by_the_route_cost_a_remember_no_call(served: Harness) -> 
     assert wiring.notes_store().stale_count(DatasetKey("u1", "quiet"), 1) == 0
 
 
-def test_a_ttl_dataset_s_texts_expire_and_the_sweep_forgets_them(served: Harness) -> None:
+def test_a_ttl_dataset_s_texts_expire_and_the_sweep_forgets_them(served: Harness) -> None:  # noqa: F811
     gb = served
     gb.remember("The first note.", dataset="brief", extract=False)  # before the TTL: kept
     r = put(gb, {"text_ttl_days": 7}, "brief")
@@ -103,7 +109,7 @@ BAD = [
 ]
 
 
-def test_bad_settings_are_400_and_write_nothing(served: Harness) -> None:
+def test_bad_settings_are_400_and_write_nothing(served: Harness) -> None:  # noqa: F811
     gb = served
     gb.remember("A note.", extract=False)
     assert put(gb, {"summaries": True, "text_ttl_days": 3}).status == 200
@@ -119,7 +125,8 @@ def test_bad_settings_are_400_and_write_nothing(served: Harness) -> None:
 
 @pytest.mark.parametrize("method", ["GET", "PUT"])
 def test_an_unknown_or_another_user_s_dataset_is_404_and_writes_nothing(
-    served: Harness, method: str
+    served: Harness,  # noqa: F811
+    method: str,
 ) -> None:
     gb = served
     gb.remember("A note.", extract=False)
