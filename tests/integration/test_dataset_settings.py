@@ -137,3 +137,20 @@ def test_an_unknown_or_another_user_s_dataset_is_404_and_writes_nothing(
         assert options(user, name) == {}
         assert gb.graph.get_dataset(DatasetKey(user, name)) is None
     assert options() == {}
+
+
+def test_the_python_client_reads_and_replaces_settings(served: Harness) -> None:  # noqa: F811
+    from gligabao.client import ApiError
+    from gligabao.client import Client as GbClient
+
+    if not hasattr(served.client, "base"):
+        pytest.skip("the DynamoDB harness answers in process: no URL for the client")
+    served.remember("A note.", dataset="kept", extract=False)
+    client = GbClient(served.client.base, user_id="u1")
+    assert client.settings("kept").text_ttl_days is None
+    out = client.put_settings("kept", {"summaries": False, "text_ttl_days": 30})
+    assert (out.summaries, out.text_ttl_days) == (False, 30)
+    with pytest.raises(ApiError) as err:
+        client.put_settings("kept", {"text_ttl_days": -1})
+    assert err.value.status == 400
+    assert client.settings("kept") == out
