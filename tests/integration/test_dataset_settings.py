@@ -148,7 +148,7 @@ def test_the_python_client_reads_and_replaces_settings(served: Harness) -> None:
     served.remember("A note.", dataset="kept", extract=False)
     client = GbClient(served.client.base, user_id="u1")
     assert client.settings("kept").text_ttl_days is None
-    out = client.put_settings("kept", {"summaries": False, "text_ttl_days": 30})
+    out = client.put_settings("kept", {"summaries": False, "text_ttl_days": 30.0})  # an integer
     assert (out.summaries, out.text_ttl_days) == (False, 30)
     with pytest.raises(ApiError) as err:
         client.put_settings("kept", {"text_ttl_days": -1})

@@ -40,7 +40,9 @@ def check(body: Any) -> dict[str, Any]:
         out["summaries"] = summaries
     ttl = body.get("text_ttl_days")
     if ttl is not None:
-        # bool is an int in Python: true is not a number of days.
+        # JSON Schema's integer takes 7.0 too; bool is an int in Python, not a number of days.
+        if isinstance(ttl, float) and ttl.is_integer():
+            ttl = int(ttl)
         if isinstance(ttl, bool) or not isinstance(ttl, int) or not 1 <= ttl <= MAX_TTL_DAYS:
             raise BadRequest(f"text_ttl_days must be an integer from 1 to {MAX_TTL_DAYS}, or null")
         out["text_ttl_days"] = ttl
