@@ -9,8 +9,9 @@ fake Amazon Location place index (the geo resolver deployed), while each
 function's handler runs its paths: remember (sync with an idempotency key,
 async through SQS, geo on), the remember worker (from the SQS message), query
 (with the nearby search, which stores the places of the question), browse
-(every read, then a forget), datasets (list, delete, erase a user) and records (inferences, a call). The API keys come from
-Secrets Manager, as deployed."""
+(every read, then a forget), datasets (list, schema, settings, delete, erase a
+user) and records (inferences, a call). The API keys come from Secrets
+Manager, as deployed."""
 
 from __future__ import annotations
 
@@ -446,6 +447,9 @@ def test_every_role_grants_what_its_code_does_and_no_unused_write(
         schema = {"entity_types": {"Customer": {"attributes": {"tier": {"enum": ["gold"]}}}}}
         _call(datasets.lambda_handler, "PUT", "/v1/gb/datasets/main/schema?user_id=u1", schema)
         _call(datasets.lambda_handler, "GET", "/v1/gb/datasets/main/schema?user_id=u1")
+        settings = {"summaries": False, "text_ttl_days": 30}
+        _call(datasets.lambda_handler, "PUT", "/v1/gb/datasets/main/settings?user_id=u1", settings)
+        _call(datasets.lambda_handler, "GET", "/v1/gb/datasets/main/settings?user_id=u1")
         _call(datasets.lambda_handler, "DELETE", "/v1/gb/datasets/main?user_id=u1")
         # the erase of the user: what is left (records, the idempotency record)
         erased = _call(datasets.lambda_handler, "DELETE", "/v1/gb/users/u1")

@@ -24,6 +24,8 @@ export type SearchOut = Schemas["SearchOut"];
 export type DatasetsOut = Schemas["DatasetsOut"];
 export type DatasetSchema = Schemas["DatasetSchema"];
 export type DatasetSchemaOut = Schemas["DatasetSchemaOut"];
+export type DatasetSettings = Schemas["DatasetSettings"];
+export type DatasetSettingsOut = Schemas["DatasetSettingsOut"];
 export type InferencesOut = Schemas["InferencesOut"];
 export type CallOut = Schemas["CallOut"];
 export type AcceptedOut = Schemas["AcceptedOut"];
@@ -170,6 +172,18 @@ export class Client {
   async putSchema(name: string, schema: DatasetSchema, options: User = {}): Promise<DatasetSchemaOut> {
     const query = { user_id: this.user(options.user_id) };
     return (await this.request("putDatasetSchema", { path: { name }, query, body: schema })).body;
+  }
+
+  /** A dataset's settings in effect: summaries on or off, the texts' time-to-live in days. */
+  async settings(name: string, options: User = {}): Promise<DatasetSettingsOut> {
+    const query = { user_id: this.user(options.user_id) };
+    return (await this.request("getDatasetSettings", { path: { name }, query })).body;
+  }
+
+  /** Replace a dataset's settings (a field left out goes back to its default); a bad one is a 400. */
+  async putSettings(name: string, settings: DatasetSettings, options: User = {}): Promise<DatasetSettingsOut> {
+    const query = { user_id: this.user(options.user_id) };
+    return (await this.request("putDatasetSettings", { path: { name }, query, body: settings })).body;
   }
 
   /** Erase a user: every dataset, vector, call and inference record and

@@ -12,6 +12,8 @@ export type {
   DatasetsOut,
   DatasetSchema,
   DatasetSchemaOut,
+  DatasetSettings,
+  DatasetSettingsOut,
   Fields,
   InferencesOptions,
   InferencesOut,

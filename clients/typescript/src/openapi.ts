@@ -131,6 +131,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/gb/datasets/{name}/settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A dataset's settings: summaries on or off, the texts' time-to-live */
+        get: operations["getDatasetSettings"];
+        /**
+         * Replace a dataset's settings
+         * @description Replaces the dataset's settings. An unknown field or a bad value is 400 naming it, an unknown dataset 404; nothing is stored then. text_ttl_days applies to texts remembered after the PUT.
+         */
+        put: operations["putDatasetSettings"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/gb/edges/{id}": {
         parameters: {
             query?: never;
@@ -787,6 +808,36 @@ export interface components {
             entity_types?: {
                 [key: string]: components["schemas"]["EntityTypeSpec"];
             };
+        };
+        /**
+         * DatasetSettings
+         * @description A PUT replaces the settings: a field left out or null goes back to its default.
+         */
+        DatasetSettings: {
+            /**
+             * Summaries
+             * @description entity summaries on or off (absent: the server's GB_SUMMARIES)
+             * @default null
+             */
+            summaries?: boolean | null;
+            /**
+             * Text Ttl Days
+             * @description a text remembered into the dataset expires this many days after its remember (unless the remember gives expires_at); the retention sweep forgets it
+             * @default null
+             */
+            text_ttl_days?: number | null;
+        };
+        /** DatasetSettingsOut */
+        DatasetSettingsOut: {
+            /** Dataset */
+            dataset: string;
+            /**
+             * Summaries
+             * @description in effect: the dataset's setting, else the server's
+             */
+            summaries: boolean;
+            /** Text Ttl Days */
+            text_ttl_days: number | null;
         };
         /** DatasetsOut */
         DatasetsOut: {
@@ -2739,6 +2790,139 @@ export interface operations {
             };
             /** @description another user's data */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description body over 64 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    getDatasetSettings: {
+        parameters: {
+            query: {
+                user_id: string;
+            };
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the settings in effect */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatasetSettingsOut"];
+                };
+            };
+            /** @description invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description another user's data */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    putDatasetSettings: {
+        parameters: {
+            query: {
+                user_id: string;
+            };
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DatasetSettings"];
+            };
+        };
+        responses: {
+            /** @description the settings in effect */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatasetSettingsOut"];
+                };
+            };
+            /** @description invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description another user's data */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description not found */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

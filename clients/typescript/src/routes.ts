@@ -19,6 +19,8 @@ export const ROUTES: { readonly [Op in OperationId]: readonly [Method, string] }
   deleteDataset: ["DELETE", "/v1/gb/datasets/{name}"],
   getDatasetSchema: ["GET", "/v1/gb/datasets/{name}/schema"],
   putDatasetSchema: ["PUT", "/v1/gb/datasets/{name}/schema"],
+  getDatasetSettings: ["GET", "/v1/gb/datasets/{name}/settings"],
+  putDatasetSettings: ["PUT", "/v1/gb/datasets/{name}/settings"],
   eraseUser: ["DELETE", "/v1/gb/users/{user_id}"],
   listInferences: ["GET", "/v1/gb/inferences"],
   getCall: ["GET", "/v1/gb/calls/{call_id}"],

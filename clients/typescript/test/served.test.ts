@@ -215,6 +215,17 @@ describe("a dataset's schema", () => {
   });
 });
 
+describe("a dataset's settings", () => {
+  test("replace and read back; a bad value is a 400 that stores nothing", async () => {
+    await gb.remember("A note.", { dataset: "ts-settings", extract: false });
+    const stored = await gb.putSettings("ts-settings", { summaries: false, text_ttl_days: 30 });
+    assert.deepEqual(stored, { dataset: "ts-settings", summaries: false, text_ttl_days: 30 });
+    await assert.rejects(gb.putSettings("ts-settings", { text_ttl_days: 0 }), { status: 400 });
+    assert.deepEqual(await gb.settings("ts-settings"), stored);
+    await gb.deleteDataset("ts-settings");
+  });
+});
+
 describe("refusals write nothing", () => {
   test("404: an unknown call, a dataset already deleted, a query on no dataset", async () => {
     const before = await memory();

@@ -13,7 +13,7 @@ from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
 from ..memory.browse import MAX_LIMIT as BROWSE_LIMIT
-from . import openapi_facts
+from . import openapi_facts, openapi_settings
 from .batch import BatchRequest
 from .fields import DatasetName, RowId, SessionId, Text, UserId
 from .params import (
@@ -55,6 +55,7 @@ REQUESTS = (
     SearchRequest,
     SplitRequest,
     *openapi_facts.REQUESTS,
+    *openapi_settings.REQUESTS,
 )
 DOC = Path(__file__).resolve().parent.parent / "openapi.json"
 _MODELS: list[type[BaseModel]] = [
@@ -82,6 +83,7 @@ _MODELS: list[type[BaseModel]] = [
     ErasedOut,
     ErrorOut,
     *openapi_facts.MODELS,
+    *openapi_settings.MODELS,
 ]
 
 
@@ -370,6 +372,8 @@ def _document(geo: bool) -> dict[str, Any]:
     }
     paths: dict[str, Any] = doc["paths"]
     for path, ops in openapi_facts.fact_paths(_param, _json, _errors).items():
+        paths.setdefault(path, {}).update(ops)
+    for path, ops in openapi_settings.settings_paths(_param, _json, _errors, USER).items():
         paths.setdefault(path, {}).update(ops)
     return doc
 

@@ -85,6 +85,22 @@ ROUTES: tuple[Route, ...] = (
         "putDatasetSchema",
     ),
     Route(
+        "GET",
+        "/v1/gb/datasets/{name}/settings",
+        "datasets",
+        "user",
+        "A dataset's settings: summaries on or off, the texts' time-to-live",
+        "getDatasetSettings",
+    ),
+    Route(
+        "PUT",
+        "/v1/gb/datasets/{name}/settings",
+        "datasets",
+        "user",
+        "Replace a dataset's settings",
+        "putDatasetSettings",
+    ),
+    Route(
         "DELETE",
         "/v1/gb/users/{user_id}",
         "datasets",

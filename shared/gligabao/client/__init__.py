@@ -27,6 +27,7 @@ from typing import Any, Literal, TypeVar, overload
 from pydantic import BaseModel
 
 from ..api.fact_schemas import ConflictsOut, CorrectedOut, FactForgottenOut, MergesOut
+from ..api.openapi_settings import DatasetSettingsOut
 from ..api.schemas import (
     AcceptedOut,
     ArtifactDetailOut,
@@ -192,6 +193,18 @@ class Client(Transport):
         """Set a dataset's entity and edge types (``entity_types``, ``edge_types``)."""
         path = f"/v1/gb/datasets/{_seg(name)}/schema?" + _qs(user_id=self._user(user_id))
         return _as(DatasetSchemaOut, self._send("PUT", path, schema)[1])
+
+    def settings(self, name: str, *, user_id: str | None = None) -> DatasetSettingsOut:
+        """A dataset's settings in effect (docs/api.md#dataset-settings)."""
+        path = f"/v1/gb/datasets/{_seg(name)}/settings?" + _qs(user_id=self._user(user_id))
+        return _as(DatasetSettingsOut, self._send("GET", path)[1])
+
+    def put_settings(
+        self, name: str, settings: dict[str, Any], *, user_id: str | None = None
+    ) -> DatasetSettingsOut:
+        """Replace a dataset's settings (``summaries``, ``text_ttl_days``)."""
+        path = f"/v1/gb/datasets/{_seg(name)}/settings?" + _qs(user_id=self._user(user_id))
+        return _as(DatasetSettingsOut, self._send("PUT", path, settings)[1])
 
     # --- browse and forget (docs/api.md#browse-and-forget) ----------------------------
 

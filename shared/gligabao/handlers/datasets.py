@@ -1,5 +1,6 @@
 """GET /v1/gb/datasets, DELETE /v1/gb/datasets/{name}, a dataset's schema
-(GET and PUT /v1/gb/datasets/{name}/schema) and the erase of a user,
+(GET and PUT /v1/gb/datasets/{name}/schema), its settings (GET and PUT
+/v1/gb/datasets/{name}/settings) and the erase of a user,
 DELETE /v1/gb/users/{user_id}."""
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from ..api.app import current_call_id, json_body, json_response, lambda_entry, m
 from ..api.auth import authorize
 from ..api.params import check_query_params, param_dataset, param_path_user, param_user
 from ..events.model import dataset_deleted, user_erased
+from ..memory.dataset_settings import DatasetSettings
 from ..memory.datasets import Datasets
 from ..memory.erase import Erase
 from .events import tell
@@ -67,6 +69,29 @@ def put_schema(name: str) -> Response[str]:
     authorize(app.current_event, user_id)
     dataset = param_dataset(name)
     return json_response(200, datasets_service().put_schema(user_id, dataset, json_body(app)))
+
+
+def settings_service() -> DatasetSettings:
+    return DatasetSettings(wiring.graph_store(), wiring.notes_store(), wiring.settings().summaries)
+
+
+@app.get("/v1/gb/datasets/<name>/settings")
+def get_settings(name: str) -> Response[str]:
+    params = app.current_event.query_string_parameters or {}
+    check_query_params(params, {"user_id"})
+    user_id = param_user(params)
+    authorize(app.current_event, user_id)
+    return json_response(200, settings_service().get(user_id, param_dataset(name)))
+
+
+@app.put("/v1/gb/datasets/<name>/settings")
+def put_settings(name: str) -> Response[str]:
+    params = app.current_event.query_string_parameters or {}
+    check_query_params(params, {"user_id"})
+    user_id = param_user(params)
+    authorize(app.current_event, user_id)
+    dataset = param_dataset(name)
+    return json_response(200, settings_service().put(user_id, dataset, json_body(app)))
 
 
 def eraser() -> Erase:

@@ -28,6 +28,7 @@ from ..text import chunk_text, estimate_tokens, fact_text, passage_windows
 from ..vectors.port import VectorIndex
 from . import attributes, extract, facts, resolve, window
 from .commit import Texts, Writer
+from .dataset_settings import ttl_expiry
 from .notes_hook import NotesHook
 from .options import StageOptions
 from .passage_vectors import PassageInput, embedded_text, part_inputs, passage_vectors
@@ -244,6 +245,10 @@ class Remember:
         call = meter.call
         now = clock.now_str()
         said, windowed, chunks = read.said, read.windowed, read.chunks
+        # The request's own expires_at, else the dataset's text_ttl_days from now.
+        expires = inp.expires_at or (
+            ttl_expiry(self.notes.notes, key, now) if self.notes is not None else None
+        )
         joined = "\n".join(m.text for m in said)
         if not inp.extract:  # passages only: no LLM call, no graph rows
             texts = Texts(
@@ -260,7 +265,7 @@ class Remember:
                 inp.speaker,
                 read.words or None,
                 bool(read.windows),
-                inp.expires_at,
+                expires,
             )
             with call.step("write") as c:
                 result = self.writer.write(key, now, texts, {}, facts.FactsPlan())
@@ -356,7 +361,7 @@ class Remember:
             inp.speaker,
             read.words or None,
             bool(read.windows),
-            inp.expires_at,
+            expires,
         )
         with call.step("write") as c:
             result = self.writer.write(key, now, texts, resolved, fplan)
