@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from . import locomo, ruler
-from .locomo import Conversation, Question, Turn
+from .locomo_data import Conversation, Question, Turn
 
 DEFAULT_DATA = ruler.DATA / "beam" / "beam_100k_dev.jsonl"
 CATEGORIES = {c: c.replace("_", " ") for c in (

@@ -83,7 +83,7 @@ def test_the_best_matching_statement_first_and_superseded_ones_never() -> None:
         2: Edge(2, 1, 2, "r"),
         3: Edge(3, 1, 2, "r", expired_at="2024-01-01T00:00:00Z"),  # superseded
     }
-    got = notes_for(Notes(kept, {}), Graph(edges), KEY, [1.0, 0.0], [], 1000)  # type: ignore[arg-type]
+    got = notes_for(Notes(kept, {}), Graph(edges), KEY, [1.0, 0.0], [], 1000, 3)  # type: ignore[arg-type]
     assert [n.ref for n in got] == ["edge 2", "edge 1"]
 
 
@@ -91,7 +91,7 @@ def test_the_notes_never_pass_their_share() -> None:
     kept = [_s(i, [1.0, 0.0]) for i in range(1, 40)]
     edges = {i: Edge(i, 1, 2, "r") for i in range(1, 40)}
     summaries = {7: Summary(7, "Alice is an engineer at Acme.")}
-    got = notes_for(Notes(kept, summaries), Graph(edges), KEY, [1.0, 0.0], [(7, "Alice")], 40)  # type: ignore[arg-type]
+    got = notes_for(Notes(kept, summaries), Graph(edges), KEY, [1.0, 0.0], [(7, "Alice")], 40, 3)  # type: ignore[arg-type]
     assert 0 < len(got) < 39
     assert sum(estimate_tokens(line) + 1 for line in render(got)) <= 40  # as retrieve counts
     assert any(n.kind == "summary" for n in got)  # interleaved: the seed's summary is second
