@@ -42,8 +42,9 @@ def sqlite_errors(what: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
 # SCHEMA that an older file would not have (CREATE ... IF NOT EXISTS adds new
 # tables and indexes, never new columns).
 # 2: datasets.deleted_at (IDs never reused across a delete); 3: artifacts.speaker;
-# 4: the passages' words in one FTS5 table per dataset (words_table).
-SCHEMA_VERSION = 4
+# 4: the passages' words in one FTS5 table per dataset (words_table);
+# 5: datasets.generation (a remember commits only into the dataset it read).
+SCHEMA_VERSION = 5
 BUSY_TIMEOUT_MS = 30_000  # a writer waits this long for another one
 # Prepared statements kept per connection (sqlite3's default is 128): a query
 # sends a few dozen texts, the IN lists and compound reads one per length, and
@@ -65,7 +66,7 @@ CREATE TABLE IF NOT EXISTS datasets (
     artifacts INTEGER NOT NULL DEFAULT 0,
     next_entity INTEGER NOT NULL DEFAULT 0, next_edge INTEGER NOT NULL DEFAULT 0,
     next_artifact INTEGER NOT NULL DEFAULT 0,
-    deleted_at TEXT,
+    deleted_at TEXT, generation TEXT,
     PRIMARY KEY (user_id, name)
 );
 CREATE TABLE IF NOT EXISTS entities (
@@ -252,11 +253,20 @@ def _split_passage_words(conn: sqlite3.Connection) -> None:
     conn.execute("DROP TABLE passage_words")
 
 
+def _add_generation(conn: sqlite3.Connection) -> None:
+    """Each dataset a generation of its own (``Dataset.generation``)."""
+    cols = {r[1] for r in conn.execute("PRAGMA table_info(datasets)").fetchall()}
+    if "generation" not in cols:
+        conn.execute("ALTER TABLE datasets ADD COLUMN generation TEXT")
+    conn.execute("UPDATE datasets SET generation = lower(hex(randomblob(16)))")
+
+
 # Upgrades in place, inside the opening transaction: from a version to the
 # next, what adds what it lacks (tests/unit/test_sqlite_crash.py).
 UPGRADES: dict[int, Callable[[sqlite3.Connection], None]] = {
     2: _add_speaker,
     3: _split_passage_words,
+    4: _add_generation,
 }
 
 
