@@ -22,7 +22,6 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 from urllib.parse import quote
 
-import pytest
 from remember_helpers import works_at
 from test_sqlite_server import db_path, gb_sqlite
 
@@ -115,10 +114,5 @@ def test_the_erase_race_leaves_no_duplicate_on_dynamodb(gb: Harness) -> None:
     _runs(gb, "dynamodb")
 
 
-@pytest.mark.xfail(
-    reason="open: on SQLite two remembers of one generation still both create Alice "
-    "in some races (the claims, not the fence: no fact of an erased memory is left)",
-    strict=False,
-)
 def test_the_erase_race_leaves_no_duplicate_on_sqlite(gb_sqlite: Harness) -> None:
     _runs(gb_sqlite, "sqlite")
