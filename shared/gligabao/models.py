@@ -25,6 +25,9 @@ class Dataset:
     entities: int = 0
     edges: int = 0
     artifacts: int = 0
+    # Which life of the name this is: new at every creation (a deleted or
+    # erased dataset's name used again is another generation). Not shown.
+    generation: str = ""
 
 
 @dataclass
@@ -346,6 +349,11 @@ class GraphWrite:
     # The events of the write (IDs only, docs/events.md): stored with it, in
     # the same commit, and delivered after it (the store's outbox).
     events: list[dict[str, Any]] = field(default_factory=list)
+    # The dataset's generation the write was planned against (read when the
+    # remember started): the commit lands only if the dataset is still that
+    # one, not deleted or erased and created again meanwhile (an erase is a
+    # fence). Empty: not checked (writes that read nothing first).
+    generation: str = ""
 
 
 @dataclass

@@ -45,7 +45,7 @@ def test_a_version_3_file_is_upgraded_in_place(tmp_path: Path) -> None:
     db = Database(path)
     try:
         with sqlite3.connect(path) as conn:
-            assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 5
+            assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 6
         names = names_in(path)
         assert "passage_words" not in names
         assert {words_table(alice.pk), words_table(bob.pk)} <= names
@@ -74,3 +74,23 @@ def test_a_dataset_without_passages_searches_no_words(tmp_path: Path) -> None:
         index.delete(DatasetKey("carol", "main"), "chunks", [1])  # nothing to delete: no error
     finally:
         db.close()
+
+
+def test_a_version_4_file_gives_each_dataset_a_generation(tmp_path: Path) -> None:
+    """Version 5 added datasets.generation (a remember commits only into the
+    dataset it read, issue 46): a version-4 file's datasets each get one."""
+    from gligabao.sqlite.db import SCHEMA
+
+    path = tmp_path / "v4.db"
+    with sqlite3.connect(path) as conn:
+        conn.executescript(SCHEMA.replace("deleted_at TEXT, generation TEXT,", "deleted_at TEXT,"))
+        conn.executemany(
+            "INSERT INTO datasets (user_id, name, created_at) VALUES (?, 'main', 't')",
+            [("alice",), ("bob",)],
+        )
+        conn.execute("PRAGMA user_version = 4")
+    Database(path).close()
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 6
+        found = [r[0] for r in conn.execute("SELECT generation FROM datasets")]
+    assert len(found) == 2 and all(found) and len(set(found)) == 2, found

@@ -84,6 +84,9 @@ class DatasetRow(SharedClientModel):
     # Set when the dataset is deleted: the row stays, so that its ID counters
     # go on when the name is used again (IDs are never reused).
     deleted_at = UnicodeAttribute(null=True)
+    # New at every creation of the name (``Dataset.generation``): a commit is
+    # conditional on it (an erase is a fence).
+    generation = UnicodeAttribute(null=True)
     # ID counters: the last ID handed out (IDs start at 1).
     next_entity = NumberAttribute(default=0)
     next_edge = NumberAttribute(default=0)

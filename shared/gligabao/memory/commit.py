@@ -23,6 +23,8 @@ from .window import Said
 
 log = logging.getLogger(__name__)
 
+RECREATED = "the dataset was erased or deleted while this call ran; try again"
+
 
 @dataclass
 class Texts:
@@ -75,15 +77,20 @@ class Writer:
         texts: Texts,
         resolved: dict[str, Resolved],
         facts: FactsPlan,
+        generation: str | None = None,
     ) -> dict[str, Any]:
         """Claims, vectors, then one commit. A failure after the first claim
-        aborts the call's write (its leases would expire anyway)."""
+        aborts the call's write (its leases would expire anyway).
+        ``generation``: the dataset's when the call started and read it
+        (None: there was none yet); the commit lands only in that one."""
         unique = list({id(r): r for r in resolved.values()}.values())
         creating = [r for r in unique if r.created]
-        self.graph.ensure_dataset(key)
-        first_entity, first_edge, first_artifact = self.graph.allocate_ids(
-            key, len(creating), len(facts.new), texts.artifact_count()
-        )
+        dataset = self.graph.ensure_dataset(key)
+        if generation is not None and dataset.generation != generation:
+            # Erased or deleted since the call read it, and made again: what
+            # it read (entities, their IDs) belongs to the earlier life.
+            raise Busy(RECREATED, 1)
+        first = self.graph.allocate_ids(key, len(creating), len(facts.new), texts.artifact_count())
         txn = uuid.uuid4().hex  # the lease owner: one per attempt, never reused
         try:
             return self._write(
@@ -93,10 +100,9 @@ class Writer:
                 texts,
                 unique,
                 creating,
-                first_entity,
-                first_edge,
-                first_artifact,
+                first,
                 facts,
+                dataset.generation,
             )
         except BaseException:
             try:
@@ -113,11 +119,11 @@ class Writer:
         texts: Texts,
         unique: list[Resolved],
         creating: list[Resolved],
-        first_entity: int,
-        first_edge: int,
-        first_artifact: int,
+        first: tuple[int, int, int],  # the first ID of each block: entities, edges, texts
         facts: FactsPlan,
+        generation: str,
     ) -> dict[str, Any]:
+        first_entity, first_edge, first_artifact = first
         artifacts, chunk_ids = _artifacts(texts, first_artifact, now)
         # Claim the names of the new entities; a concurrent call that
         # committed one first wins, and this call reuses its entity.
@@ -182,6 +188,7 @@ class Writer:
             txn, now, artifacts, unique, first_edge, facts, raced, texts.messages is not None
         )
         planned.write.vectors = vectors
+        planned.write.generation = generation
         planned.write.events = [remembered_event(key, texts.call_id, planned.write)]
         if texts.expires_at is not None:
             tops = [a.id for a in artifacts if a.parent_id is None]

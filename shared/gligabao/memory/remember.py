@@ -89,6 +89,9 @@ class Read:
     # The dataset's declared entity types, casefolded (its schema): two
     # entities of different declared types are never one.
     declared: frozenset[str] = frozenset()
+    # The dataset's generation when the call started (None: no dataset yet):
+    # the commit lands only in that one (an erase is a fence, ``Writer``).
+    generation: str | None = None
 
 
 class Remember:
@@ -119,7 +122,8 @@ class Remember:
         key = DatasetKey(inp.user_id, inp.dataset)
         call = meter.call
         opts = inp.options
-        exists = self.graph.get_dataset(key) is not None
+        found = self.graph.get_dataset(key)
+        exists = found is not None
 
         said = inp.messages or [window.Said(inp.text, inp.speaker, inp.reference_time)]
         windowed = inp.messages is not None
@@ -159,6 +163,7 @@ class Remember:
             )
             c["inputs"] = len(words)
         read = Read(said, windowed, chunks, text_vectors, windows=windows, words=words)
+        read.generation = found.generation if found is not None else None
         if not inp.extract:  # passages only: no LLM call, no graph rows
             return read
 
@@ -268,7 +273,7 @@ class Remember:
                 expires,
             )
             with call.step("write") as c:
-                result = self.writer.write(key, now, texts, {}, facts.FactsPlan())
+                result = self.writer.write(key, now, texts, {}, facts.FactsPlan(), read.generation)
                 c["passages"] = len(read.text_vectors)
             if self.notes is not None and not chunks and not read.windows:
                 turns = [
@@ -364,7 +369,7 @@ class Remember:
             expires,
         )
         with call.step("write") as c:
-            result = self.writer.write(key, now, texts, resolved, fplan)
+            result = self.writer.write(key, now, texts, resolved, fplan, read.generation)
             c["entities"] = len(result["entities"])
             c["edges"] = len(result["edges"])
         if self.notes is not None:

@@ -129,7 +129,11 @@ def resolve_exact(
             if found is not None:
                 target, reason = found
         if target is None:
-            p = pending.setdefault(ex.norm, Pending([], ex.norm in names))
+            # Taken only by a stored entity: a claim whose entity is not there
+            # (a concurrent call's, or one an erase left) is claimed again
+            # at the write, which waits for it or takes it over; treated as
+            # a namesake's, its new entity would claim nothing (a twin).
+            p = pending.setdefault(ex.norm, Pending([], names.get(ex.norm) in fetched))
             p.extracted.append(ex)
             continue
         r = by_id.get(target.id) or Resolved(replace(target), created=False, match=reason)

@@ -43,8 +43,9 @@ def sqlite_errors(what: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
 # tables and indexes, never new columns).
 # 2: datasets.deleted_at (IDs never reused across a delete); 3: artifacts.speaker;
 # 4: the passages' words in one FTS5 table per dataset (words_table).
-# 5: entities.attributes and attribute_history (issue 47).
-SCHEMA_VERSION = 5
+# 5: entities.attributes and attribute_history.
+# 6: datasets.generation (a remember commits only into the dataset it read).
+SCHEMA_VERSION = 6
 BUSY_TIMEOUT_MS = 30_000  # a writer waits this long for another one
 # Prepared statements kept per connection (sqlite3's default is 128): a query
 # sends a few dozen texts, the IN lists and compound reads one per length, and
@@ -66,7 +67,7 @@ CREATE TABLE IF NOT EXISTS datasets (
     artifacts INTEGER NOT NULL DEFAULT 0,
     next_entity INTEGER NOT NULL DEFAULT 0, next_edge INTEGER NOT NULL DEFAULT 0,
     next_artifact INTEGER NOT NULL DEFAULT 0,
-    deleted_at TEXT,
+    deleted_at TEXT, generation TEXT,
     PRIMARY KEY (user_id, name)
 );
 CREATE TABLE IF NOT EXISTS entities (
@@ -261,12 +262,21 @@ def _add_attributes(conn: sqlite3.Connection) -> None:
             conn.execute(f"ALTER TABLE entities ADD COLUMN {column} TEXT")
 
 
+def _add_generation(conn: sqlite3.Connection) -> None:
+    """Each dataset a generation of its own (``Dataset.generation``)."""
+    cols = {r[1] for r in conn.execute("PRAGMA table_info(datasets)").fetchall()}
+    if "generation" not in cols:
+        conn.execute("ALTER TABLE datasets ADD COLUMN generation TEXT")
+    conn.execute("UPDATE datasets SET generation = lower(hex(randomblob(16)))")
+
+
 # Upgrades in place, inside the opening transaction: from a version to the
 # next, what adds what it lacks (tests/unit/test_sqlite_crash.py).
 UPGRADES: dict[int, Callable[[sqlite3.Connection], None]] = {
     2: _add_speaker,
     3: _split_passage_words,
     4: _add_attributes,
+    5: _add_generation,
 }
 
 

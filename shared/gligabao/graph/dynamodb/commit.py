@@ -61,6 +61,30 @@ TRANSACT_MAX = 100  # DynamoDB's limit of items in one TransactWriteItems
 COMMIT_ATTEMPTS = 8  # the transaction, again after a concurrent update of a row
 LOCK_PREFIX = "U#"  # update locks share the terms table too (see TermRow)
 
+# (Busy: a remember sent again starts over on the dataset as it is now.)
+RECREATED = "the dataset was erased or deleted while this call ran; try again"
+
+
+def _same_dataset(generation: str) -> Any:
+    """The commit's condition on the dataset row: live, and (when the write
+    says which) the generation the write was planned against, not a later
+    life of the name after an erase or a delete (its claims and the rows it
+    read went with the earlier one)."""
+    live = DatasetRow.user_id.exists() & DatasetRow.deleted_at.does_not_exist()
+    return live & (DatasetRow.generation == generation) if generation else live
+
+
+def _gone_or_recreated(key: DatasetKey) -> None:
+    """The dataset condition failed: 404 when the dataset is gone, 409 when
+    the name lives again (a new generation)."""
+    try:
+        row = DatasetRow.get(key.user_id, key.dataset, consistent_read=True)
+    except DatasetRow.DoesNotExist:
+        row = None
+    if row is None or row.deleted_at:
+        raise NotFound(f"dataset {key.dataset!r} was deleted")
+    raise Busy(RECREATED, 1)
+
 
 class _RowsChanged(Exception):
     """A stored row changed under the transaction, which was cancelled."""
@@ -257,8 +281,7 @@ class Commits(Recovery):
                                 DatasetRow.edges.add(counts[1]),
                                 DatasetRow.artifacts.add(counts[2]),
                             ],
-                            condition=DatasetRow.user_id.exists()
-                            & DatasetRow.deleted_at.does_not_exist(),
+                            condition=_same_dataset(write.generation),
                         )
                         for old, new in changed_ents:
                             row = keep_vectors(entity_row(pk, new), ent_rows[new.id])
@@ -284,6 +307,6 @@ class Commits(Recovery):
                     if reasons[0]:
                         raise Busy("the write's leases were taken over; try again", 1) from exc
                     if len(reasons) > 1 and reasons[1]:
-                        raise NotFound(f"dataset {key.dataset!r} was deleted") from exc
+                        _gone_or_recreated(key)
                     raise _RowsChanged from exc
         raise Busy("the rows to update kept changing; try again", 1)

@@ -3,6 +3,7 @@ deleting one (every row of every partitioned table)."""
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -12,7 +13,7 @@ from pynamodb.models import Model
 from ... import clock
 from ...dynamodb.batch import batch_write, is_condition_failure, upstream
 from ...dynamodb.tables import DATASET_PARTITIONED, DatasetRow, TermRow
-from ...errors import NotFound, UpstreamError
+from ...errors import Busy, NotFound
 from ...models import Dataset, DatasetKey
 from .erase import erased_counters
 from .recovery import pack, unpack
@@ -61,6 +62,7 @@ class DynamoDatasets:
             key.user_id,
             key.dataset,
             created_at=clock.now_str(),
+            generation=uuid.uuid4().hex,
             next_entity=ent,
             next_edge=edge,
             next_artifact=art,
@@ -87,6 +89,7 @@ class DynamoDatasets:
                 actions=[
                     DatasetRow.deleted_at.remove(),
                     DatasetRow.created_at.set(clock.now_str()),
+                    DatasetRow.generation.set(uuid.uuid4().hex),
                     DatasetRow.entities.set(0),
                     DatasetRow.edges.set(0),
                     DatasetRow.artifacts.set(0),
@@ -97,8 +100,10 @@ class DynamoDatasets:
             if not is_condition_failure(exc):
                 raise
             found = self.get_dataset(key)  # revived concurrently
-            if found is None:
-                raise UpstreamError("graph store ensure_dataset failed: dataset vanished") from exc
+            if found is None:  # and deleted again (an erase): a retry starts over
+                raise Busy(
+                    "the dataset was deleted while this call created it; try again", 1
+                ) from exc
             return found
         return dataset_from_row(row)
 

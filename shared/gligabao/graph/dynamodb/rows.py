@@ -57,6 +57,7 @@ def dataset_from_row(row: DatasetRow) -> Dataset:
         entities=int(row.entities or 0),
         edges=int(row.edges or 0),
         artifacts=int(row.artifacts or 0),
+        generation=row.generation or "",
     )
 
 

@@ -69,7 +69,14 @@ def artifact_of(row: tuple[Any, ...]) -> Artifact:
 
 
 def dataset_of(row: tuple[Any, ...]) -> Dataset:
-    return Dataset(name=row[0], created_at=row[1], entities=row[2], edges=row[3], artifacts=row[4])
+    return Dataset(
+        name=row[0],
+        created_at=row[1],
+        entities=row[2],
+        edges=row[3],
+        artifacts=row[4],
+        generation=row[5] or "",
+    )
 
 
 def entity_terms(e: Entity) -> list[tuple[str, bool, bool]]:

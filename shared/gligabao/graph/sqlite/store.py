@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 import json
 import sqlite3
+import uuid
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -120,7 +121,7 @@ class SqliteGraphStore(SqliteBrowse, SqliteErase):
     @sqlite_errors("graph store get_dataset")
     def get_dataset(self, key: DatasetKey) -> Dataset | None:
         rows = self._rows(
-            "SELECT name, created_at, entities, edges, artifacts FROM datasets "
+            "SELECT name, created_at, entities, edges, artifacts, generation FROM datasets "
             "WHERE user_id = ? AND name = ? AND deleted_at IS NULL",
             (key.user_id, key.dataset),
         )
@@ -133,24 +134,29 @@ class SqliteGraphStore(SqliteBrowse, SqliteErase):
             # ID counters go on from the old one's (IDs are never reused).
             # A new one: its counters from those an erase of the user kept.
             conn.execute(
-                "INSERT INTO datasets (user_id, name, created_at, next_entity, next_edge, "
-                "next_artifact) SELECT ?, ?, ?, coalesce(max(next_entity), 0), "
+                "INSERT INTO datasets (user_id, name, created_at, generation, next_entity, "
+                "next_edge, next_artifact) SELECT ?, ?, ?, ?, coalesce(max(next_entity), 0), "
                 "coalesce(max(next_edge), 0), coalesce(max(next_artifact), 0) FROM datasets "
                 "WHERE user_id = ? AND name = ? "
                 "ON CONFLICT (user_id, name) DO UPDATE SET deleted_at = NULL, "
-                "created_at = excluded.created_at WHERE deleted_at IS NOT NULL",
+                "created_at = excluded.created_at, generation = excluded.generation "
+                "WHERE deleted_at IS NOT NULL",
                 (
                     key.user_id,
                     key.dataset,
                     clock.now_str(),
+                    uuid.uuid4().hex,
                     ERASED,
                     erased_dataset(key.user_id, key.dataset),
                 ),
             )
-        found = self.get_dataset(key)
-        if found is None:  # deleted between the insert and the read
-            raise UpstreamError("graph store ensure_dataset failed: dataset vanished")
-        return found
+            # (read in the same transaction: a concurrent delete cannot come between)
+            rows = conn.execute(
+                "SELECT name, created_at, entities, edges, artifacts, generation FROM datasets "
+                "WHERE user_id = ? AND name = ? AND deleted_at IS NULL",
+                (key.user_id, key.dataset),
+            ).fetchall()
+        return dataset_of(rows[0])
 
     @sqlite_errors("graph store get_schema")
     def get_schema(self, key: DatasetKey) -> dict[str, Any] | None:
@@ -168,7 +174,7 @@ class SqliteGraphStore(SqliteBrowse, SqliteErase):
     @sqlite_errors("graph store list_datasets")
     def list_datasets(self, user_id: str) -> list[Dataset]:
         rows = self._rows(
-            "SELECT name, created_at, entities, edges, artifacts FROM datasets "
+            "SELECT name, created_at, entities, edges, artifacts, generation FROM datasets "
             "WHERE user_id = ? AND deleted_at IS NULL ORDER BY name",
             (user_id,),
         )

@@ -8,7 +8,7 @@ import json
 import sqlite3
 from typing import Any
 
-from ...errors import NotFound, UpstreamError
+from ...errors import Busy, NotFound, UpstreamError
 from ...models import Committed, DatasetKey, EdgeChange, Entity, GraphWrite
 from ...text import normalize_name
 from ..rules import claim_of, releases_claim
@@ -22,17 +22,30 @@ from .rows import (
     entity_values,
 )
 
+# (Busy: a remember sent again starts over on the dataset as it is now.)
+RECREATED = "the dataset was erased or deleted while this call ran; try again"
+
 
 def apply(conn: sqlite3.Connection, key: DatasetKey, write: GraphWrite) -> Committed:
     pk = key.pk
     n_ent, n_edge, n_art = len(write.new_entities), len(write.new_edges), len(write.artifacts)
-    # The dataset first: a write to a deleted dataset fails before any row.
+    # The dataset first: a write to a deleted dataset fails before any row,
+    # and so does one planned against an earlier life of the name (an erase
+    # or a delete ran meanwhile, and the name was used again): its claims
+    # and the rows it read went with that life.
     cur = conn.execute(
         "UPDATE datasets SET entities = entities + ?, edges = edges + ?, "
-        "artifacts = artifacts + ? WHERE user_id = ? AND name = ? AND deleted_at IS NULL",
-        (n_ent, n_edge, n_art, key.user_id, key.dataset),
+        "artifacts = artifacts + ? WHERE user_id = ? AND name = ? AND deleted_at IS NULL "
+        "AND (? = '' OR generation = ?)",
+        (n_ent, n_edge, n_art, key.user_id, key.dataset, write.generation, write.generation),
     )
     if cur.rowcount == 0:
+        live = conn.execute(
+            "SELECT 1 FROM datasets WHERE user_id = ? AND name = ? AND deleted_at IS NULL",
+            (key.user_id, key.dataset),
+        ).fetchone()
+        if live:
+            raise Busy(RECREATED, 1)
         raise NotFound(f"dataset {key.dataset!r} does not exist")
     conn.executemany(
         f"INSERT OR REPLACE INTO artifacts (pk, {ARTIFACT_COLS}) VALUES (?{', ?' * 10})",
