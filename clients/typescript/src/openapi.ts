@@ -2806,6 +2806,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description a write not sent as application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
         };
     };
     getDatasetSettings: {
@@ -2932,6 +2941,15 @@ export interface operations {
             };
             /** @description body over 64 KiB */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description a write not sent as application/json */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3143,6 +3161,15 @@ export interface operations {
             };
             /** @description body over 64 KiB */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description a write not sent as application/json */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3423,6 +3450,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description a write not sent as application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
             /** @description an upstream failed */
             502: {
                 headers: {
@@ -3548,6 +3584,15 @@ export interface operations {
             };
             /** @description body over 64 KiB */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description a write not sent as application/json */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3757,6 +3802,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description a write not sent as application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
             /** @description an upstream failed */
             502: {
                 headers: {
@@ -3837,6 +3891,15 @@ export interface operations {
             };
             /** @description body over 64 KiB */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description a write not sent as application/json */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -167,6 +167,8 @@ def build(geo: bool = True, routes: tuple[Route, ...] = ROUTES) -> dict[str, Any
             continue
         detail = dict(described.get(r.path, {}).get(r.method.lower()) or _bare())
         detail.update(operationId=r.operation, summary=r.summary)
+        if r.method in ("POST", "PUT", "PATCH"):  # a write's body must say it is JSON
+            detail["responses"] = {**_errors(415), **detail.get("responses", {})}
         paths.setdefault(r.path, {})[r.method.lower()] = detail
     doc["paths"] = paths
     return doc

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..api.app import CALL_ID_HEADER, MAX_BODY_BYTES
+from ..api.routes import methods_at
 from .gate import WRITES, Refused, check_origin, check_request, has_body, write_type_ok
 from .routing import Handler, RouteTable
 
@@ -97,7 +98,9 @@ class GbAsgi:
         method, path = scope["method"], _raw_path(scope)
         own = path == "/ui" or path.startswith("/ui/") or path in self.extra
         check_request(headers, MAX_BODY_BYTES)
-        if method in WRITES and not own:
+        # A write the path serves must say it is JSON; a method it does not
+        # serve is its function's 405 (with Allow), whatever the body.
+        if method in WRITES and not own and method in methods_at(path, self.table.routes):
             write_type_ok(method, path, headers)
         check_origin(method, headers, scope.get("scheme", "http"))
         if own:
