@@ -66,6 +66,9 @@ class Served:
             data = os.path.join(folder, "gligabao.db")
         self.data = data
         full["GB_DATA"] = self.data
+        # Entity summaries off unless a test turns them on (as tests/conftest.py does
+        # in process): their background job's calls would join the counts a test reads.
+        full["GB_SUMMARIES"] = "off"
         full.update(env)
         self.proc = subprocess.Popen(
             [

@@ -325,11 +325,12 @@ def test_idempotency_key_of_b_does_not_replay_b_for_a(world: World) -> None:
     # the header and body keys are one key: the second call replayed A's first
     assert gb.llm.calls("extract") == extracts + 1
     assert snapshot_of(gb, B) == b_before
-    # and B's key still replays B's own first call for B
+    # and B's key still replays B's own first call for B (the same request: its
+    # body as first sent, since a key with another body is refused with 422)
     r = _post(
         gb,
         "/v1/gb/remember",
-        {"user_id": B, "text": SECRET_TEXT},
+        {"user_id": B, "text": SECRET_TEXT, "session_id": "b-session"},
         headers={"Idempotency-Key": "shared-key"},
     )
     assert r.status == 200

@@ -120,7 +120,9 @@ def test_the_dev_key_guards_every_message(gb: Harness) -> None:
         assert r.body["error"]["message"] == http.body["error"]
         assert r.body["error"]["data"]["status"] == 401
     r = gb.client.post("/mcp", _rpc("tools/list"), headers={"x-api-key": "s3cret"})
-    assert r.status == 200 and len(r.body["result"]["tools"]) == 5
+    from gligabao.handlers.mcp import TOOLS
+
+    assert r.status == 200 and len(r.body["result"]["tools"]) == len(TOOLS)
     r = gb.client.post("/mcp", _rpc("tools/list"), headers={"Authorization": "Bearer s3cret"})
     assert r.status == 200
     assert gb.row_counts() == before

@@ -144,9 +144,12 @@ def test_reads_hidden_behind_the_embedding(
         assert i.overlaps(embed.start, embed.end), (i, embed)
 
     waves = split(reads, embed)
-    assert waves.after <= 2, waves
+    # After the embedding: the graph's waves (two), then the notes' two reads (the
+    # user's standing statements, the seeds' summaries: memory/notes_context.py),
+    # which need the seeds and are not yet hidden behind anything.
+    assert waves.after <= 4, waves
     assert waves.before == (1 if session else 0), waves
     assert waves.during <= 2, waves
-    # Exposed (not hidden behind the embedding): at most three with a
-    # session, two without.
-    assert waves.before + waves.after <= 3, waves
+    # Exposed (not hidden behind the embedding): at most five with a
+    # session, four without.
+    assert waves.before + waves.after <= 5, waves

@@ -60,6 +60,9 @@ REMEMBER = {
     },
     # the rule's longest standing statement; the newest statements read (browse too)
     "standing.py": {"RULE_MAX_CHARS", "KEPT"},
+    # a dataset setting's bound; a stored attribute's longest string (API limits)
+    "dataset_settings.py": {"MAX_TTL_DAYS"},
+    "attributes.py": {"MAX_STRING"},
 }
 # Not tunables of the ranking: API limits, formats, the process's pool, a
 # provider's document size, the answer call's size, a float tie-break.
