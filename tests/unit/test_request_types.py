@@ -10,6 +10,7 @@ import pytest
 
 from gligabao.api.batch import BatchRequest
 from gligabao.api.openapi import REQUESTS, build
+from gligabao.api.openapi_settings import DatasetSettings
 from gligabao.api.params import param_cursor, param_id, param_limit, param_user
 from gligabao.api.requests import QueryRequest, RememberRequest, SearchRequest, validate
 from gligabao.api.stages import levels, models
@@ -38,6 +39,7 @@ def _minimal(model: type) -> dict[str, Any]:
         BatchRequest: {"user_id": "u1", "items": [{"text": "x"}]},
         QueryRequest: {"user_id": "u1", "query": "q"},
         SearchRequest: {"user_id": "u1", "query": "q"},
+        DatasetSettings: {},  # (its user is in the query string)
     }.get(model, {"user_id": "u1"})
 
 
