@@ -19,12 +19,16 @@ if [[ "${1:-}" == "--x86_64" ]]; then
     shift
 fi
 OUT=${1:-.sam-local.yaml}
+# The API's integrations call each function's alias (`live`, for SnapStart) on AWS; SAM
+# CLI's emulator maps an integration to a function only by the function's ARN.
 sed "${ARCH[@]}" \
     -e 's/- !If \[NeedsClientsLayer, !Ref ClientsLayer, !Ref AWS::NoValue\]/- !Ref ClientsLayer/' \
+    -e 's/IntegrationUri: !Ref \([A-Za-z]*Function\)\.Alias/IntegrationUri: !GetAtt \1.Arn/' \
     -e '/^    Condition: NeedsClientsLayer$/d' \
     template.yaml >"$OUT"
 die() { echo "sam-local-template: $*" >&2; rm -f "$OUT"; exit 1; }
 if ((${#ARCH[@]})) && grep -q arm64 "$OUT"; then die "arm64 left in the x86_64 copy"; fi
 if grep -q 'NeedsClientsLayer,' "$OUT"; then die "the clients layer is still conditional"; fi
 grep -q -- '- !Ref ClientsLayer' "$OUT" || die "the copy attaches no clients layer"
+if grep -q 'IntegrationUri: !Ref .*\.Alias' "$OUT"; then die "an integration still calls an alias"; fi
 echo "$OUT"
