@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 import os
 from functools import cached_property, lru_cache
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -41,7 +41,9 @@ from .ai.models import (
 )
 from .ai.prices import DEFAULT_PRICES, DEFAULT_RERANK_PRICES
 from .errors import BadRequest
-from .retrieval_profile import DEFAULT, RetrievalProfile
+
+if TYPE_CHECKING:
+    from .retrieval_profile import RetrievalProfile
 
 log = logging.getLogger(__name__)
 
@@ -441,6 +443,10 @@ class Settings(BaseModel):
     @field_validator("retrieval_profile", mode="after")
     @classmethod
     def _retrieval_profile(cls, value: dict[str, Any]) -> dict[str, Any]:
+        if not value:
+            return value  # the defaults: nothing to check (and no import at cold start)
+        from .retrieval_profile import DEFAULT
+
         try:
             DEFAULT.with_overrides(value, "GB_RETRIEVAL_PROFILE")
         except BadRequest as exc:
@@ -451,7 +457,10 @@ class Settings(BaseModel):
     @property
     def profile(self) -> RetrievalProfile:
         """The deployment's retrieval profile: the defaults, with
-        GB_RETRIEVAL_PROFILE's fields changed."""
+        GB_RETRIEVAL_PROFILE's fields changed (imported at the first query,
+        not at a handler's import)."""
+        from .retrieval_profile import DEFAULT
+
         return DEFAULT.with_overrides(self.retrieval_profile, "GB_RETRIEVAL_PROFILE")
 
     @property
