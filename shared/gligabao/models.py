@@ -69,6 +69,9 @@ class Edge:
     invalid_at: str | None = None
     created_at: str = ""
     expired_at: str | None = None
+    # A declared edge type's attribute values (issue 47), validated against
+    # the dataset's schema when stated; a free relation has none.
+    attributes: dict[str, Any] = field(default_factory=dict)
 
     @property
     def live(self) -> bool:
@@ -93,6 +96,8 @@ class Edge:
             out["created_at"] = self.created_at
         if self.expired_at:
             out["expired_at"] = self.expired_at
+        if self.attributes:
+            out["attributes"] = dict(self.attributes)
         return out
 
 

@@ -53,7 +53,7 @@ def test_the_prompt_carries_the_types_and_namesakes_of_two_types_stay_two(
     assert "entity type Customer: A company that buys from us." in prompt
     assert "tier (one of gold, silver: plan)" in prompt and "renewal_date (date-time)" in prompt
     assert "edge type OWNS_ACCOUNT (Customer -> Account)" in prompt
-    assert [e["relation"] for e in first["edges"]] == ["owns_account"]
+    assert [e["relation"] for e in first["edges"]] == ["OWNS_ACCOUNT"]  # typed: its declared name
 
     server.llm.script("extract", NAMESAKE)
     second: Any = server.remember("Jordan is also the name of an account.", dataset="crm")

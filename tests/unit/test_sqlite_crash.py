@@ -144,7 +144,7 @@ def test_a_version_2_file_is_upgraded_in_place_keeping_its_texts(tmp_path: Path)
         conn.execute("PRAGMA user_version = 2")
     Database(path).close()
     with sqlite3.connect(path) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 6
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 7
         row = conn.execute("SELECT text, speaker FROM artifacts WHERE id = 1").fetchone()
         words = conn.execute(f"SELECT rowid, text FROM {words_table('u#main')}").fetchall()
     assert row == ("old text", None)

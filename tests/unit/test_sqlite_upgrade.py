@@ -45,7 +45,7 @@ def test_a_version_3_file_is_upgraded_in_place(tmp_path: Path) -> None:
     db = Database(path)
     try:
         with sqlite3.connect(path) as conn:
-            assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 6
+            assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 7
         names = names_in(path)
         assert "passage_words" not in names
         assert {words_table(alice.pk), words_table(bob.pk)} <= names
@@ -91,6 +91,6 @@ def test_a_version_4_file_gives_each_dataset_a_generation(tmp_path: Path) -> Non
         conn.execute("PRAGMA user_version = 4")
     Database(path).close()
     with sqlite3.connect(path) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 6
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 7
         found = [r[0] for r in conn.execute("SELECT generation FROM datasets")]
     assert len(found) == 2 and all(found) and len(set(found)) == 2, found

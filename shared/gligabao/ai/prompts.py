@@ -229,28 +229,37 @@ SUMMARIZE_ENTITY_SCHEMA: dict[str, Any] = {
 }
 
 
-def extract_schema(types: dict[str, Any] | None) -> dict[str, Any]:
-    """The extraction's reply schema for a dataset: each entity may carry
-    ``attributes`` when the dataset declares some (memory/schema.py). One
-    object for every type (the model picks the type); an attribute name
-    declared twice with two specs is left unconstrained there: the code
-    validates each value against its entity's own type anyway."""
+def _attribute_specs(declared: dict[str, Any]) -> dict[str, Any]:
+    """The attributes of a kind of declared types, by name (an attribute
+    name declared twice with two specs is left unconstrained)."""
     specs: dict[str, Any] = {}
-    for spec in ((types or {}).get("entity_types") or {}).values():
+    for spec in declared.values():
         for name, attr in (spec.get("attributes") or {}).items():
             want = {k: v for k, v in attr.items() if k in ("type", "format", "enum")}
             specs[name] = want if specs.get(name, want) == want else {}
-    if not specs:
-        return EXTRACT_SCHEMA
-    entity = EXTRACT_SCHEMA["properties"]["entities"]["items"]
-    attributes = {
-        "type": "object",
-        "description": "the values the text states of the attributes its declared type has",
-        "properties": specs,
-    }
-    items = {**entity, "properties": {**entity["properties"], "attributes": attributes}}
-    entities = {**EXTRACT_SCHEMA["properties"]["entities"], "items": items}
-    return {**EXTRACT_SCHEMA, "properties": {**EXTRACT_SCHEMA["properties"], "entities": entities}}
+    return specs
+
+
+def extract_schema(types: dict[str, Any] | None) -> dict[str, Any]:
+    """The extraction's reply schema for a dataset: each entity (and each
+    edge) may carry ``attributes`` when the dataset declares some
+    (memory/schema.py). One object for every type (the model picks the
+    type): the code validates each value against its own type anyway."""
+    out = EXTRACT_SCHEMA
+    for kind, declared in (("entities", "entity_types"), ("edges", "edge_types")):
+        specs = _attribute_specs((types or {}).get(declared) or {})
+        if not specs:
+            continue
+        item = out["properties"][kind]["items"]
+        attributes = {
+            "type": "object",
+            "description": "the values the text states of the attributes its declared type has",
+            "properties": specs,
+        }
+        items = {**item, "properties": {**item["properties"], "attributes": attributes}}
+        listed = {**out["properties"][kind], "items": items}
+        out = {**out, "properties": {**out["properties"], kind: listed}}
+    return out
 
 
 SCHEMAS: dict[str, dict[str, Any]] = {
@@ -286,6 +295,8 @@ def edge_line(edge: Edge, names: dict[int, str]) -> str:
     line = f"[edge {edge.id}] {src}({edge.source_id}) --{edge.relation}--> {dst}({edge.target_id})"
     if edge.description:
         line += f": {edge.description}"
+    if edge.attributes:  # its declared edge type's values (the dataset's schema)
+        line += " {" + ", ".join(f"{k}={v}" for k, v in sorted(edge.attributes.items())) + "}"
     times = []
     if edge.valid_at:
         times.append(f"valid_at={edge.valid_at}")
@@ -343,7 +354,8 @@ def types_text(types: dict[str, Any]) -> str:
         "entity types it names). Anything else keeps a free type or relation. An entity of a "
         'type with attributes adds "attributes": an object of the values the text states of '
         "them (an enum value exactly as listed, a date-time in RFC 3339 UTC, a number as a JSON "
-        "number); leave out an attribute the text does not state."
+        "number); leave out an attribute the text does not state. So does a fact of an edge "
+        "type with attributes."
     ]
     for name, spec in types.get("entity_types", {}).items():
         attrs = [_attribute_text(a, s) for a, s in spec.get("attributes", {}).items()]
@@ -356,7 +368,9 @@ def types_text(types: dict[str, Any]) -> str:
             f"{'|'.join(spec.get('target_types') or ['any'])})"
         )
         desc = f": {spec['description']}" if spec.get("description") else ""
-        lines.append(f"- edge type {name}{ends}{desc}")
+        attrs = [_attribute_text(a, s) for a, s in spec.get("attributes", {}).items()]
+        extra = f" Attributes: {'; '.join(attrs)}." if attrs else ""
+        lines.append(f"- edge type {name}{ends}{desc}{extra}")
     return "\n".join(lines)
 
 

@@ -101,6 +101,10 @@ class EdgeOut(_Out):
     invalid_at: str | None
     created_at: str | None = None
     expired_at: str | None = None
+    attributes: dict[str, AttributeValue] | None = Field(
+        default=None,
+        description="its declared edge type's values (dataset schema); a free relation has none",
+    )
     explain: ExplainOut | None = None
     correction: CorrectionOut | None = Field(
         default=None, description="a correction's provenance (browse routes)"

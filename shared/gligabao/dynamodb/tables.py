@@ -240,6 +240,7 @@ class EdgeRow(SharedClientModel):
     gone_src = UnicodeAttribute(null=True)  # f"{pk}#{source_id}" once superseded
     gone_dst = UnicodeAttribute(null=True)  # f"{pk}#{target_id}" once superseded
     vstate = UnicodeAttribute(null=True)  # "live" / "gone": the vector index's filter
+    attributes = UnicodeAttribute(null=True)  # a declared edge type's values, as JSON
     vec = VectorAttribute(null=True)  # VectorStore=dynamodb: "relation: description"
     vt = NumberAttribute(null=True)
 

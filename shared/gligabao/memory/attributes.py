@@ -1,4 +1,4 @@
-"""An extracted entity's attributes checked in code against the dataset's
+"""An extracted entity's (and fact's) attributes checked in code against the dataset's
 schema (memory/schema.py, issue 47): the model's structured output is a
 request, not a guarantee. A value that does not validate (a wrong type, an
 enum value not listed, a date-time that is not one, an attribute its type
@@ -15,6 +15,18 @@ MAX_STRING = 1000  # characters of a string attribute (a longer one is dropped)
 
 class _HasAttributes(Protocol):
     type: str
+    attributes: dict[str, Any]
+
+
+class _Named(Protocol):
+    norm: str
+    type: str
+
+
+class _Stated(Protocol):
+    source: str
+    target: str
+    relation: str
     attributes: dict[str, Any]
 
 
@@ -36,16 +48,58 @@ def keep_valid(extracted: Iterable[_HasAttributes], types: dict[str, Any] | None
     for ex in extracted:
         if not ex.attributes:
             continue
-        own = specs.get(ex.type.casefold(), {})
-        kept: dict[str, Any] = {}
-        for name, value in ex.attributes.items():
-            ok, norm = valid(value, own[name]) if name in own else (False, None)
-            if ok:
-                kept[name] = norm
-            else:
-                dropped += 1
-        ex.attributes = kept
+        ex.attributes, lost = _checked(ex.attributes, specs.get(ex.type.casefold(), {}))
+        dropped += lost
     return dropped
+
+
+def type_facts(
+    extracted: Iterable[_Named], stated: Iterable[_Stated], types: dict[str, Any] | None
+) -> tuple[int, int]:
+    """Each fact's relation typed, in place, when it names a declared edge
+    type (without case) between entity types its declaration allows (none
+    listed: any): it takes the declared name (``OWNS_ACCOUNT``), and its
+    attributes are reduced to the values that validate. Any other relation
+    stays in the free form (snake_case, as extraction wrote it), kept, with
+    no attributes. Returns (attributes dropped, declared names left free
+    because of their ends)."""
+    edge_types = {
+        n.casefold(): (n, spec) for n, spec in ((types or {}).get("edge_types") or {}).items()
+    }
+    kinds = {ex.norm: ex.type.casefold() for ex in extracted}
+    dropped = untyped = 0
+    for f in stated:
+        found = edge_types.get(f.relation.casefold())
+        if found is not None and _ends_fit(
+            found[1], kinds.get(f.source, ""), kinds.get(f.target, "")
+        ):
+            f.relation = found[0]
+            kept, lost = _checked(f.attributes, found[1].get("attributes") or {})
+            f.attributes, dropped = kept, dropped + lost
+            continue
+        untyped += found is not None
+        dropped += len(f.attributes)
+        f.attributes = {}
+    return dropped, untyped
+
+
+def _ends_fit(spec: dict[str, Any], source: str, target: str) -> bool:
+    def fits(side: str, kind: str) -> bool:
+        allowed = {t.casefold() for t in spec.get(side) or []}
+        return not allowed or kind in allowed
+
+    return fits("source_types", source) and fits("target_types", target)
+
+
+def _checked(values: dict[str, Any], specs: dict[str, Any]) -> tuple[dict[str, Any], int]:
+    """The values that validate against their specs (normalized), and how
+    many did not (an undeclared name does not)."""
+    kept: dict[str, Any] = {}
+    for name, value in values.items():
+        ok, norm = valid(value, specs[name]) if name in specs else (False, None)
+        if ok:
+            kept[name] = norm
+    return kept, len(values) - len(kept)
 
 
 def valid(value: Any, spec: dict[str, Any]) -> tuple[bool, Any]:

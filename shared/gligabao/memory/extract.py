@@ -54,6 +54,9 @@ class Fact:
     # with the topic it governs; "" for every other fact.
     kind: str = ""
     topic: str = ""
+    # The attribute values the model gave (a declared edge type's: validated,
+    # and the relation typed or left free, by memory/attributes.py).
+    attributes: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -265,6 +268,7 @@ def parse_extraction(
                 interval.invalid_at,
                 chunk,
                 *_standing(item),
+                _attributes(item.get("attributes")),
             )
         )
         for norm, raw in ((s_norm, src), (t_norm, dst)):

@@ -128,6 +128,7 @@ def build(
             f.invalid_at,
             now,
             None,
+            dict(f.attributes),
         )
         write.new_edges.append(edge)
         edges_out.append(edge)

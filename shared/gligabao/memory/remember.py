@@ -213,7 +213,13 @@ class Remember:
             c["edges"] = len(read.stated)
             # Checked in code against the schema: what does not validate is
             # dropped (counted here), never stored.
-            c["attributes_dropped"] = attributes.keep_valid(read.extracted, ctx.types)
+            dropped = attributes.keep_valid(read.extracted, ctx.types)
+            # A relation is typed only when it is a declared edge type between
+            # the entity types it allows; else it stays free (never dropped).
+            lost, c["relations_untyped"] = attributes.type_facts(
+                read.extracted, read.stated, ctx.types
+            )
+            c["attributes_dropped"] = dropped + lost
         return read
 
     def _passages(

@@ -15,6 +15,7 @@ filled best first up to the token budget (:mod:`.context`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from .. import clock
@@ -68,6 +69,23 @@ class Retriever:
         # The deployment's profile (GB_RETRIEVAL_PROFILE); a request's replaces it.
         self.profile = profile if profile is not None else settings.profile
 
+    def _edge_types(self, key: DatasetKey, inp: QueryInput) -> Callable[[Edge], bool] | None:
+        """Which facts the ``edge_types`` asked for keep (None: all). A
+        relation matches its name without case, except that a free relation
+        spelled as a declared edge type (one whose ends its declaration does
+        not allow: memory/attributes.py) is not of that type. One read (the
+        schema), only when asked."""
+        asked = inp.edge_types
+        if asked is None:
+            return None
+        declared = {n.casefold() for n in (self.graph.get_schema(key) or {}).get("edge_types", {})}
+
+        def keep(e: Edge) -> bool:
+            folded = e.relation.casefold()
+            return folded in asked and not (folded in declared and e.relation != e.relation.upper())
+
+        return keep
+
     def retrieve(
         self, key: DatasetKey, inp: QueryInput, meter: Meter, *, check_dataset: bool = False
     ) -> Context:
@@ -88,7 +106,7 @@ class Retriever:
             c["matched"] = len(rows)
 
         with meter.call.step("score") as c:
-            pool = _fact_pool(got, near_edges, entities, inp.edge_types)
+            pool = _fact_pool(got, near_edges, entities, self._edge_types(key, inp))
             periods = question_periods(inp.query)  # "in March 2024": what happened then
             facts = _score_facts(pool, got, entities, matched_texts, periods, p)
             sources = _sources(facts, pool, rows, got, p)
@@ -206,7 +224,7 @@ def _fact_pool(
     got: Gathered,
     near_edges: list[Edge],
     entities: dict[int, Entity],
-    edge_types: frozenset[str] | None,
+    keep: Callable[[Edge], bool] | None,
 ) -> dict[int, Edge]:
     """Every fact read, once; an edge whose end was not read (its row is
     gone, or its type was not asked for) is left out, and so is a fact of a
@@ -217,9 +235,7 @@ def _fact_pool(
     return {
         i: e
         for i, e in pool.items()
-        if e.source_id in entities
-        and e.target_id in entities
-        and (edge_types is None or e.relation.casefold() in edge_types)
+        if e.source_id in entities and e.target_id in entities and (keep is None or keep(e))
     }
 
 

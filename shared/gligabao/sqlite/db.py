@@ -45,7 +45,8 @@ def sqlite_errors(what: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
 # 4: the passages' words in one FTS5 table per dataset (words_table).
 # 5: entities.attributes and attribute_history.
 # 6: datasets.generation (a remember commits only into the dataset it read).
-SCHEMA_VERSION = 6
+# 7: edges.attributes (a declared edge type's values).
+SCHEMA_VERSION = 7
 BUSY_TIMEOUT_MS = 30_000  # a writer waits this long for another one
 # Prepared statements kept per connection (sqlite3's default is 128): a query
 # sends a few dozen texts, the IN lists and compound reads one per length, and
@@ -95,7 +96,7 @@ CREATE TABLE IF NOT EXISTS edges (
     pk TEXT NOT NULL, id INTEGER NOT NULL, source_id INTEGER NOT NULL,
     target_id INTEGER NOT NULL, relation TEXT NOT NULL, description TEXT NOT NULL,
     artifact_id INTEGER, valid_at TEXT, invalid_at TEXT, created_at TEXT NOT NULL,
-    expired_at TEXT,
+    expired_at TEXT, attributes TEXT,
     PRIMARY KEY (pk, id)
 );
 CREATE INDEX IF NOT EXISTS edges_live_src ON edges (pk, source_id, id) WHERE expired_at IS NULL;
@@ -270,6 +271,12 @@ def _add_generation(conn: sqlite3.Connection) -> None:
     conn.execute("UPDATE datasets SET generation = lower(hex(randomblob(16)))")
 
 
+def _add_edge_attributes(conn: sqlite3.Connection) -> None:
+    """Version 7: a declared edge type's attribute values (JSON)."""
+    if "attributes" not in {r[1] for r in conn.execute("PRAGMA table_info(edges)")}:
+        conn.execute("ALTER TABLE edges ADD COLUMN attributes TEXT")
+
+
 # Upgrades in place, inside the opening transaction: from a version to the
 # next, what adds what it lacks (tests/unit/test_sqlite_crash.py).
 UPGRADES: dict[int, Callable[[sqlite3.Connection], None]] = {
@@ -277,6 +284,7 @@ UPGRADES: dict[int, Callable[[sqlite3.Connection], None]] = {
     3: _split_passage_words,
     4: _add_attributes,
     5: _add_generation,
+    6: _add_edge_attributes,
 }
 
 

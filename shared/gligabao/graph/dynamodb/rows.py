@@ -140,6 +140,7 @@ def edge_row(pk: str, e: Edge, txn: str | None = None) -> EdgeRow:
         gone_src=None if live else f"{pk}#{e.source_id}",
         gone_dst=None if live else f"{pk}#{e.target_id}",
         vstate="live" if live else "gone",
+        attributes=_json_or_none(e.attributes),
         txn=txn,
     )
 
@@ -156,6 +157,7 @@ def edge_from_row(row: EdgeRow) -> Edge:
         invalid_at=row.invalid_at,
         created_at=row.created_at or "",
         expired_at=row.expired_at,
+        attributes=json.loads(row.attributes or "{}"),
     )
 
 

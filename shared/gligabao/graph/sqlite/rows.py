@@ -14,7 +14,7 @@ ENTITY_COLS = (
 )
 EDGE_COLS = (
     "id, source_id, target_id, relation, description, artifact_id, valid_at, invalid_at, "
-    "created_at, expired_at"
+    "created_at, expired_at, attributes"
 )
 ARTIFACT_COLS = (
     "id, text, created_at, reference_time, session_id, parent_id, idx, call_id, summary, speaker"
@@ -61,7 +61,25 @@ def entity_values(e: Entity) -> tuple[Any, ...]:
 
 
 def edge_of(row: tuple[Any, ...]) -> Edge:
-    return Edge(*row)
+    """The last column is a JSON object (NULL: none)."""
+    return Edge(*row[:-1], attributes=json.loads(row[-1] or "{}"))
+
+
+def edge_values(e: Edge) -> tuple[Any, ...]:
+    """The ``EDGE_COLS`` of an edge, in order."""
+    return (
+        e.id,
+        e.source_id,
+        e.target_id,
+        e.relation,
+        e.description,
+        e.artifact_id,
+        e.valid_at,
+        e.invalid_at,
+        e.created_at,
+        e.expired_at,
+        json.dumps(e.attributes, separators=(",", ":")) if e.attributes else None,
+    )
 
 
 def artifact_of(row: tuple[Any, ...]) -> Artifact:

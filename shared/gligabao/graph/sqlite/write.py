@@ -17,6 +17,7 @@ from .rows import (
     EDGE_COLS,
     ENTITY_COLS,
     edge_of,
+    edge_values,
     entity_of,
     entity_terms,
     entity_values,
@@ -69,23 +70,8 @@ def apply(conn: sqlite3.Connection, key: DatasetKey, write: GraphWrite) -> Commi
     for entity in write.new_entities:
         put_entity(conn, pk, entity)
     conn.executemany(
-        f"INSERT OR REPLACE INTO edges (pk, {EDGE_COLS}) VALUES (?{', ?' * 10})",
-        [
-            (
-                pk,
-                e.id,
-                e.source_id,
-                e.target_id,
-                e.relation,
-                e.description,
-                e.artifact_id,
-                e.valid_at,
-                e.invalid_at,
-                e.created_at,
-                e.expired_at,
-            )
-            for e in write.new_edges
-        ],
+        f"INSERT OR REPLACE INTO edges (pk, {EDGE_COLS}) VALUES (?{', ?' * 11})",
+        [(pk, *edge_values(e)) for e in write.new_edges],
     )
     links = [("E", e, a) for e, a in write.entity_links]
     links += [("D", e, a) for e, a in write.edge_links]
