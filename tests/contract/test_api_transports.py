@@ -212,6 +212,9 @@ def test_browse_and_forget(api: Transport, llm: FakeAnthropic) -> None:
     assert [e.name for e in gb.entities(q="Alice").entities] == ["Alice"]
     alice = gb.entity(page.entities[0].id)
     assert isinstance(alice, EntityDetailOut)
+    # by type (issue 47): the entities of one type, an entity's facts of one relation
+    assert [e.name for e in gb.entities(type="Person").entities] == ["Alice"]
+    assert gb.entity(alice.entity.id, edge_type="likes").facts == []
     assert isinstance(gb.edge(remembered.edges[0].id), EdgeDetailOut)
     texts = gb.artifacts(session_id="s1")
     assert isinstance(texts, ArtifactsOut) and len(texts.artifacts) == 1
@@ -255,6 +258,8 @@ def test_every_refusal_has_the_apis_status_and_writes_nothing(
     refused(400, api, gb.search, "x", max_context_tokens=-1)
     refused(400, api, gb.entities, limit=0)
     refused(400, api, gb.entities, cursor="not a cursor")
+    refused(400, api, gb.entities, type="")
+    refused(400, api, gb.entity, 1, edge_type="x" * 65)
     refused(400, api, gb.artifacts, limit=100_000)
     refused(400, api, gb.entity, 0)
     refused(400, api, gb.erase_user, "a\u0001b")

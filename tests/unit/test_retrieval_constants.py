@@ -74,6 +74,8 @@ NOT_TUNABLE = {
         "DEFAULT_LIMIT",
         "FACTS_PER_ENTITY",
         "MATCHES_PER_TERM",
+        "TYPE_BATCH",
+        "TYPE_SCAN",
     },
     "explain.py": {"LABEL_CHARS"},
     # the names table's lookups: the longest name looked up whole, one BatchGetItem

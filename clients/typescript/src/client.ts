@@ -193,12 +193,12 @@ export class Client {
     return (await this.send("eraseUser", { path: { user_id: this.user(userId) } })).body as ErasedOut;
   }
 
-  /** Entities, newest updated first (or those whose name matches `q`); `next_cursor` pages on. */
+  /** Entities, newest updated first (or those whose name matches `q`, or of the entity type `type`); `next_cursor` pages on. */
   async entities(options: BrowseOptions<"listEntities"> = {}): Promise<ResultOf<"listEntities">> {
     return (await this.request("listEntities", { query: { ...options, user_id: this.user(options.user_id) } })).body;
   }
 
-  /** An entity, its live facts and the texts it was mentioned in. */
+  /** An entity, its live facts (`edge_type`: of that relation or edge type only) and the texts it was mentioned in. */
   async entity(id: number | string, options: BrowseOptions<"getEntity"> = {}): Promise<ResultOf<"getEntity">> {
     const query = { ...options, user_id: this.user(options.user_id) };
     return (await this.request("getEntity", { path: { id: Number(id) }, query })).body;

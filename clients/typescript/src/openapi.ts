@@ -645,6 +645,14 @@ export interface components {
              */
             artifact_id?: number | null;
             /**
+             * Attributes
+             * @description its declared edge type's values (dataset schema); a free relation has none
+             * @default null
+             */
+            attributes?: {
+                [key: string]: boolean | number | string;
+            } | null;
+            /**
              * @description a correction's provenance (browse routes)
              * @default null
              */
@@ -864,6 +872,14 @@ export interface components {
              * @default null
              */
             artifact_id?: number | null;
+            /**
+             * Attributes
+             * @description its declared edge type's values (dataset schema); a free relation has none
+             * @default null
+             */
+            attributes?: {
+                [key: string]: boolean | number | string;
+            } | null;
             /**
              * @description a correction's provenance (browse routes)
              * @default null
@@ -3194,6 +3210,8 @@ export interface operations {
                 user_id: string;
                 dataset?: string;
                 q?: string;
+                /** @description only entities of this type (without case); a page may then hold fewer than limit with a next_cursor: the listing reads at most 1000 entities a page */
+                type?: string;
                 limit?: number;
                 cursor?: string;
             };
@@ -3255,6 +3273,8 @@ export interface operations {
             query: {
                 user_id: string;
                 dataset?: string;
+                /** @description only the facts of this relation or edge type (without case; as search's edge_types) */
+                edge_type?: string;
             };
             header?: never;
             path: {

@@ -145,6 +145,10 @@ describe("browse and forget", () => {
     const alice = listed.entities.find((e) => e.name === "Alice")!;
     const detail = await gb.entity(alice.id, { dataset: "browse" });
     assert.deepEqual(detail.facts.map((f) => f.relation), ["works_at"]);
+    // by type (issue 47): the entities of one type, an entity's facts of one relation
+    const people = await gb.entities({ dataset: "browse", type: "Person" });
+    assert.deepEqual(people.entities.map((e) => e.name), ["Alice"]);
+    assert.deepEqual((await gb.entity(alice.id, { dataset: "browse", edge_type: "likes" })).facts, []);
     const fact = await gb.edge(detail.facts[0]!.id, { dataset: "browse" });
     assert.deepEqual(fact.sources.map((m) => m.artifact_id), [remembered.artifact_id]);
     const texts = await gb.artifacts({ dataset: "browse" });

@@ -13,6 +13,7 @@ from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
 from ..memory.browse import MAX_LIMIT as BROWSE_LIMIT
+from ..memory.browse import TYPE_SCAN
 from . import openapi_facts, openapi_settings
 from .batch import BatchRequest
 from .fields import DatasetName, RowId, SessionId, Text, UserId
@@ -22,6 +23,7 @@ from .params import (
     EntityCursor,
     HeaderKey,
     InferenceCursor,
+    TypeName,
     page_limit,
     schema,
 )
@@ -380,6 +382,19 @@ def _document(geo: bool) -> dict[str, Any]:
     return doc
 
 
+_TYPE = (
+    "only entities of this type (without case); a page may then hold fewer than limit "
+    f"with a next_cursor: the listing reads at most {TYPE_SCAN} entities a page"
+)
+
+
+def _entity_op(op: dict[str, Any]) -> dict[str, Any]:
+    """getEntity: its facts filtered by ``edge_type``."""
+    about = "only the facts of this relation or edge type (without case; as search's edge_types)"
+    op["parameters"].append(_param("edge_type", TypeName, description=about))
+    return op
+
+
 def _browse_paths() -> dict[str, Any]:
     """The browse and forget routes (docs/api.md#browse-and-forget)."""
     ds = _param("dataset", DatasetName)
@@ -401,7 +416,14 @@ def _browse_paths() -> dict[str, Any]:
             "get": {
                 "operationId": "listEntities",
                 "summary": "Entities, newest updated first, or those whose name matches q",
-                "parameters": [USER, ds, _param("q", Text), limit, _param("cursor", EntityCursor)],
+                "parameters": [
+                    USER,
+                    ds,
+                    _param("q", Text),
+                    _param("type", TypeName, description=_TYPE),
+                    limit,
+                    _param("cursor", EntityCursor),
+                ],
                 "responses": {
                     "200": {"description": "a page of entities", **_json(EntitiesOut)},
                     **_errors(400, 401, 403, 404),
@@ -409,11 +431,13 @@ def _browse_paths() -> dict[str, Any]:
             }
         },
         "/v1/gb/entities/{id}": {
-            "get": one(
-                "getEntity",
-                "An entity, its summary, its live facts, its mentions (the user's own: their profile)",
-                EntityDetailOut,
-                "id",
+            "get": _entity_op(
+                one(
+                    "getEntity",
+                    "An entity, its summary, its live facts, its mentions (the user's own: their profile)",
+                    EntityDetailOut,
+                    "id",
+                )
             )
         },
         "/v1/gb/edges/{id}": {

@@ -19,6 +19,7 @@ from ..memory.browse import (
 )
 from ..records.codec import INFERENCE_CURSOR, INFERENCE_CURSOR_CHARS
 from .fields import (
+    NAME,
     NO_CONTROL,
     NOT_BLANK,
     DatasetName,
@@ -133,6 +134,21 @@ def param_call_id(value: str | None) -> str | None:
 def param_q(params: dict[str, str]) -> str | None:
     value = params.get("q")
     return None if value is None else str(read(Text, "q", value))
+
+
+# A type to list by (an entity type, a relation or edge type): as search's
+# ``entity_types`` and ``edge_types`` items, matched without case.
+TypeName = Annotated[
+    str,
+    StringConstraints(min_length=1, max_length=64, pattern=NAME),
+    says("must be 1 to 64 characters, not blank, without control characters"),
+]
+
+
+def param_type(params: dict[str, str], name: str) -> str | None:
+    """A listing's type filter (``type``, ``edge_type``)."""
+    value = params.get(name)
+    return None if value is None else str(read(TypeName, name, value))
 
 
 def param_limit(params: dict[str, str], default: int, most: int) -> int:

@@ -220,16 +220,26 @@ class Client(Transport):
         cursor: str | None = None,
         user_id: str | None = None,
         dataset: str | None = None,
+        type: str | None = None,
     ) -> EntitiesOut:
-        """One page of entities, newest updated first (``q``: names matching)."""
-        body = self._browse("/v1/gb/entities", user_id, dataset, q=q, limit=limit, cursor=cursor)
+        """One page of entities, newest updated first (``q``: names matching;
+        ``type``: of that entity type)."""
+        body = self._browse(
+            "/v1/gb/entities", user_id, dataset, q=q, limit=limit, cursor=cursor, type=type
+        )
         return _as(EntitiesOut, body)
 
     def entity(
-        self, entity_id: int, *, user_id: str | None = None, dataset: str | None = None
+        self,
+        entity_id: int,
+        *,
+        user_id: str | None = None,
+        dataset: str | None = None,
+        edge_type: str | None = None,
     ) -> EntityDetailOut:
-        body = self._browse(f"/v1/gb/entities/{int(entity_id)}", user_id, dataset)
-        return _as(EntityDetailOut, body)
+        """An entity's page (``edge_type``: only its facts of that relation or type)."""
+        path = f"/v1/gb/entities/{int(entity_id)}"
+        return _as(EntityDetailOut, self._browse(path, user_id, dataset, edge_type=edge_type))
 
     def edge(
         self, edge_id: int, *, user_id: str | None = None, dataset: str | None = None

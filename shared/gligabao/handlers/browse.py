@@ -21,6 +21,7 @@ from ..api.params import (
     param_limit,
     param_q,
     param_session,
+    param_type,
     param_user,
 )
 from ..events.model import forgotten
@@ -47,8 +48,13 @@ def _key(allowed: set[str]) -> tuple[DatasetKey, dict[str, str]]:
 
 def entities_page(key: DatasetKey, params: dict[str, str]) -> dict[str, Any]:
     """An authorized page of entities (``gligabao.Memory`` calls this too)."""
-    limit = _limit(params)
-    return browser().entities(key, param_q(params), limit, param_cursor(params, "entities"))
+    limit, kind = _limit(params), param_type(params, "type")
+    return browser().entities(key, param_q(params), limit, param_cursor(params, "entities"), kind)
+
+
+def entity_page(key: DatasetKey, entity_id: int, params: dict[str, str]) -> dict[str, Any]:
+    """An authorized entity's page (``gligabao.Memory`` calls this too)."""
+    return browser().entity(key, entity_id, param_type(params, "edge_type"))
 
 
 def artifacts_page(key: DatasetKey, params: dict[str, str]) -> dict[str, Any]:
@@ -67,15 +73,15 @@ def browser() -> Browse:
 
 @app.get("/v1/gb/entities")
 def list_entities() -> Response[str]:
-    key, params = _key({"q", "limit", "cursor"})
+    key, params = _key({"q", "limit", "cursor", "type"})
     return json_response(200, entities_page(key, params))
 
 
 @app.get("/v1/gb/entities/<id>")
 def get_entity(id: str) -> Response[str]:
     wanted = param_id(id)
-    key, _ = _key(set())
-    return json_response(200, browser().entity(key, wanted))
+    key, params = _key({"edge_type"})
+    return json_response(200, entity_page(key, wanted, params))
 
 
 @app.get("/v1/gb/edges/<id>")

@@ -57,22 +57,41 @@ class Browsing:
         cursor: str | None = None,
         user_id: str | None = None,
         dataset: str | None = None,
+        type: str | None = None,
     ) -> EntitiesOut:
-        """One page of entities, newest updated first (``q``: names matching)."""
+        """One page of entities, newest updated first (``q``: names matching;
+        ``type``: of that entity type)."""
         from ..handlers.browse import entities_page
 
         return self._browse(
-            entities_page, EntitiesOut, user_id, dataset, q=q, limit=limit, cursor=cursor
+            entities_page,
+            EntitiesOut,
+            user_id,
+            dataset,
+            q=q,
+            limit=limit,
+            cursor=cursor,
+            type=type,
         )
 
     def entity(
-        self, entity_id: int, *, user_id: str | None = None, dataset: str | None = None
+        self,
+        entity_id: int,
+        *,
+        user_id: str | None = None,
+        dataset: str | None = None,
+        edge_type: str | None = None,
     ) -> EntityDetailOut:
-        from ..handlers.browse import browser
+        """An entity's page (``edge_type``: only its facts of that relation or type)."""
+        from ..handlers.browse import entity_page
 
         wanted = _row_id(entity_id)
         return self._browse(
-            lambda key, _: browser().entity(key, wanted), EntityDetailOut, user_id, dataset
+            lambda key, params: entity_page(key, wanted, params),
+            EntityDetailOut,
+            user_id,
+            dataset,
+            edge_type=edge_type,
         )
 
     def edge(

@@ -6,7 +6,7 @@ does not declare) is dropped and counted, never stored."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
@@ -21,6 +21,11 @@ class _HasAttributes(Protocol):
 class _Named(Protocol):
     norm: str
     type: str
+
+
+class _Related(Protocol):
+    @property
+    def relation(self) -> str: ...
 
 
 class _Stated(Protocol):
@@ -81,6 +86,22 @@ def type_facts(
         dropped += len(f.attributes)
         f.attributes = {}
     return dropped, untyped
+
+
+def relation_filter(
+    asked: frozenset[str], schema: dict[str, Any] | None
+) -> Callable[[_Related], bool]:
+    """Whether a fact is of one of the relations or edge types ``asked``
+    (casefolded): its relation without case, except that a free relation
+    spelled as a declared edge type (one left free by ``type_facts``, or
+    stated before the type was declared) is not of that type."""
+    declared = {n.casefold() for n in ((schema or {}).get("edge_types") or {})}
+
+    def keep(e: _Related) -> bool:
+        folded = e.relation.casefold()
+        return folded in asked and not (folded in declared and e.relation != e.relation.upper())
+
+    return keep
 
 
 def _ends_fit(spec: dict[str, Any], source: str, target: str) -> bool:

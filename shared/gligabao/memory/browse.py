@@ -22,6 +22,7 @@ from ..graph.port import GraphStore, page_key
 from ..models import Artifact, DatasetKey, Edge, EdgeChange, Entity
 from ..notes.port import NotesStore, Summary
 from ..text import index_terms
+from .attributes import relation_filter
 from .standing import KEPT
 
 _STAMP = r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z"  # clock.fmt
@@ -36,6 +37,11 @@ MAX_LIMIT = 100
 DEFAULT_LIMIT = 20
 FACTS_PER_ENTITY = 100  # live facts shown with an entity
 MATCHES_PER_TERM = 500  # keyword rows read per term of ``q``
+# A listing by type reads the entities in their order, in batches, and keeps
+# those of the type; it stops after TYPE_SCAN rows with a next cursor (the
+# page may then hold fewer than asked: the next one goes on from there).
+TYPE_BATCH = 100
+TYPE_SCAN = 1000
 
 
 def entity_cursor(entity: Entity) -> str:
@@ -131,14 +137,24 @@ class Browse:
     # --- entities ------------------------------------------------------------------
 
     def entities(
-        self, key: DatasetKey, q: str | None, limit: int, cursor: str | None
+        self,
+        key: DatasetKey,
+        q: str | None,
+        limit: int,
+        cursor: str | None,
+        kind: str | None = None,
     ) -> dict[str, Any]:
+        """A page of entities (``q``: whose name matches; ``kind``: of that
+        type, without case)."""
         after = entity_position(cursor)
         self._dataset(key)
-        if q is None:
-            page = self.graph.entities_page(key, limit + 1, after)
+        reached = None  # a type's scan that stopped at its bound: where
+        if q is not None:
+            page = self._matching(key, q, limit + 1, after, kind)
+        elif kind is not None:
+            page, reached = self._of_type(key, kind, limit + 1, after)
         else:
-            page = self._matching(key, q, limit + 1, after)
+            page = self.graph.entities_page(key, limit + 1, after)
         more, page = len(page) > limit, page[:limit]
         counts = self._fact_counts(key, page)
         out = []
@@ -146,12 +162,36 @@ class Browse:
             item = e.public()
             item.update(created_at=e.created_at, updated_at=e.updated_at, facts=counts[e.id])
             out.append(item)
-        nxt = entity_cursor(page[-1]) if more and page else None
-        return {"entities": out, "next_cursor": nxt}
+        last = page[-1] if more and page else reached
+        return {"entities": out, "next_cursor": entity_cursor(last) if last else None}
 
-    def _matching(self, key: DatasetKey, q: str, limit: int, after: str | None) -> list[Entity]:
+    def _of_type(
+        self, key: DatasetKey, kind: str, limit: int, after: str | None
+    ) -> tuple[list[Entity], Entity | None]:
+        """Up to ``limit`` entities of the type, in the listing's order, and
+        the last entity read when the scan stopped at TYPE_SCAN first."""
+        wanted = kind.casefold()
+        found: list[Entity] = []
+        scanned = 0
+        while scanned < TYPE_SCAN:
+            batch = self.graph.entities_page(key, TYPE_BATCH, after)
+            scanned += len(batch)
+            for e in batch:
+                if e.type.casefold() == wanted:
+                    found.append(e)
+                    if len(found) == limit:
+                        return found, None
+            if len(batch) < TYPE_BATCH:
+                return found, None
+            after = page_key(batch[-1])
+        return found, batch[-1]
+
+    def _matching(
+        self, key: DatasetKey, q: str, limit: int, after: str | None, kind: str | None
+    ) -> list[Entity]:
         """Entities whose name holds every term of ``q`` (keyword-search
-        normalisation), in the listing's order."""
+        normalisation), of the type ``kind`` when given, in the listing's
+        order."""
         terms = sorted(index_terms(q))
         if not terms:
             return []
@@ -164,6 +204,8 @@ class Browse:
         found = sorted(
             self.graph.get_entities(key, sorted(ids)).values(), key=page_key, reverse=True
         )
+        if kind is not None:
+            found = [e for e in found if e.type.casefold() == kind.casefold()]
         return [e for e in found if after is None or page_key(e) < after][:limit]
 
     def _fact_counts(self, key: DatasetKey, entities: list[Entity]) -> dict[int, int]:
@@ -173,7 +215,11 @@ class Browse:
             out[e.id] = len(edges)
         return out
 
-    def entity(self, key: DatasetKey, entity_id: int) -> dict[str, Any]:
+    def entity(
+        self, key: DatasetKey, entity_id: int, edge_type: str | None = None
+    ) -> dict[str, Any]:
+        """An entity, its live facts (``edge_type``: those of that relation
+        or edge type only, as search's ``edge_types``), its mentions."""
         self._dataset(key)
         found = self.graph.get_entities(key, [entity_id]).get(entity_id)
         if found is None:
@@ -186,6 +232,9 @@ class Browse:
         out: dict[str, Any] = {"entity": item}
         if self.notes is not None:
             out.update(entity_notes(self.notes, key, entity_id, edges))
+        if edge_type is not None:
+            keep = relation_filter(frozenset({edge_type.casefold()}), self.graph.get_schema(key))
+            edges = [e for e in edges if keep(e)]
         out["facts"] = self._edges_out(key, edges)
         out["mentions"] = self._mentions(key, self.graph.entity_artifacts(key, entity_id))
         return out

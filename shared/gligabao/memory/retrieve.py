@@ -27,6 +27,7 @@ from ..records.meter import Meter
 from ..retrieval_profile import RetrievalProfile
 from ..text import estimate_tokens, passage_text
 from ..vectors.port import VectorIndex
+from .attributes import relation_filter
 from .context import Context, Passage, Scored, fill
 from .explain import left_out, record
 from .gather import Gathered, Gatherer, QueryInput, kept
@@ -70,21 +71,12 @@ class Retriever:
         self.profile = profile if profile is not None else settings.profile
 
     def _edge_types(self, key: DatasetKey, inp: QueryInput) -> Callable[[Edge], bool] | None:
-        """Which facts the ``edge_types`` asked for keep (None: all). A
-        relation matches its name without case, except that a free relation
-        spelled as a declared edge type (one whose ends its declaration does
-        not allow: memory/attributes.py) is not of that type. One read (the
-        schema), only when asked."""
-        asked = inp.edge_types
-        if asked is None:
+        """Which facts the ``edge_types`` asked for keep (None: all); one
+        read (the schema, to tell a typed fact from a free one), only when
+        asked."""
+        if inp.edge_types is None:
             return None
-        declared = {n.casefold() for n in (self.graph.get_schema(key) or {}).get("edge_types", {})}
-
-        def keep(e: Edge) -> bool:
-            folded = e.relation.casefold()
-            return folded in asked and not (folded in declared and e.relation != e.relation.upper())
-
-        return keep
+        return relation_filter(inp.edge_types, self.graph.get_schema(key))
 
     def retrieve(
         self, key: DatasetKey, inp: QueryInput, meter: Meter, *, check_dataset: bool = False
