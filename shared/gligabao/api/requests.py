@@ -276,6 +276,33 @@ class ForgetRequest(BaseModel):
     artifact_id: RowId = Field(description="the artifact_id that evidence gives")
 
 
+class SchemaRequest(BaseModel):
+    """The arguments of reading a dataset's schema (the MCP ``get_schema`` tool)."""
+
+    model_config = _STRICT
+
+    user_id: UserId
+    dataset: DatasetName = "main"
+
+
+class PutSchemaRequest(SchemaRequest):
+    """The arguments of declaring a dataset's types (the MCP ``put_schema``
+    tool): the body of PUT /v1/gb/datasets/{name}/schema, checked by the same
+    code (memory/schema.py; docs/api.md#dataset-schemas)."""
+
+    entity_types: dict[str, Any] = Field(
+        default_factory=dict,
+        description="at most 10, PascalCase name -> {description, attributes: {snake_case "
+        "name -> {type: string|number|integer|boolean, format?: date-time, enum?, "
+        "description?}}}",
+    )
+    edge_types: dict[str, Any] = Field(
+        default_factory=dict,
+        description="at most 10, UPPER_SNAKE_CASE name -> {description, attributes, "
+        "source_types, target_types (declared entity types; none: any)}",
+    )
+
+
 def _where(loc: tuple[int | str, ...]) -> str:
     # A reasoning's form ("level" or "stages") is no field of the request.
     parts = [str(p) for i, p in enumerate(loc) if not (i == 1 and p in FORM_TAGS)]

@@ -1,5 +1,5 @@
 """POST /mcp: the API as MCP tools (remember, query, search, list_datasets, forget;
-correct_fact, forget_fact, list_conflicts),
+correct_fact, forget_fact, list_conflicts; get_schema, put_schema),
 each calling the function its HTTP route calls, under the same authorization.
 
 Stateless streamable HTTP: a POST is one JSON-RPC message, answered with one
@@ -24,11 +24,20 @@ from ..api.requests import (
     DatasetsRequest,
     ForgetFactRequest,
     ForgetRequest,
+    PutSchemaRequest,
     QueryRequest,
     RememberRequest,
+    SchemaRequest,
     SearchRequest,
 )
-from ..api.schemas import DatasetsOut, ForgottenOut, QueryOut, RememberOut, SearchOut
+from ..api.schemas import (
+    DatasetSchemaOut,
+    DatasetsOut,
+    ForgottenOut,
+    QueryOut,
+    RememberOut,
+    SearchOut,
+)
 from ..mcp.tools import Caller, ToolSpec
 from ..models import DatasetKey
 
@@ -136,6 +145,44 @@ FACT_TOOLS = [
 ]
 
 
+# --- issue 47: a dataset's schema -----------------------------------------------------
+def _get_schema(caller: Caller, req: SchemaRequest, arguments: dict[str, Any]) -> dict[str, Any]:
+    from . import datasets
+
+    authorize(caller.event, req.user_id)
+    return datasets.datasets_service().schema(req.user_id, req.dataset)
+
+
+def _put_schema(caller: Caller, req: PutSchemaRequest, arguments: dict[str, Any]) -> dict[str, Any]:
+    from . import datasets
+
+    authorize(caller.event, req.user_id)
+    body = {k: arguments[k] for k in ("entity_types", "edge_types") if k in arguments}
+    return datasets.datasets_service().put_schema(req.user_id, req.dataset, body)
+
+
+SCHEMA_TOOLS = [
+    ToolSpec(
+        "get_schema",
+        "Read a dataset's declared entity and edge types (empty when it has none): the "
+        "names to give search and query as entity_types and edge_types.",
+        SchemaRequest,
+        DatasetSchemaOut,
+        _get_schema,
+    ),
+    ToolSpec(
+        "put_schema",
+        "Declare a dataset's entity types (with attributes) and edge types (with the entity "
+        "types they connect), replacing any; extraction then follows them. At most 10 of "
+        "each and 10 attributes a type; a bad schema is an error and stores nothing.",
+        PutSchemaRequest,
+        DatasetSchemaOut,
+        _put_schema,
+        read_only=False,
+    ),
+]
+
+
 TOOLS = [
     ToolSpec(
         "remember",
@@ -183,6 +230,7 @@ TOOLS = [
         read_only=False,
     ),
     *FACT_TOOLS,
+    *SCHEMA_TOOLS,
 ]
 
 
