@@ -14,7 +14,25 @@ export function factLine(app, edge) {
       { 'data-edge': edge.id }),
     h('span', { className: `tag ${status}` }, status),
     app.isEvidence('edge', edge.id) ? h('span', { className: 'tag evidence' }, '★ evidence') : null,
+    edge.attributes ? h('span', { className: 'tag attrs', 'data-edge-attributes': edge.id },
+      Object.entries(edge.attributes).map(([k, v]) => `${k}=${v}`).join(', ')) : null,
   ];
+}
+
+// A declared type's attribute values (issue 47), each with the values it
+// replaced (newest first) when the entity's page gives its history.
+export function attributeList(attributes, history = {}) {
+  const names = Object.keys(attributes || {}).sort();
+  if (!names.length) return null;
+  return h('dl', { className: 'meta attributes', id: 'attributes', 'aria-label': 'Attributes' },
+    names.flatMap((name) => [
+      h('dt', {}, name),
+      h('dd', { 'data-attribute': name }, String(attributes[name]),
+        (history[name] || []).length
+          ? h('span', { className: 'was', 'data-attribute-history': name },
+            ` (was ${history[name].map((old) => `${old.value} until ${fmtTime(old.until)}`).join('; ')})`)
+          : null),
+    ]));
 }
 
 function when(edge) {
@@ -36,6 +54,8 @@ export async function renderEntity(app, panel, id) {
   clear(panel,
     h('h2', {}, e.name, h('span', { className: 'tag' }, e.type)),
     e.description ? h('p', {}, e.description) : null,
+    e.attributes ? h('h3', {}, 'Attributes') : null,
+    attributeList(e.attributes, e.attribute_history),
     meta([['first seen', fmtTime(e.created_at)], ['last changed', fmtTime(e.updated_at)], ['id', String(e.id)]]),
     h('div', { className: 'buttons' },
       h('button', { type: 'button', onclick: () => app.focus(e.id) }, 'Focus on it and its neighbours'),
@@ -66,6 +86,7 @@ export async function renderEdge(app, panel, id) {
     h('p', { className: 'fact' }, factLine(app, e)),
     e.correction ? h('p', { id: 'correction' }, provenance(e.correction)) : null,
     e.description ? h('p', {}, e.description) : null,
+    attributeList(e.attributes),
     meta([
       ['held', when(e)],
       ['learned', fmtTime(e.created_at)],
