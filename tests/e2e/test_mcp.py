@@ -400,7 +400,9 @@ def test_the_handshake_notifications_and_what_a_stateless_server_refuses(
         {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
         **{"MCP-Protocol-Version": "2025-06-18"},
     )
-    assert len(ok.body["result"]["tools"]) == 8
+    from gligabao.handlers.mcp import TOOLS
+
+    assert len(ok.body["result"]["tools"]) == len(TOOLS)
 
     for method in ("GET", "DELETE"):
         r = Client(served.url).request(method, "/mcp")
