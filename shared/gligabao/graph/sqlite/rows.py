@@ -62,7 +62,20 @@ def entity_values(e: Entity) -> tuple[Any, ...]:
 
 def edge_of(row: tuple[Any, ...]) -> Edge:
     """The last column is a JSON object (NULL: none)."""
-    return Edge(*row[:-1], attributes=json.loads(row[-1] or "{}"))
+    id_, src, dst, relation, desc, artifact_id, valid_at, invalid_at, created, expired, values = row
+    return Edge(
+        id_,
+        src,
+        dst,
+        relation,
+        desc,
+        artifact_id,
+        valid_at,
+        invalid_at,
+        created,
+        expired,
+        json.loads(values or "{}"),
+    )
 
 
 def edge_values(e: Edge) -> tuple[Any, ...]:
