@@ -94,3 +94,37 @@ def test_a_version_4_file_gives_each_dataset_a_generation(tmp_path: Path) -> Non
         assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 7
         found = [r[0] for r in conn.execute("SELECT generation FROM datasets")]
     assert len(found) == 2 and all(found) and len(set(found)) == 2, found
+
+
+def test_a_version_6_file_gains_the_edges_attributes(tmp_path: Path) -> None:
+    """Version 7 added edges.attributes (a declared edge type's values, issue
+    47): a version-6 file's edges read with none, and new ones keep theirs."""
+    from gligabao.graph.sqlite.store import SqliteGraphStore
+    from gligabao.models import Edge, GraphWrite
+    from gligabao.sqlite.db import SCHEMA
+
+    path = tmp_path / "v6.db"
+    with sqlite3.connect(path) as conn:
+        conn.executescript(SCHEMA.replace("expired_at TEXT, attributes TEXT,", "expired_at TEXT,"))
+        conn.execute(
+            "INSERT INTO datasets (user_id, name, created_at, generation) "
+            "VALUES ('alice', 'main', 't', 'g')"
+        )
+        conn.execute(
+            "INSERT INTO edges (pk, id, source_id, target_id, relation, description, created_at) "
+            "VALUES (?, 1, 1, 2, 'works_at', '', 't')",
+            (DatasetKey("alice", "main").pk,),
+        )
+        conn.execute("PRAGMA user_version = 6")
+    db = Database(path)
+    try:
+        with sqlite3.connect(path) as conn:
+            assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 7
+        store = SqliteGraphStore(db)
+        key = DatasetKey("alice", "main")
+        assert store.get_edges(key, [1])[1].attributes == {}
+        typed = Edge(2, 1, 2, "OWNS_ACCOUNT", created_at="t", attributes={"share": 0.5})
+        store.commit(key, GraphWrite(txn="t1", now="t", new_edges=[typed]))
+        assert store.get_edges(key, [2])[2].attributes == {"share": 0.5}
+    finally:
+        db.close()
