@@ -184,3 +184,18 @@ def test_a_query_whose_client_left_never_calls_the_llm(
     assert llm.calls("query") == queries
     assert _content(patient) == before
     assert "client disconnected" in _statuses(patient, "q", "query")[-1]
+
+
+def test_a_search_whose_client_left_stops_after_its_embedding(
+    patient: ServedCounting, fakes: tuple[FakeAnthropic, HeldOpenAI]
+) -> None:
+    _, emb = fakes
+    seeded = patient.client.post(
+        "/v1/gb/remember", {"user_id": "s", "text": "Alice works at Acme.", "extract": False}
+    )
+    assert seeded.status == 200, seeded.body
+    body = {"user_id": "s", "query": "Where does Alice work?"}
+    before = _content(patient)
+    _send_then_leave(patient, emb, "/v1/gb/search", body)
+    assert _content(patient) == before
+    assert _statuses(patient, "s", "search") == ["the client disconnected before the scoring"]
