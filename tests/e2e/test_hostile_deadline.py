@@ -117,14 +117,15 @@ def test_a_remember_past_the_request_timeout_is_a_json_504_with_nothing_written(
     emb.open.clear()  # the embedder answers only once the 504 is in
     try:
         body = {"user_id": "slow", "text": "Alice works at Acme.", "extract": False}
-        answer = exchange(quick.port, post_json("/v1/gb/remember", body))
+        key = {"Idempotency-Key": "slow-1"}
+        answer = exchange(quick.port, post_json("/v1/gb/remember", body, **key))
     finally:
         emb.open.set()
     assert answer.status == 504, answer.raw
     assert answer.headers["content-type"] == "application/json"
     assert answer.headers.get("x-gb-call-id"), answer.headers
     assert "time budget ran out" in answer.json["error"]
-    assert _content(quick) == before
+    assert _content(quick) == before  # the idempotency table too: the key is free
     assert llm.calls("extract") == extracts
     _browse_is_empty(quick, "slow")
 

@@ -27,9 +27,8 @@ def gb_env() -> dict[str, str]:
 
 def _remember_event(text: str) -> dict[str, object]:
     body = json.dumps({"user_id": "u1", "text": text, "extract": False}).encode()
-    return make_event(
-        "POST", "/v1/gb/remember", {"content-type": "application/json"}, body, "127.0.0.1"
-    )
+    headers = {"content-type": "application/json", "idempotency-key": "slow-1"}
+    return make_event("POST", "/v1/gb/remember", headers, body, "127.0.0.1")
 
 
 def _browse_is_empty(gb: Harness) -> None:
@@ -54,6 +53,7 @@ def test_lambda_a_slow_embedder_past_the_remaining_time_is_a_504_with_nothing_wr
     assert "time budget ran out" in json.loads(out["body"])["error"]
     call_id = out["headers"]["X-Gb-Call-Id"]
     assert_nothing_written(gb)
+    assert gb.scan("idempotency") == []  # the key is free for a retry
     _browse_is_empty(gb)
     call = gb.client.get(f"/v1/gb/calls/{call_id}?user_id=u1")
     assert call.status == 200 and "time budget ran out" in call.body["status"], call.body
