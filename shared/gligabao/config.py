@@ -374,6 +374,12 @@ class Settings(BaseModel):
         "local server: the seconds a client has to send a request's headers, and between two "
         "pieces of its body; past them 408",
     )
+    request_timeout: float = var(
+        120.0,
+        "local server: the seconds a synchronous request's work may take (its embeddings, "
+        "LLM calls and write); past them `504`, with nothing written (send long texts with "
+        "`Prefer: respond-async`)",
+    )
     max_concurrent_requests: int = var(
         128, "local server: the requests it runs at once; past them it answers 503"
     )

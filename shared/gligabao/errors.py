@@ -165,6 +165,14 @@ class DeadlineExceeded(GbError):
     status = 504
 
 
+class ClientGone(GbError):
+    """The request's client disconnected (the local server can tell): the
+    call stopped at a stage boundary. Nobody reads the answer; the status
+    (nginx's 499) is for the call record and the log."""
+
+    status = 499
+
+
 def mapped_to_upstream(
     catch: tuple[type[BaseException], ...], to_error: Callable[[BaseException], UpstreamError]
 ) -> Callable[[Callable[P, R]], Callable[P, R]]:

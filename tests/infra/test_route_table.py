@@ -39,12 +39,13 @@ def template_gaps(routes: tuple[Route, ...], text: str) -> list[str]:
     have = template_routes(text)
     gaps = []
     for r in routes:
-        mine = [t for k, t in have if k == r.key]
-        if len(mine) != 2:
-            gaps.append(f"{r.key}: {len(mine)} ApiGatewayV2::Route resources, not 2")
-        elif any(t.lower() != r.function.replace("_", "") for t in mine):
-            gaps.append(f"{r.key}: integration {mine} is not the {r.function} function's")
-    keys = {r.key for r in routes}
+        for key in r.gateway_keys:  # a served GET's HEAD too
+            mine = [t for k, t in have if k == key]
+            if len(mine) != 2:
+                gaps.append(f"{key}: {len(mine)} ApiGatewayV2::Route resources, not 2")
+            elif any(t.lower() != r.function.replace("_", "") for t in mine):
+                gaps.append(f"{key}: integration {mine} is not the {r.function} function's")
+    keys = {k for r in routes for k in r.gateway_keys}
     gaps += [f"{k}: in template.yaml, not in the route table" for k, _ in have if k not in keys]
     return gaps
 
@@ -55,7 +56,21 @@ def test_the_template_has_every_route_of_the_table_and_no_other() -> None:
 
 def test_the_template_check_names_a_route_the_template_lacks() -> None:
     gaps = template_gaps((*ROUTES, FAKE), TEMPLATE.read_text())
-    assert gaps == ["GET /v1/gb/fakes/{id}: 0 ApiGatewayV2::Route resources, not 2"]
+    assert gaps == [
+        "GET /v1/gb/fakes/{id}: 0 ApiGatewayV2::Route resources, not 2",
+        "HEAD /v1/gb/fakes/{id}: 0 ApiGatewayV2::Route resources, not 2",
+    ]
+
+
+def test_every_served_get_has_its_head_in_the_template() -> None:
+    """HEAD is answered wherever GET is (api/app.py turns it into the GET):
+    API Gateway routes it only to a HEAD (or ANY) route, so each served GET
+    has one, to the same function; the 405-only GET /mcp has none."""
+    keys = {k for k, _ in template_routes(TEMPLATE.read_text())}
+    gets = [r for r in ROUTES if r.method == "GET"]
+    assert gets
+    for r in gets:
+        assert (f"HEAD {r.path}" in keys) == r.served, r.path
 
 
 def test_the_openapi_paths_are_the_tables() -> None:

@@ -196,9 +196,16 @@ def test_functions_get_the_table_prefix(template: dict[str, Any]) -> None:
 
 
 def _handler_routes(name: str) -> set[str]:
+    """The function's resolver's routes, and HEAD beside each GET it serves
+    (api/routes.py's gateway_keys: API Gateway routes HEAD only to a HEAD
+    route; the handler answers it as the GET)."""
+    from gligabao.api.routes import ROUTES
+
     module = importlib.import_module(f"gligabao.handlers.{name}")
     app = module.app
-    return {f"{r.method} {r.openapi_path}" for r in app._static_routes + app._dynamic_routes}
+    keys = {f"{r.method} {r.openapi_path}" for r in app._static_routes + app._dynamic_routes}
+    heads = {k for r in ROUTES for k in r.gateway_keys if k.startswith("HEAD ")}
+    return keys | {f"HEAD {k[4:]}" for k in keys if f"HEAD {k[4:]}" in heads}
 
 
 def _alias_of(node: dict[str, Any]) -> str:

@@ -196,7 +196,12 @@ def test_body_limit(gb: Harness) -> None:
         status, out = post(gb, big)
         assert status == 413, out
     assert gb.llm.calls() == 0
-    status, out = post(gb, {"user_id": "u1", "query": "Where does Alice work? " + "y" * 60_000})
+    with Unchanged(gb, g):  # under 64 KiB, past the question's cap in characters
+        status, out = post(gb, {"user_id": "u1", "query": "Where does Alice work? " + "y" * 60_000})
+        assert status == 400, out
+        assert "at most 4000 characters" in out["error"]
+    assert gb.llm.calls() == 0
+    status, out = post(gb, {"user_id": "u1", "query": "Where does Alice work? " + "y" * 3_977})
     assert status == 200, out
 
 

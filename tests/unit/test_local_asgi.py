@@ -64,3 +64,61 @@ def test_head_runs_the_get_and_keeps_its_length() -> None:
         status, headers, body = call(app, "HEAD", "/v1/gb/broken")
     assert status == 200 and seen == ["GET"]  # the GET, its body not sent
     assert headers[b"Content-Length"] == b"8" and body == b""
+
+
+def test_the_handler_runs_within_the_request_timeout_and_knows_its_client_left() -> None:
+    """The adapter gives the handler (no Lambda context) the budget of
+    GB_REQUEST_TIMEOUT and the client's ``http.disconnect``: the deadline's
+    checks see both (deadline.py)."""
+    import threading
+
+    from gligabao import deadline
+
+    seen: dict[str, Any] = {}
+    left = threading.Event()
+
+    def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        seen["remaining"] = deadline.remaining()
+        seen["gone"] = left.wait(10) and _gone_within(10)
+        return {"statusCode": 200, "headers": {}, "body": "{}"}
+
+    messages = [{"type": "http.request", "body": b"", "more_body": False}]
+
+    async def receive() -> dict[str, Any]:
+        if messages:
+            return messages.pop()
+        left.set()  # the body is read: the client now goes
+        return {"type": "http.disconnect"}
+
+    async def send(message: dict[str, Any]) -> None:
+        return None
+
+    scope = {
+        "type": "http",
+        "method": "GET",
+        "path": "/v1/gb/broken",
+        "raw_path": b"/v1/gb/broken",
+        "query_string": b"",
+        "headers": [(b"host", b"127.0.0.1")],
+        "client": ("127.0.0.1", 1),
+    }
+    with ThreadPoolExecutor(2) as pool:
+        limits = Limits(request_timeout_s=30.0)
+        app = GbAsgi(RouteTable((*ROUTES, BROKEN), load=lambda name: handler), {}, pool, limits)
+        asyncio.run(app(scope, receive, send))
+    assert seen["remaining"] is not None and 0 < seen["remaining"] <= 30.0
+    assert seen["gone"] is True
+
+
+def _gone_within(seconds: float) -> bool:
+    """Whether the call learns its client left (the event loop sets it)."""
+    import time
+
+    from gligabao import deadline
+
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if deadline.client_gone():
+            return True
+        time.sleep(0.01)
+    return False

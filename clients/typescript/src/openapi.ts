@@ -1867,7 +1867,10 @@ export interface components {
              * @default null
              */
             profile?: components["schemas"]["ProfileOverrides"] | null;
-            /** Query */
+            /**
+             * Query
+             * @description the question: at most 4,000 characters, and at most one window of the embedding model (the local one: 512 of its tokens); past either, 400 naming the limit, before anything is embedded (docs/limits.md)
+             */
             query: string;
             /**
              * Reasoning
@@ -2173,7 +2176,10 @@ export interface components {
              * @default null
              */
             profile?: components["schemas"]["ProfileOverrides"] | null;
-            /** Query */
+            /**
+             * Query
+             * @description the question: at most 4,000 characters, and at most one window of the embedding model (the local one: 512 of its tokens); past either, 400 naming the limit, before anything is embedded (docs/limits.md)
+             */
             query: string;
             /**
              * Reasoning

@@ -152,7 +152,7 @@ def lambda_entry(
                 result = _plain(exc.status, error_body(exc.status, exc.message))
             else:
                 try:
-                    with deadline.budget(deadline.from_lambda_context(context)):
+                    with deadline.lambda_budget(context):
                         result = app.resolve(event, context)
                 except Exception:
                     logger.exception("unhandled error")

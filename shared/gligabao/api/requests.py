@@ -30,6 +30,7 @@ from .fields import (
     DatasetName,
     IdempotencyKey,
     MessageRole,
+    Question,
     RadiusKm,
     RowId,
     SessionId,
@@ -156,7 +157,7 @@ ProfileOverrides = _overrides()
 
 class QueryRequest(_Common):
     STAGES: ClassVar[tuple[str, ...]] = QUERY_STAGES
-    query: Text
+    query: Question
     reasoning: QueryReasoning | None = None
     models: QueryModels | None = None
     geo_nearby: StrictBool | None = None

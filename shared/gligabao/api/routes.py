@@ -3,7 +3,8 @@
 From it come the OpenAPI document's paths (api/openapi.py), the local
 server's routing (local/routing.py) and the check of template.yaml's
 ``AWS::ApiGatewayV2::Route`` resources (tests/infra/test_route_table.py:
-each route has its two, the IAM-authorized and the JWT one). Adding a route
+each route has its two, the IAM-authorized and the JWT one, and a served
+GET two more for its HEAD). Adding a route
 is a line here and its handler (the handler's decorator is the one other
 place that names the path: Powertools routes on it inside the function).
 """
@@ -30,6 +31,15 @@ class Route:
     def key(self) -> str:
         """API Gateway's RouteKey."""
         return f"{self.method} {self.path}"
+
+    @property
+    def gateway_keys(self) -> tuple[str, ...]:
+        """The RouteKeys template.yaml gives it: a served GET has its HEAD
+        too (an HTTP API routes a method only to a route of that method or
+        ANY; the handler answers HEAD as the GET, api/app.py)."""
+        if self.method == "GET" and self.served:
+            return (self.key, f"HEAD {self.path}")
+        return (self.key,)
 
 
 ROUTES: tuple[Route, ...] = (

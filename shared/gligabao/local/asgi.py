@@ -8,7 +8,9 @@ body is read and before anything runs: a Host it does not answer (421), a
 the limit (413), a write that is not JSON (415), a write from another origin
 (403), more requests than it runs at once (503). It then reads the body (the
 limit again while a chunked one arrives, a read timeout) and turns the request
-into the API Gateway v2 event the deployed handlers take, run on a thread.
+into the API Gateway v2 event the deployed handlers take, run on a thread
+within the request's budget (``GB_REQUEST_TIMEOUT``: 504 past it) and told
+when its client disconnects (its stages stop at the next boundary).
 """
 
 from __future__ import annotations
@@ -16,12 +18,14 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import threading
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import deadline
 from ..api.app import CALL_ID_HEADER, MAX_BODY_BYTES
 from ..api.routes import methods_at
 from .gate import WRITES, Refused, check_origin, check_request, has_body, write_type_ok
@@ -60,6 +64,9 @@ def error_reply(refused: Refused, path: str) -> Reply:
 class Limits:
     max_concurrent: int = 128  # requests past their headers at once; past it, 503
     read_timeout_s: float = 10.0  # between two pieces of a body (and for the headers)
+    # A handler's budget (GB_REQUEST_TIMEOUT): its model calls and write
+    # within it, else 504 (deadline.py); None: unbounded.
+    request_timeout_s: float | None = 120.0
 
 
 class GbAsgi:
@@ -117,7 +124,7 @@ class GbAsgi:
         self.running += 1
         try:
             body = await self._body(receive)
-            return await self._run(handler, scope, headers, body)
+            return await self._run(handler, scope, headers, body, receive)
         finally:
             self.running -= 1
 
@@ -162,7 +169,12 @@ class GbAsgi:
                 return b"".join(parts)
 
     async def _run(
-        self, handler: Handler, scope: Scope, headers: dict[str, str], body: bytes
+        self,
+        handler: Handler,
+        scope: Scope,
+        headers: dict[str, str],
+        body: bytes,
+        receive: Receive,
     ) -> Reply:
         from .events import make_event
 
@@ -171,15 +183,44 @@ class GbAsgi:
         target = _raw_path(scope) + ("?" + query if query else "")
         client = (scope.get("client") or ("127.0.0.1", 0))[0]
         event = make_event("GET" if head else scope["method"], target, headers, body, client)
-        result = await asyncio.get_running_loop().run_in_executor(
-            self.executor, handler, event, None
-        )
+        gone = threading.Event()  # set when the client disconnects
+        watcher = asyncio.ensure_future(_watch(receive, gone))
+        try:
+            result = await asyncio.get_running_loop().run_in_executor(
+                self.executor, _bounded, handler, event, self.limits.request_timeout_s, gone
+            )
+        finally:
+            watcher.cancel()
         payload = result.get("body") or ""
         raw = base64.b64decode(payload) if result.get("isBase64Encoded") else payload.encode()
         out = {k: str(v) for k, v in (result.get("headers") or {}).items()}
         for name, values in (result.get("multiValueHeaders") or {}).items():
             out[name] = ", ".join(values)
         return Reply(int(result.get("statusCode", 200)), out, raw)
+
+
+async def _watch(receive: Receive, gone: threading.Event) -> None:
+    """Wait for the client to go while its handler runs: with the body read,
+    uvicorn's ``receive`` answers only ``http.disconnect`` (cancelled once
+    the response is ready). A server that answers an empty request message
+    instead tells nothing of its client: the watch ends (no busy loop)."""
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            gone.set()
+            return
+        if not message.get("body") and not message.get("more_body"):
+            return
+
+
+def _bounded(
+    handler: Handler, event: dict[str, Any], budget_s: float | None, gone: threading.Event
+) -> dict[str, Any]:
+    """The handler within the request's budget, knowing when its client has
+    gone: its stages stop at the next boundary (deadline.py), as a Lambda's
+    do at its remaining time. (No Lambda context: the handler keeps these.)"""
+    with deadline.budget(budget_s), deadline.watched(gone):
+        return handler(event, None)
 
 
 def _raw_path(scope: Scope) -> str:

@@ -123,7 +123,7 @@ def make_server(
     # The composition root of the local process: the queue gets its consumer.
     wiring.use_local_queue(LocalJobQueue(process_job))
     cfg = settings()
-    limits = Limits(cfg.max_concurrent_requests, cfg.read_timeout)
+    limits = Limits(cfg.max_concurrent_requests, cfg.read_timeout, cfg.request_timeout)
     # One thread per request that runs (the handlers are synchronous): as
     # many as may run at once, past which the adapter answers 503.
     executor = ThreadPoolExecutor(limits.max_concurrent + 4, thread_name_prefix="gb-request")

@@ -9,6 +9,7 @@ import uuid
 from dataclasses import dataclass, replace
 from typing import Any
 
+from .. import deadline
 from ..errors import Busy
 from ..events.model import remembered
 from ..graph.port import GraphStore, fact_triple
@@ -83,6 +84,9 @@ class Writer:
         aborts the call's write (its leases would expire anyway).
         ``generation``: the dataset's when the call started and read it
         (None: there was none yet); the commit lands only in that one."""
+        # The last stage boundary: a call whose time ran out, or whose
+        # client has gone (the local server), ends here with nothing written.
+        deadline.check("the write")
         unique = list({id(r): r for r in resolved.values()}.values())
         creating = [r for r in unique if r.created]
         dataset = self.graph.ensure_dataset(key)

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .. import clock
+from .. import clock, deadline
 from ..config import Settings
 from ..graph.port import GraphStore
 from ..models import Artifact, DatasetKey, Edge, Entity
@@ -85,6 +85,9 @@ class Retriever:
         the dataset does not exist (read while the question is embedded)."""
         p = inp.profile or self.profile
         got = self.gatherer.gather(key, inp, meter, p, check_dataset=check_dataset)
+        # A stage boundary after the question's embedding: a call whose client
+        # has gone (the local server) or whose time ran out ends here.
+        deadline.check("the scoring")
         entities = dict(got.entities)
         nearby, near_edges = self._nearby(key, inp, meter, got, entities)
 
