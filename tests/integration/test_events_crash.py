@@ -2,7 +2,8 @@
 of a remember (a real ``os._exit`` in a child process), with a webhook
 receiver on loopback. Killed before its commit: no event, ever. Killed
 after: its event is delivered by the recovery (the next commit in the
-dataset), once, with an ID of its own, and a signature that verifies."""
+dataset; on DynamoDB, once the dead call's lease ended), once, with an ID of
+its own, and a signature that verifies."""
 
 from __future__ import annotations
 
