@@ -1,8 +1,9 @@
 """Events as Standard Webhooks (issue 47), on both stores, with a real
 receiver on loopback that verifies each signature: an event per kind of
-change (a remember, a forget, a deleted dataset, an erased user, a batch),
-IDs and never text; a receiver that answers 500 then 200 gets the event
-twice, with the same ID; every delivery is in the call record."""
+change (a remember, a forget of a text or of a fact, a correction, a deleted
+dataset, an erased user, a batch), IDs and never text; a receiver that
+answers 500 then 200 gets the event twice, with the same ID; every delivery
+is in the call record."""
 
 from __future__ import annotations
 
