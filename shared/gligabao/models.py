@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -258,6 +259,10 @@ class ForgetPlan:
     # Forgetting one fact (``DELETE /v1/gb/edges/{id}``) instead of a text:
     # its edge, with ``artifact_id`` 0; the texts that state it stay.
     edge_id: int | None = None
+    # The events of the forget (their bodies, docs/events.md), from what it
+    # removed and restored: the store writes them in the forget's own commit
+    # (its outbox) and delivers them after it. None: no event.
+    events: Callable[[Forgotten], list[dict[str, Any]]] | None = None
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,9 @@
 """Events as Standard Webhooks (issue 47), on both stores, with a real
 receiver on loopback that verifies each signature: an event per kind of
-change (a remember, a forget, a deleted dataset, an erased user, a batch),
-IDs and never text; a receiver that answers 500 then 200 gets the event
-twice, with the same ID; every delivery is in the call record."""
+change (a remember, a forget of a text or of a fact, a correction, a deleted
+dataset, an erased user, a batch), IDs and never text; a receiver that
+answers 500 then 200 gets the event twice, with the same ID; every delivery
+is in the call record."""
 
 from __future__ import annotations
 
@@ -22,6 +23,8 @@ from fakes.webhook_receiver import Received, WebhookReceiver, new_secret, verify
 from gligabao.events.model import (
     BATCH_FINISHED,
     DATASET_DELETED,
+    FACT_CORRECTED,
+    FACT_FORGOTTEN,
     FORGOTTEN,
     REMEMBERED,
     USER_ERASED,
@@ -193,6 +196,32 @@ def test_forget_delete_and_erase_are_events(server: Harness, receiver: WebhookRe
     assert erased["user_id"] == "u1" and erased["data"]["call_id"] == r.body["call_id"]
     _signed(receiver)
     assert len({e["id"] for e in receiver.events()}) == len(receiver.events())
+
+
+def test_a_correction_and_a_fact_forgotten_are_events(
+    server: Harness, receiver: WebhookReceiver
+) -> None:
+    body = _remember(server)
+    old = body["edges"][0]["id"]
+    wrong = {"user_id": "u1", "description": "Alice works at Acme as an engineer."}
+    r = server.client.request("PATCH", f"/v1/gb/edges/{old}", wrong)
+    assert r.status == 200, r.body
+    new = r.body["edge"]["id"]
+    (corrected,) = receiver.events(FACT_CORRECTED)
+    assert corrected["data"] == {"edge_id": new, "replaced_edge_id": old}
+    assert corrected["dataset"] == "main" and TEXT not in str(corrected)
+    # forgetting the correction puts the old fact back
+    r = server.client.delete(f"/v1/gb/edges/{new}?user_id=u1&dataset=main")
+    assert r.status == 200, r.body
+    (forgot,) = receiver.events(FACT_FORGOTTEN)
+    assert forgot["data"] == {"edge_id": new, "restored_edge_ids": [old]}
+    _signed(receiver)
+    # a correction refused (nothing to correct) and a fact that is gone: no event
+    same = {"user_id": "u1", "description": TEXT}
+    assert server.client.request("PATCH", f"/v1/gb/edges/{old}", same).status == 400
+    assert server.client.delete(f"/v1/gb/edges/{new}?user_id=u1&dataset=main").status == 404
+    assert len(receiver.events(FACT_FORGOTTEN)) == 1
+    assert len(receiver.events(FACT_CORRECTED)) == 1
 
 
 def test_a_failed_remember_is_no_event(server: Harness, receiver: WebhookReceiver) -> None:

@@ -38,6 +38,8 @@ EXAMPLES = [
             "restored": {"edges": [2]},
         },
     ),
+    model.fact_forgotten("u1", "main", 7, [2]),
+    model.fact_corrected("u1", "main", 9, 7),
     model.dataset_deleted("u1", "main"),
     model.user_erased("u1", "c2"),
     model.batch_ended("u1", "main", "c3", None),

@@ -96,8 +96,10 @@ class DatasetRow(SharedClientModel):
     edges = NumberAttribute(default=0)
     artifacts = NumberAttribute(default=0)
     # The mark of an erase begun (user_id ``oneway.ERASING``, name: the
-    # user's ID): the erase's call.
+    # user's ID): the erase's call, and its event (the packed bodies) once its
+    # last step began: the mark is the erase's outbox (docs/events.md).
     call_id = UnicodeAttribute(null=True)
+    events = BinaryAttribute(null=True, legacy_encoding=False)
 
 
 class EntityByUpdated(GlobalSecondaryIndex["EntityRow"]):

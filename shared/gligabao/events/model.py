@@ -14,11 +14,22 @@ SOURCE = "gligabao"  # EventBridge's ``source``; the ``type`` is its ``detail-ty
 
 REMEMBERED = "memory.remembered"
 FORGOTTEN = "memory.forgotten"
+FACT_FORGOTTEN = "fact.forgotten"
+FACT_CORRECTED = "fact.corrected"
 DATASET_DELETED = "dataset.deleted"
 USER_ERASED = "user.erased"
 BATCH_FINISHED = "batch.finished"
 BATCH_FAILED = "batch.failed"
-TYPES = (REMEMBERED, FORGOTTEN, DATASET_DELETED, USER_ERASED, BATCH_FINISHED, BATCH_FAILED)
+TYPES = (
+    REMEMBERED,
+    FORGOTTEN,
+    FACT_FORGOTTEN,
+    FACT_CORRECTED,
+    DATASET_DELETED,
+    USER_ERASED,
+    BATCH_FINISHED,
+    BATCH_FAILED,
+)
 
 
 @dataclass(frozen=True)
@@ -87,12 +98,40 @@ def forgotten(user_id: str, dataset: str, result: dict[str, Any]) -> Event:
     )
 
 
+def fact_forgotten(user_id: str, dataset: str, edge_id: int, restored: list[int]) -> Event:
+    """One fact forgotten (``DELETE /v1/gb/edges/{id}``): the texts that
+    stated it stay; what it had superseded is live again."""
+    return Event(
+        FACT_FORGOTTEN,
+        user_id,
+        {"edge_id": int(edge_id), "restored_edge_ids": _ids(restored)},
+        dataset,
+    )
+
+
+def fact_corrected(user_id: str, dataset: str, edge_id: int, replaced: int) -> Event:
+    """A fact corrected or ended by a person (``PATCH /v1/gb/edges/{id}``):
+    the new fact, and the one it replaced (superseded or ended)."""
+    return Event(
+        FACT_CORRECTED,
+        user_id,
+        {"edge_id": int(edge_id), "replaced_edge_id": int(replaced)},
+        dataset,
+    )
+
+
 def dataset_deleted(user_id: str, dataset: str) -> Event:
     return Event(DATASET_DELETED, user_id, {}, dataset)
 
 
 def user_erased(user_id: str, call_id: str) -> Event:
-    return Event(USER_ERASED, user_id, {"call_id": call_id})
+    """Its ID follows from the erase's call: a rerun of an unfinished erase
+    (the same call) makes the same event, which its outbox keeps once."""
+    return Event(USER_ERASED, user_id, {"call_id": call_id}, id=_derived(USER_ERASED, call_id))
+
+
+def _derived(kind: str, call_id: str) -> str:
+    return "evt_" + uuid.uuid5(uuid.NAMESPACE_URL, f"gligabao:{kind}:{call_id}").hex
 
 
 def batch_ended(user_id: str, dataset: str, call_id: str, error: str | None) -> Event:

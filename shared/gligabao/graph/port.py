@@ -65,10 +65,13 @@ class GraphStore(Protocol):
     def list_datasets(self, user_id: str) -> list[Dataset]:
         """The user's datasets with their counts, by name."""
 
-    def delete_dataset(self, key: DatasetKey) -> bool:
+    def delete_dataset(self, key: DatasetKey, events: list[dict[str, Any]] | None = None) -> bool:
         """Delete every row, link, term, name and fact claim of the dataset.
         False when it did not exist. Its ID counters are kept: when the name
-        is used again, IDs go on from where they were (never reused)."""
+        is used again, IDs go on from where they were (never reused).
+        ``events`` (their bodies) are written with the delete, outside the
+        dataset (the store's outbox), and delivered after it; only when this
+        call deleted a live dataset."""
 
     def get_schema(self, key: DatasetKey) -> dict[str, Any] | None:
         """The dataset's schema (memory/schema.py), None when it has none. One read."""
@@ -239,12 +242,18 @@ class GraphStore(Protocol):
     def pending_erasures(self) -> list[tuple[str, str]]:
         """(user ID, call ID) of every erase begun and not ended. One query."""
 
-    def end_erase(self, user_id: str) -> int:
+    def end_erase(self, user_id: str, events: list[dict[str, Any]] | None = None) -> int:
         """The last step of an erase, after every dataset was deleted: the
         user's dataset rows removed, their ID counters kept under
         ``oneway.erased_dataset`` (a dataset of the same name, later, goes
         on from them: IDs are never reused), then the mark removed. How many
-        dataset rows there were. A rerun after a crash finishes it."""
+        dataset rows there were. A rerun after a crash finishes it.
+        ``events`` (their bodies) go to the store's outbox with this step and
+        are delivered after it (docs/events.md: a place the erase keeps)."""
+
+    def deliver_waiting(self) -> None:
+        """Deliver the events a dead process left in the outbox, where the
+        store can find them without a commit (at the start of a server)."""
 
     def abort(self, key: DatasetKey, txn: str) -> None:
         """Give up a call that will not commit: release its claims and

@@ -24,11 +24,9 @@ from ..api.params import (
     param_type,
     param_user,
 )
-from ..events.model import forgotten
 from ..memory.browse import DEFAULT_LIMIT, MAX_LIMIT, Browse
 from ..memory.forget import Forget
 from ..models import DatasetKey
-from .events import tell
 
 app = make_app()
 
@@ -111,10 +109,9 @@ def forget(event: APIGatewayProxyEventV2, key: DatasetKey, artifact_id: int) -> 
 
 
 def forget_artifact(key: DatasetKey, artifact_id: int) -> dict[str, Any]:
-    """Forget one text, and tell the subscribers (the library calls this too)."""
-    result = Forget(wiring.graph_store(), wiring.vector_index()).run(key, artifact_id)
-    tell(forgotten(key.user_id, key.dataset, result))
-    return result
+    """Forget one text (the library calls this too); its event goes through
+    the store's outbox, in the forget's own commit (docs/events.md)."""
+    return Forget(wiring.graph_store(), wiring.vector_index()).run(key, artifact_id)
 
 
 @app.delete("/v1/gb/artifacts/<id>")

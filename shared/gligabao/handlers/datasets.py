@@ -14,11 +14,9 @@ from .. import wiring
 from ..api.app import current_call_id, json_body, json_response, lambda_entry, make_app
 from ..api.auth import authorize
 from ..api.params import check_query_params, param_dataset, param_path_user, param_user
-from ..events.model import dataset_deleted, user_erased
 from ..memory.dataset_settings import DatasetSettings
 from ..memory.datasets import Datasets
 from ..memory.erase import Erase
-from .events import tell
 
 app = make_app()
 
@@ -47,8 +45,7 @@ def delete_dataset(name: str) -> Response[str]:
     user_id = param_user(params)
     authorize(app.current_event, user_id)
     dataset = param_dataset(name)
-    datasets_service().delete(user_id, dataset)
-    tell(dataset_deleted(user_id, dataset))
+    datasets_service().delete(user_id, dataset)  # its event: the store's outbox
     return Response(status_code=204, body="")
 
 
@@ -113,9 +110,7 @@ def erase_user(user_id: str) -> Response[str]:
     check_query_params(params, set())
     uid = param_path_user(user_id)
     authorize(app.current_event, uid, operator_ok=True)
-    result = eraser().run(uid, current_call_id())
-    if result.get("status") == "ok":
-        tell(user_erased(uid, str(result["call_id"])))
+    result = eraser().run(uid, current_call_id())  # its event: the store's outbox
     resp = json_response(202, result)
     resp.headers["Location"] = f"/v1/gb/calls/{result['call_id']}"
     return resp

@@ -1,7 +1,7 @@
-"""Telling subscribers of a change that is not a remember's commit (a
-forget, a deleted dataset, an erased user, a batch's end): delivered once the
-change has landed, with the sinks' own retries (docs/events.md says what a
-crash in between loses)."""
+"""Telling subscribers of a change that has no outbox yet (a deleted
+dataset, a batch's end): delivered once the change has landed, with the
+sinks' own retries (docs/events.md says what a crash in between loses). A
+remember's, a forget's and an erase's events go through the stores' outboxes."""
 
 from __future__ import annotations
 

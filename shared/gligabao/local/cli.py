@@ -62,6 +62,8 @@ def serve(host: str, port: int, quiet: bool, data: str | None = None) -> int:
     # An erase a crash left unfinished is finished before anything is served.
     for call_id in eraser().resume_all():
         print(f"finished the erase left unfinished by call {call_id}", flush=True)
+    # Events a killed process left in the outbox go out now, not at the next commit.
+    wiring.graph_store().deliver_waiting()
     server = make_server(host, port, quiet=quiet)
     # issue 44: expired texts are forgotten now and then periodically
     from .retention import Sweeper

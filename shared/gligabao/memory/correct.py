@@ -16,6 +16,7 @@ from typing import Any
 
 from .. import clock
 from ..errors import BadRequest, Busy, Conflict, NotFound
+from ..events.model import fact_corrected
 from ..graph.port import GraphStore, fact_triple
 from ..models import Correction, DatasetKey, Edge, EdgeUpdate, GraphWrite, VectorItem
 from ..records.meter import Meter
@@ -71,6 +72,8 @@ class Correct:
             EdgeUpdate(old.id, invalid_at=inp.invalid_at, expired_at=now, by_edge=new.id)
         ]
         write.corrections = [Correction(new.id, old.id, inp.who, now, inp.reason)]
+        # its event is stored with the commit (the store's outbox), delivered after it
+        write.events = [fact_corrected(key.user_id, key.dataset, new.id, old.id).public()]
         vector = meter.embed([fact_text(new.relation, new.description)], "document").vectors[0]
         write.vectors = {"edges": [VectorItem(new.id, vector)]}
         try:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import NotFound
+from ..events.model import dataset_deleted
 from ..graph.port import GraphStore
 from ..models import DatasetKey
 from ..records.port import RecordStore
@@ -43,7 +44,8 @@ class Datasets:
         if not self.vectors.inline:
             self.vectors.delete_dataset(key)
         self.records.delete_dataset(user_id, name)
-        self.graph.delete_dataset(key)
+        # its event is written with the delete (the store's outbox), delivered after it
+        self.graph.delete_dataset(key, [dataset_deleted(user_id, name).public()])
 
     def schema(self, user_id: str, name: str) -> dict[str, Any]:
         """The dataset's schema (empty types when it has none); 404 without the dataset."""

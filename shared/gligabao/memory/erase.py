@@ -20,6 +20,7 @@ from typing import Any, Protocol
 
 from .. import clock
 from ..crash import crash_point
+from ..events.model import user_erased
 from ..graph.port import GraphStore
 from ..models import DatasetKey
 from ..oneway import erased_user
@@ -67,7 +68,8 @@ class Erase:
         self._save(call)
         crash_point("erase_records")
         with call.step("end"):
-            self.graph.end_erase(user_id)
+            # its event goes with the last step, through the store's outbox
+            self.graph.end_erase(user_id, [user_erased(user_id, call_id).public()])
         call.result = {"finished_at": clock.now_str(), "removed": removed}
         call.finish("ok")
         self._save(call)

@@ -15,8 +15,9 @@ import uuid
 from typing import Any
 
 from ..errors import NotFound
+from ..events.model import fact_forgotten, forgotten
 from ..graph.port import GraphStore
-from ..models import DatasetKey, ForgetPlan
+from ..models import DatasetKey, ForgetPlan, Forgotten
 from ..vectors.port import VectorIndex
 
 
@@ -93,18 +94,30 @@ class Forget:
         vectors += self.vectors.delete(key, "summaries", texts)
         vectors += self.vectors.delete(key, "edges", [e.id for e in plan.edges])
         vectors += self.vectors.delete(key, "entities", [e.id for e in plan.entities])
+        # The event is made from what the store's transaction applied, and
+        # written in it (the store's outbox): no forget landed, no event.
+        plan.events = lambda done: [
+            forgotten(key.user_id, key.dataset, _answer(plan, done)).public()
+        ]
         done = self.graph.forget(key, plan)
-        return {
-            "artifact_id": artifact_id,
-            "removed": {
-                "artifacts": done.artifacts,
-                "edges": done.edges,
-                "entities": done.entities,
-                "chunks": done.chunks,
-                "vectors": vectors,
-            },
-            "restored": {"edges": done.restored},
-        }
+        answer = _answer(plan, done)
+        answer["removed"]["vectors"] = vectors
+        return answer
+
+
+def _answer(plan: ForgetPlan, done: Forgotten) -> dict[str, Any]:
+    """What a text's forget removed and restored (the API's answer, the event's data)."""
+    return {
+        "artifact_id": plan.artifact_id,
+        "removed": {
+            "artifacts": done.artifacts,
+            "edges": done.edges,
+            "entities": done.entities,
+            "chunks": done.chunks,
+            "vectors": 0,
+        },
+        "restored": {"edges": done.restored},
+    }
 
 
 def plan_forget_edge(graph: GraphStore, key: DatasetKey, edge_id: int) -> ForgetPlan:
@@ -137,6 +150,10 @@ class ForgetFact:
         # The vector first (derived data): a crash before the graph's write
         # leaves the fact without its vector, and forgetting it again finishes.
         vectors = self.vectors.delete(key, "edges", [edge_id])
+        # its event in the forget's own commit (the store's outbox), as a text's
+        plan.events = lambda done: [
+            fact_forgotten(key.user_id, key.dataset, edge_id, done.restored).public()
+        ]
         done = self.graph.forget(key, plan)
         return {
             "edge_id": edge_id,

@@ -29,6 +29,12 @@ MAX_ROUNDS = 50  # per sweep: what is left waits for the next one
 def sweep(graph: GraphStore, vectors: VectorIndex, now: str | None = None) -> dict[str, Any]:
     """Forget every text whose time has come (at most ``BATCH * MAX_ROUNDS``)."""
     at = now or clock.now_str()
+    # The events a dead process left where no commit finds them (a dataset's
+    # delete) go out with each sweep: on AWS it is what runs on a schedule.
+    try:
+        graph.deliver_waiting()
+    except Exception:  # the sweep's own work goes on; the next sweep tries again
+        log.warning("could not deliver the waiting events", exc_info=True)
     forget = Forget(graph, vectors)
     done = {"forgotten": 0, "gone": 0, "failed": 0}
     for _ in range(MAX_ROUNDS):

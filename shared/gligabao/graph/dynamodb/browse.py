@@ -220,6 +220,16 @@ class DynamoBrowse:
         texts = [plan.artifact_id, *plan.chunks] if plan.edge_id is None else []
         removed = {e.id for e in plan.edges}
         drop = _secondary(pk, plan)
+        done = Forgotten(
+            artifacts=[plan.artifact_id] if texts else [],
+            edges=sorted(e.id for e in plan.edges),
+            entities=sorted(e.id for e in plan.entities),
+            restored=sorted(c.edge_id for c, _ in restored),
+            chunks=len(plan.chunks),
+        )
+        # The record is the forget's outbox too (as a remember's): its events
+        # land with the transaction and are delivered by ``finish`` after it.
+        finish = {"drop": drop, "events": plan.events(done) if plan.events else []}
         conn = EntityRow._get_connection().connection
         with TransactWrite(connection=conn) as tx:
             # The record first: a crash after the transaction is finished by
@@ -232,7 +242,7 @@ class DynamoBrowse:
                     state=COMMITTED,
                     lease_until=time.time() + self._leases.lease_s,
                     keys=pack({}),
-                    finish=pack({"drop": drop}),
+                    finish=pack(finish),
                 ),
                 condition=TermRow.sk.does_not_exist(),
             )
@@ -287,14 +297,8 @@ class DynamoBrowse:
             if len(owners) > TRANSACT_MAX:
                 raise UpstreamError("graph store forget failed: too many rows for one forget")
         crash_point("forget_committed")
-        self._commits.finish(pk, txn, {}, {"drop": drop})
-        return Forgotten(
-            artifacts=[plan.artifact_id] if texts else [],
-            edges=sorted(e.id for e in plan.edges),
-            entities=sorted(e.id for e in plan.entities),
-            restored=sorted(c.edge_id for c, _ in restored),
-            chunks=len(plan.chunks),
-        )
+        self._commits.finish(pk, txn, {}, finish)
+        return done
 
 
 def _secondary(pk: str, plan: ForgetPlan) -> list[list[str]]:

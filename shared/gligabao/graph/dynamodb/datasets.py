@@ -7,15 +7,19 @@ import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from pynamodb.exceptions import PynamoDBException
+from pynamodb.exceptions import PynamoDBException, TransactWriteError
 from pynamodb.models import Model
+from pynamodb.transactions import TransactWrite
 
 from ... import clock
+from ...crash import crash_point
 from ...dynamodb.batch import batch_write, is_condition_failure, upstream
 from ...dynamodb.tables import DATASET_PARTITIONED, DatasetRow, TermRow
 from ...errors import Busy, NotFound
 from ...models import Dataset, DatasetKey
+from .commit import Commits
 from .erase import erased_counters
+from .outbox import deliver, outbox_rows
 from .recovery import pack, unpack
 from .rows import dataset_from_row
 
@@ -24,9 +28,11 @@ SCHEMA_SK = "S#schema"
 
 
 class DynamoDatasets:
-    """Mixed into DynamoGraphStore (which gives ``_map``, its parallel map)."""
+    """Mixed into DynamoGraphStore (which gives ``_map``, its parallel map,
+    and ``_commits``: its outbox)."""
 
     _map: Callable[[Callable[[Any], Any], Sequence[Any]], list[Any]]
+    _commits: Commits
 
     @upstream("graph store get_dataset")
     def get_dataset(self, key: DatasetKey) -> Dataset | None:
@@ -120,26 +126,39 @@ class DynamoDatasets:
         batch_write(deletes=[r for rows in self._map(rows_of, DATASET_PARTITIONED) for r in rows])
 
     @upstream("graph store delete_dataset")
-    def delete_dataset(self, key: DatasetKey) -> bool:
+    def delete_dataset(self, key: DatasetKey, events: list[dict[str, Any]] | None = None) -> bool:
         # The row is marked deleted first (no commit can land after it: the
         # commit transaction checks it), keeping its ID counters; then every
         # row of every partitioned table (a retry after a crash finishes the
-        # job, and so does the next ensure_dataset of the name).
-        row = DatasetRow(key.user_id, key.dataset)
+        # job, and so does the next ensure_dataset of the name). The events
+        # are written with the mark, outside the dataset (``outbox.py``).
+        waiting = outbox_rows(events or [])
         try:
-            row.update(
-                actions=[DatasetRow.deleted_at.set(clock.now_str())],
-                condition=DatasetRow.user_id.exists() & DatasetRow.deleted_at.does_not_exist(),
-            )
+            self._mark_deleted(key, waiting)
             was_live = True
-        except PynamoDBException as exc:
-            if not is_condition_failure(exc):
+        except (PynamoDBException, TransactWriteError) as exc:
+            if not is_condition_failure(exc) and not _cancelled(exc):
                 raise
-            was_live = False
+            was_live, waiting = False, []
             if self._row_missing(key):
                 return False
         self._purge(key)
+        crash_point("dataset_deleted")  # tests: the event waits in the outbox
+        deliver(waiting, self._commits.outbox)
         return was_live
+
+    @staticmethod
+    def _mark_deleted(key: DatasetKey, waiting: list[DatasetRow]) -> None:
+        row, now = DatasetRow(key.user_id, key.dataset), clock.now_str()
+        live = DatasetRow.user_id.exists() & DatasetRow.deleted_at.does_not_exist()
+        if not waiting:
+            row.update(actions=[DatasetRow.deleted_at.set(now)], condition=live)
+            return
+        conn = DatasetRow._get_connection().connection
+        with TransactWrite(connection=conn) as tx:
+            tx.update(row, actions=[DatasetRow.deleted_at.set(now)], condition=live)
+            for r in waiting:
+                tx.save(r)
 
     @staticmethod
     def _row_missing(key: DatasetKey) -> bool:
@@ -174,3 +193,9 @@ class DynamoDatasets:
             int(row.next_edge) - edges + 1,
             int(row.next_artifact) - artifacts + 1,
         )
+
+
+def _cancelled(exc: Exception) -> bool:
+    """A transaction cancelled by its condition (the dataset row not live)."""
+    reasons = getattr(exc, "cancellation_reasons", None) or []
+    return any(getattr(r, "code", None) == "ConditionalCheckFailed" for r in reasons)

@@ -6,12 +6,21 @@ of the ``oneway.ERASED`` partition)."""
 
 from __future__ import annotations
 
+import logging
+from typing import Any, cast
+
 from pynamodb.exceptions import PynamoDBException
 
 from ... import clock
+from ...crash import crash_point
 from ...dynamodb.batch import batch_write, is_condition_failure, upstream
 from ...dynamodb.tables import DatasetRow
 from ...oneway import ERASED, ERASING, erased_dataset
+from .commit import Commits
+from .outbox import deliver, waiting
+from .recovery import pack, unpack
+
+log = logging.getLogger(__name__)
 
 COUNTERS = ("next_entity", "next_edge", "next_artifact")
 
@@ -27,7 +36,9 @@ def erased_counters(user_id: str, dataset: str) -> tuple[int, int, int]:
 
 
 class DynamoErase:
-    """Mixed into DynamoGraphStore."""
+    """Mixed into DynamoGraphStore (which gives ``_commits``: its outbox)."""
+
+    _commits: Commits
 
     @upstream("graph store dataset_names")
     def dataset_names(self, user_id: str) -> list[str]:
@@ -52,8 +63,39 @@ class DynamoErase:
         return [(r.name, str(r.call_id)) for r in rows]
 
     @upstream("graph store end_erase")
-    def end_erase(self, user_id: str) -> int:
+    def end_erase(self, user_id: str, events: list[dict[str, Any]] | None = None) -> int:
+        # The erase's outbox is its mark: a row outside the user's partitions,
+        # which the erase removes last. The events are put on it first (a
+        # rerun keeps the ones there: the same IDs), delivered once the user's
+        # rows are gone, and the mark goes only when they were delivered.
+        mark = DatasetRow(ERASING, user_id)
+        if events:
+            try:
+                mark.update(
+                    actions=[DatasetRow.events.set(pack(events))],
+                    condition=DatasetRow.user_id.exists() & DatasetRow.events.does_not_exist(),
+                )
+            except PynamoDBException as exc:
+                if not is_condition_failure(exc):
+                    raise
         rows = list(DatasetRow.query(user_id, consistent_read=True))
+        self._keep_counters(user_id, rows)
+        batch_write(deletes=rows)
+        crash_point("erase_ended")  # tests: the event waits on the mark
+        try:
+            found = DatasetRow.get(ERASING, user_id, consistent_read=True)
+            waiting = cast(list[dict[str, Any]], unpack(found.events) or [])
+        except DatasetRow.DoesNotExist:
+            return len(rows)  # a concurrent rerun finished it
+        outbox = self._commits.outbox
+        if waiting and outbox is not None and not outbox(waiting):
+            log.warning("the erase's event was not delivered; its mark stays for a rerun")
+            return len(rows)
+        batch_write(deletes=[mark])  # (the role's one write verb on the table)
+        return len(rows)
+
+    @staticmethod
+    def _keep_counters(user_id: str, rows: list[DatasetRow]) -> None:
         now = clock.now_str()
         for row in rows:
             # The counters under a hash of (user, dataset), never the names;
@@ -69,5 +111,10 @@ class DynamoErase:
                 setattr(kept, name, max(mine, theirs))
             kept.deleted_at = now
             kept.save()
-        batch_write(deletes=[*rows, DatasetRow(ERASING, user_id)])
-        return len(rows)
+
+    @upstream("graph store deliver_waiting")
+    def deliver_waiting(self) -> None:
+        """The events a dead process left in ``outbox.py``'s partition (a
+        commit record's go with the next commit in its dataset, an erase's
+        with the rerun of the erase)."""
+        deliver(waiting(self._commits.leases.lease_s), self._commits.outbox)

@@ -8,6 +8,7 @@ import sqlite3
 from collections.abc import Iterable
 from typing import Any, cast
 
+from ...crash import crash_point
 from ...errors import NotFound
 from ...models import (
     Artifact,
@@ -21,6 +22,7 @@ from ...models import (
 )
 from ...sqlite.db import Database, sqlite_errors
 from ..rules import claim_of, is_open, undone
+from .outbox import SqliteOutbox
 from .rows import ARTIFACT_COLS, EDGE_COLS, ENTITY_COLS, artifact_of, edge_of, entity_of, marks
 
 CHANGE_COLS = "edge_id, artifact_id, by_edge, at, prev_invalid_at, prev_expired_at"
@@ -31,9 +33,10 @@ def _change_of(row: tuple[Any, ...]) -> EdgeChange:
 
 
 class SqliteBrowse:
-    """Mixed into SqliteGraphStore (which gives ``db`` and ``_rows``)."""
+    """Mixed into SqliteGraphStore (which gives ``db``, ``_outbox`` and ``_rows``)."""
 
     db: Database
+    _outbox: SqliteOutbox | None
 
     def _rows(self, sql: str, args: Iterable[Any]) -> list[tuple[Any, ...]]:
         raise NotImplementedError
@@ -172,8 +175,15 @@ class SqliteBrowse:
 
     @sqlite_errors("graph store forget")
     def forget(self, key: DatasetKey, plan: ForgetPlan) -> Forgotten:
+        crash_point("forget_planned")  # tests: killed before the transaction
         with self.db.write() as conn:
-            return _apply_forget(conn, key, plan)
+            done = _apply_forget(conn, key, plan)
+            if self._outbox is not None and plan.events is not None:
+                self._outbox.put(conn, plan.events(done))  # in the forget's transaction
+        crash_point("forget_committed")  # tests: the event waits in the outbox
+        if self._outbox is not None:
+            self._outbox.drain()
+        return done
 
 
 def _apply_forget(conn: sqlite3.Connection, key: DatasetKey, plan: ForgetPlan) -> Forgotten:

@@ -4,15 +4,20 @@ dataset rows and keeps their ID counters under a one-way hash."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from ... import clock
+from ...crash import crash_point
 from ...oneway import ERASED, erased_dataset
 from ...sqlite.db import Database, sqlite_errors
+from .outbox import SqliteOutbox
 
 
 class SqliteErase:
-    """Mixed into SqliteGraphStore (which gives ``db``)."""
+    """Mixed into SqliteGraphStore (which gives ``db`` and ``_outbox``)."""
 
     db: Database
+    _outbox: SqliteOutbox | None
 
     @sqlite_errors("graph store dataset_names")
     def dataset_names(self, user_id: str) -> list[str]:
@@ -43,7 +48,9 @@ class SqliteErase:
         return [(r[0], r[1]) for r in rows]
 
     @sqlite_errors("graph store end_erase")
-    def end_erase(self, user_id: str) -> int:
+    def end_erase(self, user_id: str, events: list[dict[str, Any]] | None = None) -> int:
+        # The ``outbox`` table is not the user's: the erase's event is written
+        # in the transaction that removes the mark, and survives it.
         with self.db.write() as conn:
             rows = conn.execute(
                 "SELECT name, next_entity, next_edge, next_artifact FROM datasets "
@@ -67,4 +74,12 @@ class SqliteErase:
             )
             conn.execute("DELETE FROM datasets WHERE user_id = ?", (user_id,))
             conn.execute("DELETE FROM erasures WHERE user_id = ?", (user_id,))
+            if self._outbox is not None and events:
+                self._outbox.put(conn, events)
+        crash_point("erase_ended")  # tests: the event waits in the outbox
+        self.deliver_waiting()
         return len(rows)
+
+    def deliver_waiting(self) -> None:
+        if self._outbox is not None:
+            self._outbox.drain()

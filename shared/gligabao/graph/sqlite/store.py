@@ -181,7 +181,7 @@ class SqliteGraphStore(SqliteBrowse, SqliteErase):
         return [dataset_of(r) for r in rows]
 
     @sqlite_errors("graph store delete_dataset")
-    def delete_dataset(self, key: DatasetKey) -> bool:
+    def delete_dataset(self, key: DatasetKey, events: list[dict[str, Any]] | None = None) -> bool:
         with self.db.write() as conn:
             for table in PARTITIONED:
                 conn.execute(f"DELETE FROM {table} WHERE pk = ?", (key.pk,))
@@ -192,7 +192,12 @@ class SqliteGraphStore(SqliteBrowse, SqliteErase):
                 "WHERE user_id = ? AND name = ? AND deleted_at IS NULL",
                 (clock.now_str(), key.user_id, key.dataset),
             )
-            return cur.rowcount > 0
+            # its events in the same transaction (the outbox table is no dataset's)
+            if cur.rowcount > 0 and events and self._outbox is not None:
+                self._outbox.put(conn, events)
+        crash_point("dataset_deleted")  # tests: the event waits in the outbox
+        self.deliver_waiting()
+        return cur.rowcount > 0
 
     @sqlite_errors("graph store allocate_ids")
     def allocate_ids(
