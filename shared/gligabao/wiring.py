@@ -21,11 +21,13 @@ if TYPE_CHECKING:
     from .memory.notes_hook import NotesHook
     from .memory.query import Query
     from .memory.remember import GeoResolver, Remember
+    from .memory.sessions import SessionSummarizer
     from .memory.split import Split
     from .memory.summaries import Summarizer
     from .models import DatasetKey
     from .notes.port import NotesStore
     from .queue.port import JobQueue
+    from .records.meter import Meter
     from .records.port import RecordStore
     from .sqlite.db import Database
     from .vectors.port import VectorIndex
@@ -270,7 +272,9 @@ def schedule_summaries(key: DatasetKey) -> None:
 def notes_hook() -> NotesHook:
     from .memory.notes_hook import NotesHook
 
-    return NotesHook(notes_store(), settings().summaries, schedule_summaries)
+    cfg = settings()
+    gap_s = cfg.session_gap_minutes * 60.0
+    return NotesHook(notes_store(), cfg.summaries, schedule_summaries, gap_s)
 
 
 @lru_cache(maxsize=1)
@@ -287,6 +291,45 @@ def summarizer() -> Summarizer:
     cfg = settings()
     return Summarizer(
         graph_store(), notes_store(), cfg.summary_batch, cfg.summary_calls, cfg.llm_model
+    )
+
+
+@lru_cache(maxsize=1)
+def session_summarizer() -> SessionSummarizer:
+    from .memory.forget import Forget
+    from .memory.options import StageOptions
+    from .memory.remember import Remember, RememberInput
+    from .memory.sessions import SPEAKER, SessionSummarizer
+
+    cfg = settings()
+    # A summary is remembered as a text without extraction and without the
+    # notes hook (it is no one's statement and ends no session).
+    writer = Remember(graph_store(), vector_index(), cfg)
+
+    def write_text(key: DatasetKey, text: str, at: str, meter: Meter) -> int:
+        inp = RememberInput(
+            key.user_id,
+            key.dataset,
+            text,
+            None,
+            at,
+            StageOptions(cfg.llm_model),
+            speaker=SPEAKER,
+            extract=False,
+        )
+        return int(writer.run(inp, meter)["artifacts"][0])
+
+    def forget_text(key: DatasetKey, artifact_id: int) -> None:
+        Forget(graph_store(), vector_index()).run(key, artifact_id)
+
+    return SessionSummarizer(
+        graph_store(),
+        notes_store(),
+        write_text,
+        forget_text,
+        cfg.summary_batch,
+        cfg.summary_calls,
+        cfg.llm_model,
     )
 
 
@@ -388,6 +431,7 @@ def reset() -> None:
         query_service,
         notes_store,
         summarizer,
+        session_summarizer,
         idempotency,
         remember_queue,
     ):

@@ -112,6 +112,16 @@ Return only a JSON object, no prose:
 {"summaries": [{"id": <entity N>, "summary": "...", "edges": [1, 2], "texts": [3]}]}
 One item per entity given."""
 
+SUMMARIZE_SESSION_SYSTEM = """[stage: summarize_session]
+You write the summaries of a memory's conversation sessions that have ended. Each <session>
+block gives a session's texts in order ([text N] (time) speaker: text). For each session write
+a summary of three to six sentences from those texts alone: who took part, what was said,
+decided, planned or asked, and the preferences and instructions given. Keep names, numbers,
+dates.
+Return only a JSON object, no prose:
+{"sessions": [{"id": "<the session's id>", "summary": "..."}]}
+One item per session given."""
+
 DETECT_GEO_SYSTEM = """[stage: detect_geo]
 You list the geographic places (cities, regions, countries, addresses, landmarks) that a
 question mentions, with their names as written.
@@ -228,6 +238,21 @@ SUMMARIZE_ENTITY_SCHEMA: dict[str, Any] = {
     "required": ["summaries"],
 }
 
+SUMMARIZE_SESSION_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "sessions": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {"id": {"type": "string"}, "summary": {"type": "string"}},
+                "required": ["id", "summary"],
+            },
+        }
+    },
+    "required": ["sessions"],
+}
+
 
 def extract_schema(types: dict[str, Any] | None) -> dict[str, Any]:
     """The extraction's reply schema for a dataset: each entity may carry
@@ -258,6 +283,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
     "invalidate": INVALIDATE_SCHEMA,
     "summarize": SUMMARIZE_SCHEMA,
     "summarize_entity": SUMMARIZE_ENTITY_SCHEMA,
+    "summarize_session": SUMMARIZE_SESSION_SCHEMA,
     "query": QUERY_SCHEMA,
     "detect_geo": DETECT_GEO_SCHEMA,
 }

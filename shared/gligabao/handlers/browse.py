@@ -106,7 +106,11 @@ def forget(event: APIGatewayProxyEventV2, key: DatasetKey, artifact_id: int) -> 
 
 def forget_artifact(key: DatasetKey, artifact_id: int) -> dict[str, Any]:
     """Forget one text, and tell the subscribers (the library calls this too)."""
-    result = Forget(wiring.graph_store(), wiring.vector_index()).run(key, artifact_id)
+    # A session's summary goes with its last text (memory/sessions.py).
+    notes, schedule = wiring.notes_store(), wiring.schedule_summaries
+    result = Forget(wiring.graph_store(), wiring.vector_index(), notes, schedule).run(
+        key, artifact_id
+    )
     tell(forgotten(key.user_id, key.dataset, result))
     return result
 

@@ -164,6 +164,13 @@ CREATE TABLE IF NOT EXISTS standing (
     PRIMARY KEY (pk, source, id)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS note_options (pk TEXT PRIMARY KEY, options TEXT NOT NULL);
+-- Sessions (memory/sessions.py): the last text's time, open or not, when it
+-- ended (its summary due), the artifact its summary is stored as.
+CREATE TABLE IF NOT EXISTS sessions (
+    pk TEXT NOT NULL, session_id TEXT NOT NULL, last_at TEXT, open INTEGER NOT NULL,
+    ended_at TEXT, lease_until REAL, artifact_id INTEGER,
+    PRIMARY KEY (pk, session_id)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS vectors (
     seq INTEGER PRIMARY KEY AUTOINCREMENT, pk TEXT NOT NULL, kind TEXT NOT NULL,
     id INTEGER NOT NULL, vec BLOB NOT NULL, lat REAL, lon REAL,
