@@ -13,13 +13,13 @@ import re
 import time
 from typing import Any
 
-from conftest import Harness
-from fakes.extraction import prompt_text
+import pytest
 from test_summaries import N, gb_env, served, store, wait_for
 
-__all__ = ["gb_env", "served", "store"]  # the fixtures, shared with test_summaries
+from conftest import Harness
+from fakes.extraction import prompt_text
 
-import pytest
+__all__ = ["gb_env", "served", "store"]  # the fixtures, shared with test_summaries
 
 STAGE = "summarize_session"
 DAY = "2026-03-0{}T10:{:02d}:00Z"

@@ -57,6 +57,9 @@ Rules:
   from the speaker with "kind": "preference" (what they like or want) or "instruction" (how
   answers should be given), and "topic": the few words of the subject it governs ("data
   privacy", "hiring with AI", "units of measure"). Every other edge leaves "kind" out.
+- A relation whose source holds one target at a time (a person lives in one city, works for one
+  employer, is married to one person) gets "exclusive": true. A relation that can hold many
+  targets at once (knows, likes, visited) leaves "exclusive" out.
 - Extract only what the text states. Empty lists when it states nothing."""
 
 INVALIDATE_SYSTEM = """[stage: invalidate]
@@ -169,6 +172,10 @@ EXTRACT_SCHEMA: dict[str, Any] = {
                         "instructions",
                     },
                     "topic": {"type": "string", "description": "what a preference governs"},
+                    "exclusive": {
+                        "type": "boolean",
+                        "description": "the source holds one target of this relation at a time",
+                    },
                 },
                 "required": ["source", "target", "relation", "description"],
             },

@@ -144,7 +144,9 @@ def list_conflicts() -> Response[str]:
     from ..memory.conflicts import Conflicts
 
     key, params = _key({"limit"})
-    return json_response(200, Conflicts(wiring.graph_store()).run(key, _limit(params)))
+    return json_response(
+        200, Conflicts(wiring.graph_store(), wiring.notes_store()).run(key, _limit(params))
+    )
 
 
 @app.get("/v1/gb/entities/<id>/merges")

@@ -54,6 +54,9 @@ class Fact:
     # with the topic it governs; "" for every other fact.
     kind: str = ""
     topic: str = ""
+    # The model marked the relation exclusive: a source holds one target at
+    # a time (lives_in). Two live ones of a source are a conflict.
+    exclusive: bool = False
 
 
 @dataclass
@@ -265,6 +268,7 @@ def parse_extraction(
                 interval.invalid_at,
                 chunk,
                 *_standing(item),
+                exclusive=item.get("exclusive") is True,
             )
         )
         for norm, raw in ((s_norm, src), (t_norm, dst)):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .. import clock
 from ..errors import GbError
@@ -21,9 +21,6 @@ from . import sessions, standing
 from .extract import Fact
 from .summaries import Schedule, changed, enabled, touched
 from .window import Said
-
-if TYPE_CHECKING:
-    from .remember import RememberInput
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +38,14 @@ class NotesHook:
         self.schedule = schedule
         self.session_gap_s = session_gap_s
 
-    def after_session(self, key: DatasetKey, said: Sequence[Said], inp: RememberInput) -> None:
+    def after_session(
+        self,
+        key: DatasetKey,
+        said: Sequence[Said],
+        session_id: str | None,
+        close: bool,
+        schedule: bool = True,
+    ) -> None:
         """The sessions the texts end (a gap, or ``close_session``), their
         summaries queued (memory/sessions.py); each session's texts in time
         order, the request's own session closed last."""
@@ -50,13 +54,13 @@ class NotesHook:
                 return
             last: dict[str | None, str] = {}
             for m in said:
-                sid = m.session_id or inp.session_id
+                sid = m.session_id or session_id
                 last[sid] = max(last.get(sid, m.reference_time), m.reference_time)
             ended = 0
             for sid, at in sorted(last.items(), key=lambda kv: kv[1]):
-                close = inp.close_session and sid == inp.session_id
-                ended += sessions.seen(self.notes, key, sid, at, self.session_gap_s, close)
-            if ended and inp.schedule_summaries and self.schedule is not None:
+                ends = close and sid == session_id
+                ended += sessions.seen(self.notes, key, sid, at, self.session_gap_s, ends)
+            if ended and schedule and self.schedule is not None:
                 self.schedule(key)
         except GbError as exc:
             log.warning("sessions not updated after a remember: %s", exc.message)
@@ -76,6 +80,9 @@ class NotesHook:
             items = standing.from_facts(result, stated, clock.now_str())
             if items:
                 self.notes.add_standing(key, items)
+            exclusive = sorted({f.relation for f, _ in stated if f.exclusive})
+            if exclusive:  # two live ones of a source are a conflict (conflicts.py)
+                self.notes.mark_exclusive(key, exclusive)
             if enabled(self.notes, key, self.summaries_on):
                 changed(self.notes, key, touched(result), self.schedule if schedule else None)
         except GbError as exc:

@@ -283,7 +283,9 @@ class Remember:
                 ]
                 self.notes.after_passages(key, turns, read.text_vectors)
             if self.notes is not None:
-                self.notes.after_session(key, said, inp)
+                self.notes.after_session(
+                    key, said, inp.session_id, inp.close_session, inp.schedule_summaries
+                )
             return result
         known, extracted, stated, summaries = (
             read.known,
@@ -378,5 +380,7 @@ class Remember:
         if self.notes is not None:
             stated_vecs = list(zip(stated, edge_vecs, strict=True))
             self.notes.after_write(key, result, stated_vecs, schedule=inp.schedule_summaries)
-            self.notes.after_session(key, said, inp)
+            self.notes.after_session(
+                key, said, inp.session_id, inp.close_session, inp.schedule_summaries
+            )
         return result

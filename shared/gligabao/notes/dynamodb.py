@@ -4,7 +4,8 @@ user's erase take them with the rest. Sort keys: f"S#{entity:012d}" a
 summary, f"Z#{entity:012d}" its stale mark, f"P#{source}#{id:012d}" a
 preference or instruction, "O#" the settings; a session's: f"U#{session}" open
 (``data``: its last text's time), f"W#{session}" ended (its summary due,
-leased like a stale mark), f"V#{session}" its summary's artifact."""
+leased like a stale mark), f"V#{session}" its summary's artifact; f"R#{relation}"
+a relation the model marked exclusive."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from ..models import DatasetKey
 from .port import SessionMark, Standing, Summary
 
 STALE, SUMMARY, STANDING, OPTIONS = "Z#", "S#", "P#", "O#"
-OPEN, ENDED, SESSION = "U#", "W#", "V#"
+OPEN, ENDED, SESSION, EXCLUSIVE = "U#", "W#", "V#", "R#"
 
 
 def _eid(sk: str) -> int:
@@ -198,6 +199,16 @@ class DynamoNotesStore:
     @upstream("notes store drop_session")
     def drop_session(self, key: DatasetKey, session_id: str) -> None:
         batch_write(deletes=[LinkRow(key.pk, f"{p}{session_id}") for p in (OPEN, ENDED, SESSION)])
+
+    @upstream("notes store mark_exclusive")
+    def mark_exclusive(self, key: DatasetKey, relations: list[str]) -> None:
+        batch_write(puts=[LinkRow(key.pk, f"{EXCLUSIVE}{r}") for r in sorted(set(relations))])
+
+    @upstream("notes store exclusive_relations")
+    def exclusive_relations(self, key: DatasetKey) -> set[str]:
+        # Bounded: a dataset has tens of relation names, not thousands.
+        rows = LinkRow.query(key.pk, LinkRow.sk.startswith(EXCLUSIVE), limit=1000)
+        return {row.sk[len(EXCLUSIVE) :] for row in rows}
 
 
 def _take(key: DatasetKey, prefix: str, limit: int, now_s: float, lease_s: float) -> list[str]:

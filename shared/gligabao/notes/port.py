@@ -137,3 +137,10 @@ class NotesStore(Protocol):
 
     def drop_session(self, key: DatasetKey, session_id: str) -> None:
         """Forget the session's notes (its texts are all forgotten)."""
+
+    # --- relations the model marked exclusive (memory/conflicts.py) --------
+    def mark_exclusive(self, key: DatasetKey, relations: list[str]) -> None:
+        """The model marked these relations exclusive (one target at a time)."""
+
+    def exclusive_relations(self, key: DatasetKey) -> set[str]:
+        """The relations the model marked exclusive in this dataset."""

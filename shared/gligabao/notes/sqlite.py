@@ -232,3 +232,21 @@ class SqliteNotesStore:
             conn.execute(
                 "DELETE FROM sessions WHERE pk = ? AND session_id = ?", (key.pk, session_id)
             )
+
+    @sqlite_errors("notes store mark_exclusive")
+    def mark_exclusive(self, key: DatasetKey, relations: list[str]) -> None:
+        if not relations:
+            return
+        with self.db.write(durable=False) as conn:
+            conn.executemany(
+                "INSERT OR IGNORE INTO exclusive_relations (pk, relation) VALUES (?, ?)",
+                [(key.pk, r) for r in sorted(set(relations))],
+            )
+
+    @sqlite_errors("notes store exclusive_relations")
+    def exclusive_relations(self, key: DatasetKey) -> set[str]:
+        with self.db.connect() as conn:
+            rows = conn.execute(
+                "SELECT relation FROM exclusive_relations WHERE pk = ?", (key.pk,)
+            ).fetchall()
+        return {r[0] for r in rows}

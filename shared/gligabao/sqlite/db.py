@@ -171,6 +171,10 @@ CREATE TABLE IF NOT EXISTS sessions (
     ended_at TEXT, lease_until REAL, artifact_id INTEGER,
     PRIMARY KEY (pk, session_id)
 ) WITHOUT ROWID;
+-- Relations the extraction marked exclusive (one target at a time): conflicts.
+CREATE TABLE IF NOT EXISTS exclusive_relations (
+    pk TEXT NOT NULL, relation TEXT NOT NULL, PRIMARY KEY (pk, relation)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS vectors (
     seq INTEGER PRIMARY KEY AUTOINCREMENT, pk TEXT NOT NULL, kind TEXT NOT NULL,
     id INTEGER NOT NULL, vec BLOB NOT NULL, lat REAL, lon REAL,
