@@ -21,13 +21,11 @@ if TYPE_CHECKING:
     from .memory.notes_hook import NotesHook
     from .memory.query import Query
     from .memory.remember import GeoResolver, Remember
-    from .memory.sessions import SessionSummarizer
     from .memory.split import Split
     from .memory.summaries import Summarizer
     from .models import DatasetKey
     from .notes.port import NotesStore
     from .queue.port import JobQueue
-    from .records.meter import Meter
     from .records.port import RecordStore
     from .sqlite.db import Database
     from .vectors.port import VectorIndex
@@ -295,45 +293,6 @@ def summarizer() -> Summarizer:
 
 
 @lru_cache(maxsize=1)
-def session_summarizer() -> SessionSummarizer:
-    from .memory.forget import Forget
-    from .memory.options import StageOptions
-    from .memory.remember import Remember, RememberInput
-    from .memory.sessions import SPEAKER, SessionSummarizer
-
-    cfg = settings()
-    # A summary is remembered as a text without extraction and without the
-    # notes hook (it is no one's statement and ends no session).
-    writer = Remember(graph_store(), vector_index(), cfg)
-
-    def write_text(key: DatasetKey, text: str, at: str, meter: Meter) -> int:
-        inp = RememberInput(
-            key.user_id,
-            key.dataset,
-            text,
-            None,
-            at,
-            StageOptions(cfg.llm_model),
-            speaker=SPEAKER,
-            extract=False,
-        )
-        return int(writer.run(inp, meter)["artifacts"][0])
-
-    def forget_text(key: DatasetKey, artifact_id: int) -> None:
-        Forget(graph_store(), vector_index()).run(key, artifact_id)
-
-    return SessionSummarizer(
-        graph_store(),
-        notes_store(),
-        write_text,
-        forget_text,
-        cfg.summary_batch,
-        cfg.summary_calls,
-        cfg.llm_model,
-    )
-
-
-@lru_cache(maxsize=1)
 def batch_service() -> RememberBatch:
     from .memory.batch import RememberBatch
     from .records.ledger import RecordLedger
@@ -431,7 +390,6 @@ def reset() -> None:
         query_service,
         notes_store,
         summarizer,
-        session_summarizer,
         idempotency,
         remember_queue,
     ):

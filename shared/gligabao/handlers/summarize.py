@@ -11,17 +11,50 @@ from typing import Any
 
 from .. import wiring
 from ..api.app import call_id_set, run_call
+from ..config import settings
 from ..errors import GbError, is_transient
+from ..memory.forget import Forget
+from ..memory.options import StageOptions
+from ..memory.remember import Remember, RememberInput
+from ..memory.sessions import SPEAKER, SessionSummarizer
 from ..models import DatasetKey
 from ..queue.port import RetryLater
 from ..records.meter import Meter
 from ..records.monitor import logger
 
 
+def session_summarizer() -> SessionSummarizer:
+    """The ended sessions' summarizer: a summary is remembered as a text
+    without extraction and without the notes hook (it is no one's statement
+    and ends no session); a replaced one is forgotten."""
+    cfg = settings()
+    writer = Remember(wiring.graph_store(), wiring.vector_index(), cfg)
+
+    def write_text(key: DatasetKey, text: str, at: str, meter: Meter) -> int:
+        opts = StageOptions(cfg.llm_model)
+        inp = RememberInput(
+            key.user_id, key.dataset, text, None, at, opts, speaker=SPEAKER, extract=False
+        )
+        return int(writer.run(inp, meter)["artifacts"][0])
+
+    def forget_text(key: DatasetKey, artifact_id: int) -> object:
+        return Forget(wiring.graph_store(), wiring.vector_index()).run(key, artifact_id)
+
+    return SessionSummarizer(
+        wiring.graph_store(),
+        wiring.notes_store(),
+        write_text,
+        forget_text,
+        cfg.summary_batch,
+        cfg.summary_calls,
+        cfg.llm_model,
+    )
+
+
 def _both(key: DatasetKey, meter: Meter) -> dict[str, Any]:
     """The stale entities' summaries, then the ended sessions' (one job)."""
     done = wiring.summarizer().run(key, meter)
-    sessions = wiring.session_summarizer().run(key, meter)
+    sessions = session_summarizer().run(key, meter)
     return {
         **done,
         "calls": done["calls"] + sessions["calls"],
