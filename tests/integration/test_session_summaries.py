@@ -118,8 +118,10 @@ def test_ended_sessions_are_batched(gb: Harness) -> None:
     wait_for(lambda: gb.llm.calls(STAGE) > 0, "the summary job")
     settled(gb)
     assert 0 < gb.llm.calls(STAGE) <= math.ceil(5 / N)
+    sent = "".join(prompt_text(b) for b in gb.llm.requests_for(STAGE))
+    assert sorted(re.findall(r'<session id="(d\d)">', sent)) == [f"d{d}" for d in range(1, 6)]
     found = {p["text"].split(":")[0] for p in recaps(gb, "note about topic")}
-    assert found <= {f"Summary of session d{d}" for d in range(1, 6)}
+    assert found and found <= {f"Summary of session d{d}" for d in range(1, 6)}
 
 
 @pytest.mark.parametrize("gb_env", [{"GB_SUMMARIES": "off"}])
