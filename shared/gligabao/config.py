@@ -256,6 +256,11 @@ class Settings(BaseModel):
         20, "entity summaries: the stale entities one `summarize_entity` call writes (N)"
     )
     summary_calls: int = var(5, "entity summaries: the `summarize_entity` calls of one job at most")
+    session_gap_minutes: float = var(
+        30.0,
+        "session summaries: a text said this long after a session's last text ends the "
+        "session, and the model writes its summary ([api.md](api.md#session-summaries))",
+    )
     standing_share: float = var(
         0.15,
         "the share of a query's context the user's preferences, instructions and seed "

@@ -116,6 +116,12 @@ class Artifact:
     speaker: str | None = None  # who said it (a message's name or role, a text's speaker)
 
 
+# A session's summary (memory/sessions.py) is remembered as a text said by
+# this speaker; search and query give its passage the kind SESSION_KIND.
+SESSION_SPEAKER = "session summary"
+SESSION_KIND = "session_summary"
+
+
 @dataclass
 class KeywordHit:
     """One entity's entry in the keyword index for one term."""

@@ -270,7 +270,9 @@ def schedule_summaries(key: DatasetKey) -> None:
 def notes_hook() -> NotesHook:
     from .memory.notes_hook import NotesHook
 
-    return NotesHook(notes_store(), settings().summaries, schedule_summaries)
+    cfg = settings()
+    gap_s = cfg.session_gap_minutes * 60.0
+    return NotesHook(notes_store(), cfg.summaries, schedule_summaries, gap_s)
 
 
 @lru_cache(maxsize=1)

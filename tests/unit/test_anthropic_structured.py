@@ -79,6 +79,7 @@ def test_every_stage_has_an_object_schema_naming_its_keys(stage: str) -> None:
         "invalidate": prompts.INVALIDATE_SYSTEM,
         "summarize": prompts.SUMMARIZE_SYSTEM,
         "summarize_entity": prompts.SUMMARIZE_ENTITY_SYSTEM,
+        "summarize_session": prompts.SUMMARIZE_SESSION_SYSTEM,
         "query": prompts.QUERY_SYSTEM,
         "detect_geo": prompts.DETECT_GEO_SYSTEM,
     }[stage]

@@ -58,6 +58,8 @@ REMEMBER = {
         "LEASE_S",
         "MAX_TOKENS_PER_ENTITY",
     },
+    # what the summarize_session call is given; the open sessions read at once
+    "sessions.py": {"TEXTS_PER_SESSION", "TEXT_CHARS", "MAX_TOKENS_PER_SESSION", "OPEN_READ"},
     # the rule's longest standing statement; the newest statements read (browse too)
     "standing.py": {"RULE_MAX_CHARS", "KEPT"},
     # a dataset setting's bound; a stored attribute's longest string (API limits)

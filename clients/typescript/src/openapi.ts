@@ -1515,6 +1515,12 @@ export interface components {
              */
             index?: number | null;
             /**
+             * Kind
+             * @description "session_summary": the summary of a session that ended
+             * @default null
+             */
+            kind?: string | null;
+            /**
              * Parent Id
              * @default null
              */
@@ -1940,6 +1946,12 @@ export interface components {
         };
         /** RememberRequest */
         RememberRequest: {
+            /**
+             * Close Session
+             * @description this text is its session's last: the session ends now and the model writes its summary, off the request path (needs session_id)
+             * @default false
+             */
+            close_session?: boolean;
             /**
              * Dataset
              * @default main

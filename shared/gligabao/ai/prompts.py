@@ -11,6 +11,11 @@ from typing import Any
 
 from ..models import Edge, Entity
 
+# The summaries' stages, kept in their own module and named here with the rest.
+from .summary_prompts import SUMMARIZE_ENTITY_SCHEMA, SUMMARIZE_SESSION_SCHEMA
+from .summary_prompts import SUMMARIZE_ENTITY_SYSTEM as SUMMARIZE_ENTITY_SYSTEM
+from .summary_prompts import SUMMARIZE_SESSION_SYSTEM as SUMMARIZE_SESSION_SYSTEM
+
 EXTRACT_SYSTEM = """[stage: extract]
 You extract a knowledge graph from a text for a memory service.
 Return only a JSON object, no prose, of this shape:
@@ -57,6 +62,9 @@ Rules:
   from the speaker with "kind": "preference" (what they like or want) or "instruction" (how
   answers should be given), and "topic": the few words of the subject it governs ("data
   privacy", "hiring with AI", "units of measure"). Every other edge leaves "kind" out.
+- A relation whose source holds one target at a time (a person lives in one city, works for one
+  employer, is married to one person) gets "exclusive": true. A relation that can hold many
+  targets at once (knows, likes, visited) leaves "exclusive" out.
 - Extract only what the text states. Empty lists when it states nothing."""
 
 INVALIDATE_SYSTEM = """[stage: invalidate]
@@ -100,17 +108,6 @@ passages of long texts inside <passages> tags.
 - Cite the IDs of the entities, edges and passages you used.
 Return only a JSON object, no prose:
 {"answer": "...", "entities": [1, 2], "edges": [1], "passages": [14]}"""
-
-SUMMARIZE_ENTITY_SYSTEM = """[stage: summarize_entity]
-You keep the summaries of a memory's entities current. Each <entity> block gives an entity's
-line ([entity N] name (type): description), its live facts ([edge N] lines) and texts that
-mention it ([text N] lines). For each entity write a summary of two to four sentences from
-those facts and texts alone: who or what it is, its current state, what changed and when, and
-for a person the preferences and standing instructions they gave. Keep names, numbers, dates.
-Cite the edge and text IDs each summary rests on.
-Return only a JSON object, no prose:
-{"summaries": [{"id": <entity N>, "summary": "...", "edges": [1, 2], "texts": [3]}]}
-One item per entity given."""
 
 DETECT_GEO_SYSTEM = """[stage: detect_geo]
 You list the geographic places (cities, regions, countries, addresses, landmarks) that a
@@ -159,6 +156,10 @@ EXTRACT_SCHEMA: dict[str, Any] = {
                         "instructions",
                     },
                     "topic": {"type": "string", "description": "what a preference governs"},
+                    "exclusive": {
+                        "type": "boolean",
+                        "description": "the source holds one target of this relation at a time",
+                    },
                 },
                 "required": ["source", "target", "relation", "description"],
             },
@@ -208,26 +209,6 @@ DETECT_GEO_SCHEMA: dict[str, Any] = {
     "required": ["places"],
 }
 
-SUMMARIZE_ENTITY_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "summaries": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {
-                    "id": {"type": "integer"},
-                    "summary": {"type": "string"},
-                    "edges": _IDS,
-                    "texts": _IDS,
-                },
-                "required": ["id", "summary"],
-            },
-        }
-    },
-    "required": ["summaries"],
-}
-
 
 def _attribute_specs(declared: dict[str, Any]) -> dict[str, Any]:
     """The attributes of a kind of declared types, by name (an attribute
@@ -267,6 +248,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
     "invalidate": INVALIDATE_SCHEMA,
     "summarize": SUMMARIZE_SCHEMA,
     "summarize_entity": SUMMARIZE_ENTITY_SCHEMA,
+    "summarize_session": SUMMARIZE_SESSION_SCHEMA,
     "query": QUERY_SCHEMA,
     "detect_geo": DETECT_GEO_SCHEMA,
 }

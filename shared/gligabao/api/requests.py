@@ -130,10 +130,17 @@ class RememberRequest(_Common):
         description='who is talking (e.g. the user\'s name): "I" and "my" in the text are '
         "this person",
     )
+    close_session: StrictBool = Field(
+        False,
+        description="this text is its session's last: the session ends now and the model "
+        "writes its summary, off the request path (needs session_id)",
+    )
     idempotency_key: IdempotencyKey | None = None
 
     @model_validator(mode="after")
     def _text_or_messages(self) -> RememberRequest:
+        if self.close_session and self.session_id is None:
+            raise ValueError("close_session needs a session_id")
         if (self.text is None) == (self.messages is None):
             raise ValueError("exactly one of text or messages is required")
         if self.messages is not None and self.speaker is not None:

@@ -133,6 +133,9 @@ class PassageOut(_Out):
     index: int | None = None
     summary: str | None = None
     text: str | None = None
+    kind: str | None = Field(
+        None, description='"session_summary": the summary of a session that ended'
+    )
     explain: ExplainOut | None = None
 
 

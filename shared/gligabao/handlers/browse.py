@@ -111,7 +111,11 @@ def forget(event: APIGatewayProxyEventV2, key: DatasetKey, artifact_id: int) -> 
 def forget_artifact(key: DatasetKey, artifact_id: int) -> dict[str, Any]:
     """Forget one text (the library calls this too); its event goes through
     the store's outbox, in the forget's own commit (docs/events.md)."""
-    return Forget(wiring.graph_store(), wiring.vector_index()).run(key, artifact_id)
+    # A session's summary goes with its last text (memory/sessions.py).
+    notes, schedule = wiring.notes_store(), wiring.schedule_summaries
+    return Forget(wiring.graph_store(), wiring.vector_index(), notes, schedule).run(
+        key, artifact_id
+    )
 
 
 @app.delete("/v1/gb/artifacts/<id>")
@@ -143,7 +147,9 @@ def list_conflicts() -> Response[str]:
     from ..memory.conflicts import Conflicts
 
     key, params = _key({"limit"})
-    return json_response(200, Conflicts(wiring.graph_store()).run(key, _limit(params)))
+    return json_response(
+        200, Conflicts(wiring.graph_store(), wiring.notes_store()).run(key, _limit(params))
+    )
 
 
 @app.get("/v1/gb/entities/<id>/merges")

@@ -110,7 +110,9 @@ def _list_conflicts(
     from ..memory.conflicts import Conflicts
 
     authorize(caller.event, req.user_id, operator_ok=True)
-    return Conflicts(wiring.graph_store()).run(DatasetKey(req.user_id, req.dataset), req.limit)
+    return Conflicts(wiring.graph_store(), wiring.notes_store()).run(
+        DatasetKey(req.user_id, req.dataset), req.limit
+    )
 
 
 FACT_TOOLS = [

@@ -37,4 +37,5 @@ def remember_input(req: RememberRequest, call_id: str, reference_time: str) -> R
         messages=messages,
         extract=req.extract,
         expires_at=req.expires_at,
+        close_session=req.close_session,
     )

@@ -15,6 +15,11 @@ log = logging.getLogger(__name__)
 def lambda_handler(event: Any, context: Any) -> dict[str, Any]:
     from ..memory.retention import sweep
 
-    done = sweep(wiring.graph_store(), wiring.vector_index())
+    done = sweep(
+        wiring.graph_store(),
+        wiring.vector_index(),
+        notes=wiring.notes_store(),
+        schedule=wiring.schedule_summaries,
+    )
     log.info("retention sweep: %s", done)
     return done

@@ -35,7 +35,12 @@ class Sweeper:
 
         while not self._stop.is_set():
             try:
-                done = sweep(wiring.graph_store(), wiring.vector_index())
+                done = sweep(
+                    wiring.graph_store(),
+                    wiring.vector_index(),
+                    notes=wiring.notes_store(),
+                    schedule=wiring.schedule_summaries,
+                )
                 if done["forgotten"]:
                     log.info("retention sweep: %s", done)
             except Exception:  # the next round tries again

@@ -119,6 +119,7 @@ def make_server(
     from .asgi import GbAsgi, Limits
     from .openapi import openapi_route
     from .routing import RouteTable
+    from .users import users_route
 
     # The composition root of the local process: the queue gets its consumer.
     wiring.use_local_queue(LocalJobQueue(process_job))
@@ -128,7 +129,10 @@ def make_server(
     # many as may run at once, past which the adapter answers 503.
     executor = ThreadPoolExecutor(limits.max_concurrent + 4, thread_name_prefix="gb-request")
     app = GbAsgi(
-        table or RouteTable(), {"/openapi.json": openapi_route, **(extra or {})}, executor, limits
+        table or RouteTable(),
+        {"/openapi.json": openapi_route, "/local/users": users_route, **(extra or {})},
+        executor,
+        limits,
     )
     if not quiet:  # a line per request on stderr, as the server printed before
         import logging

@@ -1,8 +1,9 @@
 """Live facts that cannot all hold (``GET /v1/gb/conflicts``): one source
 with two or more live, open targets on a relation that holds one target at
 a time. Such a relation is one this memory has seen superseding itself (a
-new ``lives_in`` of Alice replaced an older one: ``self_superseding_relations``);
-when the invalidation call missed a pair, both stay live, and this lists
+new ``lives_in`` of Alice replaced an older one: ``self_superseding_relations``),
+or one the extraction marked exclusive (``"exclusive": true`` on an edge,
+kept in the notes store); when the invalidation call missed a pair, both stay live, and this lists
 them. No LLM call. Resolving one is a correction (``PATCH
 /v1/gb/edges/{id}``: end it, or correct it) or a forget (``DELETE``).
 
@@ -17,6 +18,7 @@ from typing import Any
 from ..errors import NotFound
 from ..graph.port import GraphStore
 from ..models import DatasetKey, Edge
+from ..notes.port import NotesStore
 from .browse import mention
 
 
@@ -36,13 +38,16 @@ def conflicting(edges: list[Edge], relations: set[str]) -> list[list[Edge]]:
 
 
 class Conflicts:
-    def __init__(self, graph: GraphStore) -> None:
+    def __init__(self, graph: GraphStore, notes: NotesStore | None = None) -> None:
         self.graph = graph
+        self.notes = notes  # the relations the model marked exclusive
 
     def run(self, key: DatasetKey, limit: int) -> dict[str, Any]:
         if self.graph.get_dataset(key) is None:
             raise NotFound(f"dataset {key.dataset!r} does not exist")
         relations = self.graph.self_superseding_relations(key)
+        if self.notes is not None:
+            relations = relations | self.notes.exclusive_relations(key)
         if not relations:
             return {"conflicts": []}
         groups = conflicting(list(self.graph.iter_edges(key)), relations)[:limit]

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..ai import prompts
-from ..models import Artifact, Edge, Entity
+from ..models import SESSION_KIND, SESSION_SPEAKER, Artifact, Edge, Entity
 from ..retrieval_profile import DEFAULT, RetrievalProfile
 from ..text import estimate_tokens, is_turn, passage_text
 from .notes_context import Note
@@ -52,6 +52,8 @@ class Passage:
             out["summary"] = self.summary
         if self.text is not None:
             out["text"] = self.text
+        if self.chunk.speaker == SESSION_SPEAKER:
+            out["kind"] = SESSION_KIND
         return out
 
     def stamp(self) -> str:

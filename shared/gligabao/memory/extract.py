@@ -57,6 +57,9 @@ class Fact:
     # The attribute values the model gave (a declared edge type's: validated,
     # and the relation typed or left free, by memory/attributes.py).
     attributes: dict[str, Any] = field(default_factory=dict)
+    # The model marked the relation exclusive: a source holds one target at
+    # a time (lives_in). Two live ones of a source are a conflict.
+    exclusive: bool = False
 
 
 @dataclass
@@ -269,6 +272,7 @@ def parse_extraction(
                 chunk,
                 *_standing(item),
                 _attributes(item.get("attributes")),
+                exclusive=item.get("exclusive") is True,
             )
         )
         for norm, raw in ((s_norm, src), (t_norm, dst)):

@@ -11,14 +11,20 @@ the graph without some of its vectors, and calling forget again finishes.
 
 from __future__ import annotations
 
+import logging
 import uuid
+from collections.abc import Callable
 from typing import Any
 
-from ..errors import NotFound
+from ..errors import GbError, NotFound
 from ..events.model import fact_forgotten, forgotten
 from ..graph.port import GraphStore
 from ..models import DatasetKey, ForgetPlan, Forgotten
+from ..notes.port import NotesStore
 from ..vectors.port import VectorIndex
+from .sessions import after_forget
+
+log = logging.getLogger(__name__)
 
 
 def plan_forget(graph: GraphStore, key: DatasetKey, artifact_id: int) -> ForgetPlan:
@@ -81,13 +87,24 @@ def _text_of(graph: GraphStore, key: DatasetKey, artifact_id: int) -> int:
 
 
 class Forget:
-    def __init__(self, graph: GraphStore, vectors: VectorIndex) -> None:
+    def __init__(
+        self,
+        graph: GraphStore,
+        vectors: VectorIndex,
+        notes: NotesStore | None = None,
+        schedule: Callable[[DatasetKey], None] | None = None,
+    ) -> None:
         self.graph = graph
         self.vectors = vectors
+        # A session's summary goes with its last text, and is rewritten (the
+        # summary job queued with ``schedule``) when one of several goes.
+        self.notes = notes
+        self.schedule = schedule
 
     def run(self, key: DatasetKey, artifact_id: int) -> dict[str, Any]:
         if self.graph.get_dataset(key) is None:
             raise NotFound(f"dataset {key.dataset!r} does not exist")
+        found = self.graph.get_artifacts(key, [artifact_id]).get(artifact_id)
         plan = plan_forget(self.graph, key, artifact_id)
         texts = [artifact_id, *plan.chunks]
         vectors = self.vectors.delete(key, "chunks", texts)
@@ -102,6 +119,12 @@ class Forget:
         done = self.graph.forget(key, plan)
         answer = _answer(plan, done)
         answer["removed"]["vectors"] = vectors
+        if self.notes is not None and found is not None:
+            try:  # the text is forgotten; its session's notes follow
+                summary = Forget(self.graph, self.vectors).run
+                after_forget(self.notes, self.graph, key, found, summary, self.schedule)
+            except GbError as exc:
+                log.warning("session notes not updated after a forget: %s", exc.message)
         return answer
 
 

@@ -17,18 +17,53 @@ from .. import clock
 from ..errors import GbError
 from ..models import Artifact, DatasetKey
 from ..notes.port import NotesStore
-from . import standing
+from . import sessions, standing
 from .extract import Fact
 from .summaries import Schedule, changed, enabled, touched
+from .window import Said
 
 log = logging.getLogger(__name__)
 
 
 class NotesHook:
-    def __init__(self, notes: NotesStore, summaries_on: bool, schedule: Schedule | None) -> None:
+    def __init__(
+        self,
+        notes: NotesStore,
+        summaries_on: bool,
+        schedule: Schedule | None,
+        session_gap_s: float = 1800.0,
+    ) -> None:
         self.notes = notes
         self.summaries_on = summaries_on
         self.schedule = schedule
+        self.session_gap_s = session_gap_s
+
+    def after_session(
+        self,
+        key: DatasetKey,
+        said: Sequence[Said],
+        session_id: str | None,
+        close: bool,
+        schedule: bool = True,
+    ) -> None:
+        """The sessions the texts end (a gap, or ``close_session``), their
+        summaries queued (memory/sessions.py); each session's texts in time
+        order, the request's own session closed last."""
+        try:
+            if not enabled(self.notes, key, self.summaries_on):
+                return
+            last: dict[str | None, str] = {}
+            for m in said:
+                sid = m.session_id or session_id
+                last[sid] = max(last.get(sid, m.reference_time), m.reference_time)
+            ended = 0
+            for sid, at in sorted(last.items(), key=lambda kv: kv[1]):
+                ends = close and sid == session_id
+                ended += sessions.seen(self.notes, key, sid, at, self.session_gap_s, ends)
+            if ended and schedule and self.schedule is not None:
+                self.schedule(key)
+        except GbError as exc:
+            log.warning("sessions not updated after a remember: %s", exc.message)
 
     def after_write(
         self,
@@ -45,6 +80,9 @@ class NotesHook:
             items = standing.from_facts(result, stated, clock.now_str())
             if items:
                 self.notes.add_standing(key, items)
+            exclusive = sorted({f.relation for f, _ in stated if f.exclusive})
+            if exclusive:  # two live ones of a source are a conflict (conflicts.py)
+                self.notes.mark_exclusive(key, exclusive)
             if enabled(self.notes, key, self.summaries_on):
                 changed(self.notes, key, touched(result), self.schedule if schedule else None)
         except GbError as exc:
@@ -67,7 +105,7 @@ class NotesHook:
         try:
             if self.schedule is None or not enabled(self.notes, key, self.summaries_on):
                 return
-            if self.notes.stale_count(key, 1):  # a batch of passages only: no job
+            if self.notes.stale_count(key, 1) or self.notes.ended_count(key, 1):
                 self.schedule(key)
         except GbError as exc:
             log.warning("summary job not queued: %s", exc.message)

@@ -70,6 +70,7 @@ class RememberInput:
     expires_at: str | None = None  # forgotten then by the retention sweep
     # Queue the summary job after the commit (a batch queues it once, at its end).
     schedule_summaries: bool = True
+    close_session: bool = False  # its session ends with it (memory/sessions.py)
 
 
 @dataclass
@@ -287,6 +288,10 @@ class Remember:
                     for aid, m in zip(result.get("artifacts", []), said, strict=False)
                 ]
                 self.notes.after_passages(key, turns, read.text_vectors)
+            if self.notes is not None:
+                self.notes.after_session(
+                    key, said, inp.session_id, inp.close_session, inp.schedule_summaries
+                )
             return result
         known, extracted, stated, summaries = (
             read.known,
@@ -381,4 +386,7 @@ class Remember:
         if self.notes is not None:
             stated_vecs = list(zip(stated, edge_vecs, strict=True))
             self.notes.after_write(key, result, stated_vecs, schedule=inp.schedule_summaries)
+            self.notes.after_session(
+                key, said, inp.session_id, inp.close_session, inp.schedule_summaries
+            )
         return result

@@ -12,11 +12,14 @@ delete. ``bench/retention.py`` prints it at 100k texts.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from .. import clock
 from ..errors import NotFound
 from ..graph.port import GraphStore
+from ..models import DatasetKey
+from ..notes.port import NotesStore
 from ..vectors.port import VectorIndex
 from .forget import Forget
 
@@ -26,8 +29,15 @@ BATCH = 100  # due texts read at once
 MAX_ROUNDS = 50  # per sweep: what is left waits for the next one
 
 
-def sweep(graph: GraphStore, vectors: VectorIndex, now: str | None = None) -> dict[str, Any]:
-    """Forget every text whose time has come (at most ``BATCH * MAX_ROUNDS``)."""
+def sweep(
+    graph: GraphStore,
+    vectors: VectorIndex,
+    now: str | None = None,
+    notes: NotesStore | None = None,
+    schedule: Callable[[DatasetKey], None] | None = None,
+) -> dict[str, Any]:
+    """Forget every text whose time has come (at most ``BATCH * MAX_ROUNDS``);
+    with ``notes``, a session's summary goes with its last text."""
     at = now or clock.now_str()
     # The events a dead process left where no commit finds them (a dataset's
     # delete) go out with each sweep: on AWS it is what runs on a schedule.
@@ -35,7 +45,7 @@ def sweep(graph: GraphStore, vectors: VectorIndex, now: str | None = None) -> di
         graph.deliver_waiting()
     except Exception:  # the sweep's own work goes on; the next sweep tries again
         log.warning("could not deliver the waiting events", exc_info=True)
-    forget = Forget(graph, vectors)
+    forget = Forget(graph, vectors, notes, schedule)
     done = {"forgotten": 0, "gone": 0, "failed": 0}
     for _ in range(MAX_ROUNDS):
         due = graph.due_expiries(at, BATCH)

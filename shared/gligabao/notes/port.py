@@ -59,6 +59,19 @@ class Standing:
     vector: list[float] = field(default_factory=list)
 
 
+@dataclass
+class SessionMark:
+    """A session's notes: the time of its last text, whether it is open,
+    when it ended (its summary is due; None: written or not due) and the
+    artifact its summary is stored as (None: none yet)."""
+
+    session_id: str
+    last_at: str | None = None
+    open: bool = True
+    ended_at: str | None = None
+    artifact_id: int | None = None
+
+
 class NotesStore(Protocol):
     def mark_stale(self, key: DatasetKey, entity_ids: list[int], now: str) -> None:
         """Mark the entities' summaries stale as of ``now`` (one write;
@@ -92,3 +105,42 @@ class NotesStore(Protocol):
 
     def set_options(self, key: DatasetKey, options: dict[str, Any]) -> None:
         """Replace the dataset's note settings."""
+
+    # --- session summaries (memory/sessions.py) ---------------------------
+    def open_sessions(self, key: DatasetKey, limit: int) -> dict[str, str]:
+        """The dataset's open sessions and the time of each one's last text
+        (at most ``limit``; a user has a few open at once)."""
+
+    def touch_session(self, key: DatasetKey, session_id: str, at: str, open_: bool) -> None:
+        """A text of the session at ``at``: its last time (the later of the
+        two), open again, or closed (``open_`` False)."""
+
+    def end_sessions(self, key: DatasetKey, session_ids: list[str], now: str) -> None:
+        """Mark the sessions ended as of ``now``: their summaries are due."""
+
+    def take_ended(self, key: DatasetKey, limit: int, now_s: float, lease_s: float) -> list[str]:
+        """Up to ``limit`` ended sessions no other job holds, each leased to
+        the caller until ``now_s + lease_s``."""
+
+    def ended_count(self, key: DatasetKey, limit: int) -> int:
+        """How many sessions' summaries are due, counting up to ``limit``."""
+
+    def get_session(self, key: DatasetKey, session_id: str) -> SessionMark | None:
+        """The session's notes (None: the memory never saw it)."""
+
+    def put_session_summary(
+        self, key: DatasetKey, session_id: str, artifact_id: int | None, taken_at: str
+    ) -> None:
+        """The session's summary is stored as ``artifact_id`` (None: kept as
+        it was); its ended mark
+        is cleared unless it was ended again after ``taken_at``."""
+
+    def drop_session(self, key: DatasetKey, session_id: str) -> None:
+        """Forget the session's notes (its texts are all forgotten)."""
+
+    # --- relations the model marked exclusive (memory/conflicts.py) --------
+    def mark_exclusive(self, key: DatasetKey, relations: list[str]) -> None:
+        """The model marked these relations exclusive (one target at a time)."""
+
+    def exclusive_relations(self, key: DatasetKey) -> set[str]:
+        """The relations the model marked exclusive in this dataset."""

@@ -9,7 +9,7 @@ from typing import Any
 
 from ..models import DatasetKey
 from ..sqlite.db import Database, sqlite_errors
-from .port import Standing, Summary
+from .port import SessionMark, Standing, Summary
 
 
 def _marks(n: int) -> str:
@@ -146,3 +146,107 @@ class SqliteNotesStore:
                 "INSERT OR REPLACE INTO note_options (pk, options) VALUES (?, ?)",
                 (key.pk, json.dumps(options)),
             )
+
+    # --- sessions ---------------------------------------------------------
+    @sqlite_errors("notes store open_sessions")
+    def open_sessions(self, key: DatasetKey, limit: int) -> dict[str, str]:
+        with self.db.connect() as conn:
+            rows = conn.execute(
+                "SELECT session_id, last_at FROM sessions WHERE pk = ? AND open = 1 LIMIT ?",
+                (key.pk, limit),
+            ).fetchall()
+        return {r[0]: r[1] for r in rows}
+
+    @sqlite_errors("notes store touch_session")
+    def touch_session(self, key: DatasetKey, session_id: str, at: str, open_: bool) -> None:
+        with self.db.write(durable=False) as conn:
+            conn.execute(
+                "INSERT INTO sessions (pk, session_id, last_at, open) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT (pk, session_id) DO UPDATE SET open = excluded.open, "
+                "last_at = max(coalesce(last_at, ''), excluded.last_at)",
+                (key.pk, session_id, at, int(open_)),
+            )
+
+    @sqlite_errors("notes store end_sessions")
+    def end_sessions(self, key: DatasetKey, session_ids: list[str], now: str) -> None:
+        with self.db.write(durable=False) as conn:
+            conn.executemany(
+                "INSERT INTO sessions (pk, session_id, open, ended_at) VALUES (?, ?, 0, ?) "
+                "ON CONFLICT (pk, session_id) DO UPDATE SET open = 0, ended_at = excluded.ended_at",
+                [(key.pk, sid, now) for sid in sorted(set(session_ids))],
+            )
+
+    @sqlite_errors("notes store take_ended")
+    def take_ended(self, key: DatasetKey, limit: int, now_s: float, lease_s: float) -> list[str]:
+        with self.db.write(durable=False) as conn:
+            rows = conn.execute(
+                "SELECT session_id FROM sessions WHERE pk = ? AND ended_at IS NOT NULL "
+                "AND coalesce(lease_until, 0) < ? ORDER BY ended_at, session_id LIMIT ?",
+                (key.pk, now_s, limit),
+            ).fetchall()
+            ids = [r[0] for r in rows]
+            if ids:
+                conn.execute(
+                    f"UPDATE sessions SET lease_until = ? WHERE pk = ? "
+                    f"AND session_id IN ({_marks(len(ids))})",
+                    (now_s + lease_s, key.pk, *ids),
+                )
+        return ids
+
+    @sqlite_errors("notes store ended_count")
+    def ended_count(self, key: DatasetKey, limit: int) -> int:
+        with self.db.connect() as conn:
+            row = conn.execute(
+                "SELECT count(*) FROM (SELECT 1 FROM sessions WHERE pk = ? "
+                "AND ended_at IS NOT NULL LIMIT ?)",
+                (key.pk, limit),
+            ).fetchone()
+        return int(row[0])
+
+    @sqlite_errors("notes store get_session")
+    def get_session(self, key: DatasetKey, session_id: str) -> SessionMark | None:
+        with self.db.connect() as conn:
+            row = conn.execute(
+                "SELECT last_at, open, ended_at, artifact_id FROM sessions "
+                "WHERE pk = ? AND session_id = ?",
+                (key.pk, session_id),
+            ).fetchone()
+        if row is None:
+            return None
+        return SessionMark(session_id, row[0], bool(row[1]), row[2], row[3])
+
+    @sqlite_errors("notes store put_session_summary")
+    def put_session_summary(
+        self, key: DatasetKey, session_id: str, artifact_id: int | None, taken_at: str
+    ) -> None:
+        with self.db.write() as conn:
+            conn.execute(
+                "UPDATE sessions SET artifact_id = coalesce(?, artifact_id), lease_until = NULL, ended_at = CASE "
+                "WHEN ended_at > ? THEN ended_at ELSE NULL END WHERE pk = ? AND session_id = ?",
+                (artifact_id, taken_at, key.pk, session_id),
+            )
+
+    @sqlite_errors("notes store drop_session")
+    def drop_session(self, key: DatasetKey, session_id: str) -> None:
+        with self.db.write() as conn:
+            conn.execute(
+                "DELETE FROM sessions WHERE pk = ? AND session_id = ?", (key.pk, session_id)
+            )
+
+    @sqlite_errors("notes store mark_exclusive")
+    def mark_exclusive(self, key: DatasetKey, relations: list[str]) -> None:
+        if not relations:
+            return
+        with self.db.write(durable=False) as conn:
+            conn.executemany(
+                "INSERT OR IGNORE INTO exclusive_relations (pk, relation) VALUES (?, ?)",
+                [(key.pk, r) for r in sorted(set(relations))],
+            )
+
+    @sqlite_errors("notes store exclusive_relations")
+    def exclusive_relations(self, key: DatasetKey) -> set[str]:
+        with self.db.connect() as conn:
+            rows = conn.execute(
+                "SELECT relation FROM exclusive_relations WHERE pk = ?", (key.pk,)
+            ).fetchall()
+        return {r[0] for r in rows}

@@ -165,6 +165,17 @@ CREATE TABLE IF NOT EXISTS standing (
     PRIMARY KEY (pk, source, id)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS note_options (pk TEXT PRIMARY KEY, options TEXT NOT NULL);
+-- Sessions (memory/sessions.py): the last text's time, open or not, when it
+-- ended (its summary due), the artifact its summary is stored as.
+CREATE TABLE IF NOT EXISTS sessions (
+    pk TEXT NOT NULL, session_id TEXT NOT NULL, last_at TEXT, open INTEGER NOT NULL,
+    ended_at TEXT, lease_until REAL, artifact_id INTEGER,
+    PRIMARY KEY (pk, session_id)
+) WITHOUT ROWID;
+-- Relations the extraction marked exclusive (one target at a time): conflicts.
+CREATE TABLE IF NOT EXISTS exclusive_relations (
+    pk TEXT NOT NULL, relation TEXT NOT NULL, PRIMARY KEY (pk, relation)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS vectors (
     seq INTEGER PRIMARY KEY AUTOINCREMENT, pk TEXT NOT NULL, kind TEXT NOT NULL,
     id INTEGER NOT NULL, vec BLOB NOT NULL, lat REAL, lon REAL,

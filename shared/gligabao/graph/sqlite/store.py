@@ -60,7 +60,7 @@ COMPOUND = 100
 PARTITIONED = (
     *("entities", "terms", "names", "facts", "edges", "artifacts", "links", "changes"),
     *("schemas", "corrections", "merges", "expiries"),
-    *("summaries", "standing", "note_options"),  # the notes (notes/sqlite.py)
+    *("summaries", "standing", "note_options", "sessions", "exclusive_relations"),  # notes
 )
 
 

@@ -266,12 +266,32 @@ window.addEventListener('popstate', async () => {
   else clear($('panel-details'), h('p', { className: 'hint' }, 'Pick an entity in the graph, the search box or the list of entities drawn.'));
 });
 
+// On the local server (SQLite, no authentication) the users present, to
+// pick from: GET /local/users, a route of `gligabao serve` only (elsewhere
+// 404, and the picker stays hidden).
+async function fillUsers() {
+  let out = null;
+  try { out = await api('GET', '/local/users', { scoped: false }); } catch { return; }
+  const users = (out && out.users) || [];
+  if (!users.length) return;
+  const pick = $('user-pick');
+  clear(pick, h('option', { value: '' }, '—'), ...users.map((u) => h('option', { value: u }, u)));
+  pick.value = users.includes(settings.user) ? settings.user : '';
+  $('user-pick-label').hidden = false;
+  pick.addEventListener('change', () => {
+    if (!pick.value) return;
+    $('user').value = pick.value;
+    $('scope').requestSubmit();
+  });
+}
+
 async function start() {
   const params = new URLSearchParams(location.search);
   if (params.get('user_id') || params.get('dataset')) {
     saveSettings({ user: params.get('user_id') || settings.user, dataset: params.get('dataset') || settings.dataset });
   }
   setup();
+  fillUsers();
   const ok = await fillDatasetSelect();
   if (ok) await loadDataset();
   const entity = params.get('entity');

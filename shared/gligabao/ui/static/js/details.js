@@ -47,6 +47,18 @@ function mentionList(app, mentions) {
     `, remembered ${fmtTime(m.created_at)}`)));
 }
 
+// The entity's summary, written by the model after its facts change (off the
+// request path: it may not be written yet, or be stale while it is rewritten).
+function summaryOf(view) {
+  const text = view.summary
+    ? h('p', { className: 'summary-text' }, view.summary)
+    : h('p', { className: 'hint' }, 'No summary yet: the model writes it after the facts change.');
+  const state = view.summary
+    ? meta([['written', fmtTime(view.summary_updated_at)], ['state', view.summary_stale ? 'stale, being rewritten' : 'current']])
+    : null;
+  return h('section', { id: 'summary', 'aria-label': 'Summary' }, h('h3', {}, 'Summary'), text, state);
+}
+
 export async function renderEntity(app, panel, id) {
   const view = await api('GET', `/v1/gb/entities/${id}`);
   const e = view.entity;
@@ -54,6 +66,7 @@ export async function renderEntity(app, panel, id) {
   clear(panel,
     h('h2', {}, e.name, h('span', { className: 'tag' }, e.type)),
     e.description ? h('p', {}, e.description) : null,
+    summaryOf(view),
     e.attributes ? h('h3', {}, 'Attributes') : null,
     attributeList(e.attributes, e.attribute_history),
     meta([['first seen', fmtTime(e.created_at)], ['last changed', fmtTime(e.updated_at)], ['id', String(e.id)]]),
