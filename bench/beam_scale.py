@@ -22,14 +22,17 @@ share, at no cost. Recall is therefore the product's ranking on a lexical
 embedder, not on a sentence model: compare the two sizes with each other,
 not with bench.beam's figures.
 
-Per dataset: the tokens remembered and the time it took; then each question
-with evidence of the first conversation is asked with ``search`` ``--repeat``
-times (after a warm-up), p50 and p95 over every ask; recall as bench.beam
+Per dataset: the tokens remembered (the product's estimate, characters / 4:
+a BEAM "100K" conversation is ~170-225K of them) and the time it took; then
+``--repeat`` rounds, each opening one dataset and then the other and asking
+every question with evidence of the first conversation with ``search`` once
+(after a warm-up): p50 and p95 over every ask; recall as bench.beam
 measures it (the share of a question's evidence messages whose text, or one
 of its windows, reached the context), and the context's tokens. On the large
 dataset the questions of every conversation are asked too (recall over all
 of BEAM's dev questions with the other nine conversations beside each).
-Printed, never asserted.
+The fake server answers from this process (as the embedder's requests of
+both sizes alike). Printed, never asserted.
 """
 
 from __future__ import annotations
@@ -107,33 +110,51 @@ def ask(gb: Any, conv: Conversation, q: Question) -> tuple[float, float, int]:
     return ms, len(found) / len(q.evidence), int(out.context_tokens)
 
 
-def measure(gb: Any, asked: list[Conversation], repeat: int) -> dict[str, Any]:
+def asked(gb: Any, convs: list[Conversation]) -> tuple[list[float], list[float], list[int]]:
+    """Every question of ``convs`` once, after a warm-up: (ms, shares, tokens)."""
     gb.search("warm up")
     lat, shares, toks = [], [], []
-    for conv in asked:
+    for conv in convs:
         for q in conv.questions:
-            for r in range(repeat):
-                ms, share, n = ask(gb, conv, q)
-                lat.append(ms)
-                if r == 0:
-                    shares.append(share)
-                    toks.append(n)
-    return {"lat": lat, "recall": statistics.mean(shares), "questions": len(shares),
-            "tokens": statistics.median(toks)}  # fmt: skip
+            ms, share, n = ask(gb, conv, q)
+            lat.append(ms)
+            shares.append(share)
+            toks.append(n)
+    return lat, shares, toks
 
 
-def one_dataset(path: Path, convs: list[Conversation], repeat: int) -> list[dict[str, Any]]:
+def result(
+    size: int, load_s: float, who: str, got: list[tuple[list[float], list[float], list[int]]]
+) -> dict[str, Any]:
+    """One row: p50 and p95 over every round's asks, recall and context of the first."""
+    return {"size": size, "load_s": load_s, "asked": who, "lat": [x for g in got for x in g[0]],
+            "recall": statistics.mean(got[0][1]), "questions": len(got[0][1]),
+            "tokens": statistics.median(got[0][2])}  # fmt: skip
+
+
+def run(tmp: Path, convs: list[Conversation], repeat: int) -> list[dict[str, Any]]:
+    """Both datasets remembered, then ``repeat`` rounds that each open one
+    and then the other and ask the first conversation's questions (a change
+    of the machine's load falls on both alike); last, on the large one,
+    every conversation's questions once."""
     from gligabao import Memory
 
-    out = []
-    with Memory(path=path, user_id="scale") as gb:
-        stored, seconds = remember(gb, convs)
-        ruler.say(f"{len(convs)} conversation(s): {stored:,} tokens remembered in {seconds:.0f} s")
-        out.append({"size": stored, "load_s": seconds, "asked": convs[0].id,
-                    **measure(gb, convs[:1], repeat)})  # fmt: skip
-        if len(convs) > 1:
-            out.append({"size": stored, "load_s": seconds, "asked": "all",
-                        **measure(gb, convs, 1)})  # fmt: skip
+    sets = {"small": convs[:1], "large": convs}
+    loaded: dict[str, tuple[int, float]] = {}
+    for name, part in sets.items():
+        with Memory(path=tmp / f"{name}.db", user_id="scale") as gb:
+            loaded[name] = remember(gb, part)
+        ruler.say(f"{len(part)} conversation(s): {loaded[name][0]:,} tokens remembered "
+                  f"in {loaded[name][1]:.0f} s")  # fmt: skip
+    got: dict[str, list[Any]] = {name: [] for name in sets}
+    for _ in range(repeat):
+        for name in sets:
+            with Memory(path=tmp / f"{name}.db", user_id="scale") as gb:
+                got[name].append(asked(gb, convs[:1]))
+    out = [result(*loaded[name], convs[0].id, got[name]) for name in sets]
+    if len(convs) > 1:
+        with Memory(path=tmp / "large.db", user_id="scale") as gb:
+            out.append(result(*loaded["large"], "all", [asked(gb, convs)]))
     return out
 
 
@@ -142,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--data", default=str(beam.DEFAULT_DATA))
     ap.add_argument("--conversations", type=int, default=10)
     ap.add_argument("--dim", type=int, default=384)
-    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--repeat", type=int, default=5)
     args = ap.parse_args(argv)
     print(load_average(), flush=True)
     convs = beam.load(Path(args.data))[: args.conversations]
@@ -155,14 +176,11 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            for name, part in (("small", convs[:1]), ("large", convs)):
-                for r in one_dataset(Path(tmp) / f"{name}.db", part, args.repeat):
-                    rows.append([f"{r['size']:,}", r["asked"], r["questions"],
-                                 f"{pct(r['lat'], 50):.1f}", f"{pct(r['lat'], 95):.1f}",
-                                 f"{r['recall']:.3f}", f"{r['tokens']:,.0f}",
-                                 f"{r['load_s']:.0f} s"])  # fmt: skip
-                    print(table(["tokens", "asked", "questions", "p50 ms", "p95", "recall",
-                                 "context", "load"], rows[-1:]), flush=True)  # fmt: skip
+            for r in run(Path(tmp), convs, args.repeat):
+                rows.append([f"{r['size']:,}", r["asked"], r["questions"],
+                             f"{pct(r['lat'], 50):.1f}", f"{pct(r['lat'], 95):.1f}",
+                             f"{r['recall']:.3f}", f"{r['tokens']:,.0f}",
+                             f"{r['load_s']:.0f} s"])  # fmt: skip
     finally:
         llm.stop()
         words.stop()
