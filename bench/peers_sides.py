@@ -14,7 +14,8 @@ one JSON line: build time, per-question latency, the part of it spent in the
 embeddings request, and hits (the target edge in the top 10; a hub question:
 an edge of the place). No LLM is called: both searches are retrieval only.
 
-With a PORT, the same search is served over HTTP instead (``shim``: the
+With ``--worker``, the questions come one at a time on stdin (``worker``),
+for a driver that asks every side in turn. With a PORT, the same search is served over HTTP instead (``shim``: the
 graph built at startup, then POST /search on 127.0.0.1:PORT), for the
 driver to time the round trips as it times ours through `gligabao serve`:
 neither peer ships a server for its embedded store, so each gets the same
@@ -99,8 +100,12 @@ async def graphiti_build(spec: dict[str, Any], timer: Timed) -> tuple[Search, fl
     g = Graphiti(graph_driver=driver, embedder=embedder)
     nodes = [
         EntityNode(
-            uuid=f"e{e['id']}", name=e["name"], group_id=GROUP, labels=[e["type"]],
-            summary=e["description"], created_at=ts(e["created_at"]),
+            uuid=f"e{e['id']}",
+            name=e["name"],
+            group_id=GROUP,
+            labels=[e["type"]],
+            summary=e["description"],
+            created_at=ts(e["created_at"]),
             name_embedding=vec_of(e["name"], dim).tolist(),
         )
         for e in spec["entities"]
@@ -204,6 +209,26 @@ async def in_process(side: str, spec: dict[str, Any]) -> dict[str, Any]:
     return {"build_s": build_s, "lat": lat, "embed": emb, "hits": hits}
 
 
+async def worker(side: str, spec: dict[str, Any]) -> None:
+    """The peer's search for a driver that asks every side in turn: built,
+    it prints ``@@ {"ready": build s}``, then answers each question read from
+    stdin (one JSON line, ``{"text"}``) with one ``@@`` line: the call's wall
+    and CPU milliseconds (this process's, every thread), the embedding's,
+    and the (edge id, target id) pairs found."""
+    timer = Timed()
+    search, build_s = await built(side, spec, timer)
+    await search("warm up")
+    print("@@ " + json.dumps({"ready": build_s}), flush=True)
+    for line in sys.stdin:
+        text = json.loads(line)["text"]
+        timer.seconds = 0.0
+        t0, c0 = time.perf_counter(), time.process_time()
+        found = await search(text)
+        ms, cpu = (time.perf_counter() - t0) * 1000, (time.process_time() - c0) * 1000
+        print("@@ " + json.dumps({"ms": ms, "cpu_ms": cpu, "embed_ms": timer.seconds * 1000,
+                                 "found": found}), flush=True)  # fmt: skip
+
+
 def shim(side: str, spec: dict[str, Any], port: int) -> None:
     """The peer's search behind a minimal HTTP server (Starlette on uvicorn,
     as `gligabao serve` is): POST /search {"query"} answers {"found": [[edge
@@ -237,6 +262,9 @@ def shim(side: str, spec: dict[str, Any], port: int) -> None:
 def main() -> int:
     side, spec_path = sys.argv[1], sys.argv[2]
     spec = json.loads(Path(spec_path).read_text())
+    if len(sys.argv) > 3 and sys.argv[3] == "--worker":
+        asyncio.run(worker(side, spec))
+        return 0
     if len(sys.argv) > 3:  # a port: serve it over HTTP
         shim(side, spec, int(sys.argv[3]))
         return 0
