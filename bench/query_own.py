@@ -87,7 +87,6 @@ def measure(path: str, qfile: str, dim: int, profile: str = "", bodies: str = ""
             "GB_ANTHROPIC_API_KEY": "stub",
             "ANTHROPIC_API_KEY": "stub",
             "POWERTOOLS_LOG_LEVEL": "WARNING",
-            "OPENBLAS_NUM_THREADS": "1",
         }
     )
     from gligabao import wiring

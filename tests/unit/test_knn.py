@@ -110,3 +110,29 @@ def test_rows_added_past_the_capacity_after_the_codes_are_built(
     for ids, vecs in (singles, block):
         for row_id, v in zip(ids, vecs, strict=True):
             assert table.search(v, 1, -1.0)[0][0] == row_id
+
+
+def test_one_blas_thread_inside_the_block_and_as_it_was_after() -> None:
+    """The search's products run on one BLAS thread (a woken helper thread
+    waits for a time slice on a busy machine); the setting is restored."""
+    from threadpoolctl import threadpool_info
+
+    def blas_threads() -> list[int]:
+        return [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
+
+    before = blas_threads()
+    with knn.one_blas_thread():
+        assert blas_threads() == [1] * len(before)
+    assert blas_threads() == before
+
+
+def test_one_thread_gives_the_same_scores_to_the_bit() -> None:
+    """What the limit must not change: the rows found and their cosines."""
+    rng = np.random.default_rng(3)
+    m = unit_rows(rng, 5000, 384, shared=3.0)
+    table = knn.VectorTable()
+    table.set_many(list(range(1, 5001)), m)
+    for q in unit_rows(rng, 5, 384):
+        free = table.search(q, 20, -1.0)
+        with knn.one_blas_thread():
+            assert table.search(q, 20, -1.0) == free

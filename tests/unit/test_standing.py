@@ -4,10 +4,12 @@ past their share."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from gligabao.memory.notes_context import Note, notes_for, render
-from gligabao.memory.standing import recognise
+from gligabao.memory.standing import ranked, recognise
 from gligabao.models import DatasetKey, Edge
 from gligabao.notes.port import Standing, Summary
 from gligabao.text import estimate_tokens
@@ -96,3 +98,56 @@ def test_the_notes_never_pass_their_share() -> None:
     assert sum(estimate_tokens(line) + 1 for line in render(got)) <= 40  # as retrieve counts
     assert any(n.kind == "summary" for n in got)  # interleaved: the seed's summary is second
     assert got[1] == Note("summary", "Alice is an engineer at Acme.", "entity 7 Alice")
+
+
+def test_ranked_gives_the_plain_cosine_to_the_bit() -> None:
+    """The question's norm taken once and the products summed by map: the
+    same floats as the cosine written out."""
+    import math
+    import random
+
+    rng = random.Random(5)
+    question = [rng.uniform(-1, 1) for _ in range(384)]
+    kept = [_s(i, [rng.uniform(-1, 1) for _ in range(384)]) for i in range(1, 30)]
+
+    def plain(a: list[float], b: list[float]) -> float:
+        dot = sum(x * y for x, y in zip(a, b, strict=True))
+        return dot / (math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b)))
+
+    want = sorted(((plain(s.vector, question), s) for s in kept), key=lambda p: -p[0])
+    assert ranked(kept, question) == want
+    # no vector, or one of another dimension: no similarity
+    assert [c for c, _ in ranked([_s(1, []), _s(2, [1.0])], question)] == [0.0, 0.0]
+
+
+def test_the_sqlite_store_gives_each_statement_its_vector(tmp_path: Path) -> None:
+    """Parsed vectors are kept by their JSON: a statement replaced with
+    another vector gives the new one, and a caller's change to a returned
+    vector does not reach the next read."""
+    from gligabao.notes.sqlite import SqliteNotesStore
+    from gligabao.sqlite.db import Database
+
+    db = Database(tmp_path / "gb.db")
+    store = SqliteNotesStore(db)
+    store.add_standing(KEY, [_s(1, [0.5, 0.25]), _s(2, [])])
+    first = {s.id: s.vector for s in store.standing(KEY, 10)}
+    assert first == {1: [0.5, 0.25], 2: []}
+    first[1].append(9.0)
+    assert {s.id: s.vector for s in store.standing(KEY, 10)}[1] == [0.5, 0.25]
+    store.add_standing(KEY, [_s(1, [0.125, 1.0])])
+    assert {s.id: s.vector for s in store.standing(KEY, 10)}[1] == [0.125, 1.0]
+    db.close()
+
+
+def test_the_newest_statements_are_read_by_the_index(tmp_path: Path) -> None:
+    """Not every statement of the user sorted for each query."""
+    from gligabao.notes.sqlite import NEWEST_STANDING
+    from gligabao.sqlite.db import Database
+
+    db = Database(tmp_path / "gb.db")
+    with db.connect() as conn:
+        plan = " ".join(
+            str(r) for r in conn.execute(f"EXPLAIN QUERY PLAN {NEWEST_STANDING}", ("u", 50))
+        )
+    db.close()
+    assert "standing_newest" in plan and "TEMP B-TREE" not in plan

@@ -17,6 +17,7 @@ vector to the question's, under a bounded share of the budget."""
 from __future__ import annotations
 
 import math
+import operator
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -91,17 +92,25 @@ def from_texts(
     return out
 
 
-def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
+def _norm(v: Sequence[float]) -> float:
+    return math.sqrt(sum(map(operator.mul, v, v)))
+
+
+def _cosine(a: Sequence[float], b: Sequence[float], nb: float) -> float:
+    """``nb``: the norm of ``b`` (the question's, once for every statement).
+    ``map(operator.mul)`` adds the same products in the same order as a
+    generator would, at a third of its cost: up to ``KEPT`` statements of
+    hundreds of dimensions each, in every query."""
     if not a or not b or len(a) != len(b):
         return 0.0
-    dot = sum(x * y for x, y in zip(a, b, strict=True))
-    na = math.sqrt(sum(x * x for x in a))
-    nb = math.sqrt(sum(y * y for y in b))
+    dot = sum(map(operator.mul, a, b))
+    na = _norm(a)
     return dot / (na * nb) if na and nb else 0.0
 
 
 def ranked(items: list[Standing], question: Sequence[float]) -> list[tuple[float, Standing]]:
     """Best first by the similarity of each statement to the question (ties:
     the newest first, as ``items`` come)."""
-    scored = [(_cosine(s.vector, question), s) for s in items]
+    nq = _norm(question)
+    scored = [(_cosine(s.vector, question, nq), s) for s in items]
     return sorted(scored, key=lambda p: -p[0])

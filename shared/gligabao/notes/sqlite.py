@@ -16,9 +16,31 @@ def _marks(n: int) -> str:
     return ",".join("?" * n)
 
 
+# Statements' vectors parsed, by their JSON: a query weighs up to KEPT of
+# them (memory/standing.py), the same ones query after query, and parsing
+# hundreds of floats each cost more than the rest of the read.
+PARSED_KEPT = 2048
+# (read through the index standing_newest, sqlite/db.py)
+NEWEST_STANDING = (
+    "SELECT id, source, kind, topic, text, artifact_id, created_at, vec "
+    "FROM standing WHERE pk = ? ORDER BY created_at DESC, id DESC LIMIT ?"
+)
+
+
 class SqliteNotesStore:
     def __init__(self, db: Database) -> None:
         self.db = db
+        self._parsed: dict[str, tuple[float, ...]] = {}
+
+    def _vector(self, raw: str | None) -> list[float]:
+        if not raw:
+            return []
+        got = self._parsed.get(raw)
+        if got is None:
+            if len(self._parsed) >= PARSED_KEPT:
+                self._parsed.clear()
+            got = self._parsed[raw] = tuple(json.loads(raw))
+        return list(got)
 
     @sqlite_errors("notes store mark_stale")
     def mark_stale(self, key: DatasetKey, entity_ids: list[int], now: str) -> None:
@@ -121,14 +143,9 @@ class SqliteNotesStore:
     @sqlite_errors("notes store standing")
     def standing(self, key: DatasetKey, limit: int) -> list[Standing]:
         with self.db.connect() as conn:
-            rows = conn.execute(
-                "SELECT id, source, kind, topic, text, artifact_id, created_at, vec "
-                "FROM standing WHERE pk = ? ORDER BY created_at DESC, id DESC LIMIT ?",
-                (key.pk, limit),
-            ).fetchall()
+            rows = conn.execute(NEWEST_STANDING, (key.pk, limit)).fetchall()
         return [
-            Standing(r[0], r[1], r[2], r[3], r[4], r[5], r[6], json.loads(r[7]) if r[7] else [])
-            for r in rows
+            Standing(r[0], r[1], r[2], r[3], r[4], r[5], r[6], self._vector(r[7])) for r in rows
         ]
 
     @sqlite_errors("notes store get_options")

@@ -164,6 +164,9 @@ CREATE TABLE IF NOT EXISTS standing (
     vec TEXT,
     PRIMARY KEY (pk, source, id)
 ) WITHOUT ROWID;
+-- A query reads the newest statements: without it, every one of the user's
+-- is sorted (with its vector) for each query.
+CREATE INDEX IF NOT EXISTS standing_newest ON standing (pk, created_at, id);
 CREATE TABLE IF NOT EXISTS note_options (pk TEXT PRIMARY KEY, options TEXT NOT NULL);
 -- Sessions (memory/sessions.py): the last text's time, open or not, when it
 -- ended (its summary due), the artifact its summary is stored as.

@@ -21,15 +21,47 @@ popcounts over contiguous arrays, about three times faster than over the
 row-major (n, words) array at 100k rows (1.4 -> 0.5 ms on this machine).
 
 The table grows in place (capacity doubling), so a write does not copy it.
+
+The products run on one BLAS thread (:func:`one_blas_thread`). OpenBLAS
+splits a matrix-vector product of more than ~9k entries across every core;
+the product at 10k x 384 is 0.6 ms on one thread, but the helper threads
+must be woken, and on a busy machine each waits for a time slice: 20-25 ms
+a product here at a load of 8 (bench/vector_search.py, docs/performance.md),
+which made a 10k-fact search 30 times slower than a 1k one. One thread
+computes the same dot products (each row's by the same kernel): the same
+scores to the bit.
 """
 
 from __future__ import annotations
+
+import contextlib
+import functools
+from typing import Any
 
 import numpy as np
 
 EXACT_UP_TO = 20_000
 CANDIDATES = 400
 OVERSAMPLE = 20
+
+
+@functools.cache
+def _blas() -> Any:
+    """The BLAS libraries numpy loaded (threadpoolctl finds them: ~15 ms, at
+    the first search rather than at import); None without threadpoolctl."""
+    try:
+        from threadpoolctl import ThreadpoolController
+    except ImportError:  # (an environment without the local extra's full set)
+        return None
+    return ThreadpoolController().select(user_api="blas")
+
+
+def one_blas_thread() -> contextlib.AbstractContextManager[Any]:
+    """BLAS limited to one thread while the block runs, then as it was. The
+    limit is the process's: a caller holds a lock around it, so that two
+    searches do not restore each other's setting."""
+    blas = _blas()
+    return contextlib.nullcontext() if blas is None else blas.limit(limits=1)
 
 
 def unit(vector: list[float] | np.ndarray) -> np.ndarray:

@@ -37,7 +37,7 @@ from ...models import DatasetKey
 from ...oneway import one_way
 from ...sqlite.db import Database, create_words, sqlite_errors, words_table
 from ...text import query_terms
-from ..knn import VectorTable, unit
+from ..knn import VectorTable, one_blas_thread, unit
 from ..port import GeoHit, Hit, Kind, SearchRequest, VectorItem, hybrid
 
 P = ParamSpec("P")
@@ -163,7 +163,7 @@ class SqliteVectorIndex:
         out: list[list[Hit]] = []
         kinds = tuple(dict.fromkeys(r.kind for r in requests))
         units: dict[int, np.ndarray] = {}  # the question's unit vector, once for all kinds
-        with self._lock, self.db.read() as conn:
+        with self._lock, one_blas_thread(), self.db.read() as conn:
             epoch, words, *tops = conn.execute(
                 _state_sql(kinds),
                 (epoch_key(key), words_table(key.pk), *(x for k in kinds for x in (key.pk, k))),
