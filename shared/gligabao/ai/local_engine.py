@@ -68,9 +68,8 @@ def shares(lengths: list[int], parts: int) -> list[tuple[int, int]]:
         acc += n
         left = len(lengths) - i - 1  # texts after this one
         wanted = parts - len(out) - 1  # runs still to open after this one
-        due = (
-            acc * parts >= total * (len(out) + 1) or left == wanted
-        )  # its share, or the rest one each
+        # Cut here at this run's share of the total, or when the texts left are one a run.
+        due = acc * parts >= total * (len(out) + 1) or left == wanted
         if wanted > 0 and left >= wanted and due:
             out.append((start, i + 1))
             start = i + 1
