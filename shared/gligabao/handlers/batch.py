@@ -24,6 +24,7 @@ from ..events.model import batch_ended
 from ..memory.batch import BatchInput, Item, ledger_id
 from ..memory.options import StageOptions
 from ..records.meter import Meter
+from ..records.monitor import logger
 from .jobs import BATCH_KIND, enqueue
 
 KIND = BATCH_KIND
@@ -122,7 +123,11 @@ def run_batch(
     finally:
         crash_point("batch_ended")  # tests: the event waits in the outbox
         if ended:
-            wiring.graph_store().send_events(ended)
+            # never fails the batch: what was not delivered waits in the outbox
+            try:
+                wiring.graph_store().send_events(ended)
+            except Exception:
+                logger.exception("the batch's event waits in the outbox")
 
 
 @contextlib.contextmanager

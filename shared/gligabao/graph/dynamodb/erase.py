@@ -122,7 +122,8 @@ class DynamoErase:
     @upstream("graph store keep_events")
     def keep_events(self, events: list[dict[str, Any]]) -> None:
         # Put, not a conditional write: the same ID is the same event.
-        batch_write(puts=outbox_rows(events))
+        if self._commits.outbox is not None:  # no sink configured: nothing to keep
+            batch_write(puts=outbox_rows(events))
 
     def send_events(self, events: list[dict[str, Any]]) -> None:
         deliver(outbox_rows(events), self._commits.outbox)
