@@ -64,6 +64,17 @@ def test_each_event_matches_its_schema(event: model.Event) -> None:
     assert list(_validator(event.type).iter_errors(body))
 
 
+def test_a_batch_end_has_the_id_of_its_call_and_outcome() -> None:
+    """A rerun of the job that ends the same way makes the same event (the
+    outbox keeps it once, a subscriber drops the repeat)."""
+    done = model.batch_ended("u1", "main", "c3", None)
+    assert done.id == model.batch_ended("u1", "main", "c3", None).id
+    assert done.id != model.batch_ended("u1", "main", "c4", None).id
+    failed = model.batch_ended("u1", "main", "c3", "502")
+    assert failed.id == model.batch_ended("u1", "main", "c3", "502").id
+    assert len({done.id, failed.id, model.batch_ended("u1", "main", "c3", "400").id}) == 3
+
+
 def test_the_signature_verifies_with_the_reference_library() -> None:
     from standardwebhooks.webhooks import Webhook
 

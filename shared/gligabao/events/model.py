@@ -135,7 +135,16 @@ def _derived(kind: str, call_id: str) -> str:
 
 
 def batch_ended(user_id: str, dataset: str, call_id: str, error: str | None) -> Event:
-    """A batch's end: ``batch.failed`` carries the error's status, no text."""
+    """A batch's end: ``batch.failed`` carries the error's status, no text.
+    Its ID follows from the batch's call (and the outcome): a rerun of the
+    job that ends the same way makes the same event."""
     if error is None:
-        return Event(BATCH_FINISHED, user_id, {"call_id": call_id}, dataset)
-    return Event(BATCH_FAILED, user_id, {"call_id": call_id, "status": error}, dataset)
+        return Event(
+            BATCH_FINISHED,
+            user_id,
+            {"call_id": call_id},
+            dataset,
+            _derived(BATCH_FINISHED, call_id),
+        )
+    data = {"call_id": call_id, "status": error}
+    return Event(BATCH_FAILED, user_id, data, dataset, _derived(f"{BATCH_FAILED}:{error}", call_id))

@@ -255,6 +255,16 @@ class GraphStore(Protocol):
         """Deliver the events a dead process left in the outbox, where the
         store can find them without a commit (at the start of a server)."""
 
+    def keep_events(self, events: list[dict[str, Any]]) -> None:
+        """Write events of a change that is no write of this store (a
+        batch's end) in its outbox, not yet delivered: one killed before
+        ``send_events`` has them delivered as ``deliver_waiting`` says. An
+        event already there (its ID) is kept once."""
+
+    def send_events(self, events: list[dict[str, Any]]) -> None:
+        """Deliver events ``keep_events`` wrote, and remove them from the
+        outbox once delivered (kept when not: they go again later)."""
+
     def abort(self, key: DatasetKey, txn: str) -> None:
         """Give up a call that will not commit: release its claims and
         remove what it wrote (best effort: leases expire anyway)."""

@@ -9,7 +9,7 @@ same key and texts skips the texts already committed."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from .. import clock, wiring
@@ -18,12 +18,13 @@ from ..api.batch import BatchRequest
 from ..api.requests import MAX_MESSAGES
 from ..api.stages import levels, models
 from ..config import settings
+from ..crash import crash_point
 from ..errors import GbError, NotConfigured
 from ..events.model import batch_ended
 from ..memory.batch import BatchInput, Item, ledger_id
 from ..memory.options import StageOptions
 from ..records.meter import Meter
-from .events import tell
+from ..records.monitor import logger
 from .jobs import BATCH_KIND, enqueue
 
 KIND = BATCH_KIND
@@ -88,22 +89,28 @@ def run_batch(
     on_progress: Callable[[dict[str, object]], None] = lambda progress: None,
 ) -> dict[str, Any]:
     """Run a queued batch (the worker; ``gligabao ingest`` on the local file,
-    which also watches ``on_progress``)."""
+    which also watches ``on_progress``). Its end's event (``batch.finished``
+    or ``batch.failed``, its ID from the call's) is written in the graph
+    store's outbox before the call record says the batch ended, and delivered
+    after it: a process killed in between has it delivered by the outbox's
+    recovery (docs/events.md); one killed before has none."""
     inp = batch_input(req, call_id, job.get("key"), str(job["reference_time"]))
     records = wiring.record_store()
+    ended: list[dict[str, Any]] = []
+
+    def report(meter: Meter, progress: dict[str, object]) -> None:
+        meter.call.result = progress  # shown by GET /v1/gb/calls/{id} while running
+        # progress is news, not the work: never fail on it
+        with contextlib.suppress(Exception):
+            records.save_call(meter.call)
+        on_progress(progress)
 
     def work(meter: Meter) -> dict[str, Any]:
-        def report(progress: dict[str, object]) -> None:
-            meter.call.result = progress  # shown by GET /v1/gb/calls/{id} while running
-            # progress is news, not the work: never fail on it
-            with contextlib.suppress(Exception):
-                records.save_call(meter.call)
-            on_progress(progress)
-
-        return dict(wiring.batch_service().run(inp, meter, report))
+        with _ending(req, call_id, retry_if, ended):
+            return dict(wiring.batch_service().run(inp, meter, lambda p: report(meter, p)))
 
     try:
-        result = run_call(
+        return run_call(
             wiring.call_services(),
             KIND,
             req.user_id,
@@ -113,12 +120,38 @@ def run_batch(
             background=True,
             retry_if=retry_if,
         )
+    finally:
+        crash_point("batch_ended")  # tests: the event waits in the outbox
+        if ended:
+            # never fails the batch: what was not delivered waits in the outbox
+            try:
+                wiring.graph_store().send_events(ended)
+            except Exception:
+                logger.exception("the batch's event waits in the outbox")
+
+
+@contextlib.contextmanager
+def _ending(
+    req: BatchRequest,
+    call_id: str,
+    retry_if: Callable[[GbError], bool] | None,
+    ended: list[dict[str, Any]],
+) -> Iterator[None]:
+    """Keep the batch's end's event in the outbox as the work ends (a
+    failure to be retried ends nothing: its rerun makes the event)."""
+
+    def keep(error: str | None) -> None:
+        event = batch_ended(req.user_id, req.dataset, call_id, error).public()
+        wiring.graph_store().keep_events([event])
+        ended.append(event)
+
+    try:
+        yield
     except GbError as exc:
-        if retry_if is None or not retry_if(exc):  # a retried one ends later
-            tell(batch_ended(req.user_id, req.dataset, call_id, f"{exc.status}"))
+        if retry_if is None or not retry_if(exc):
+            keep(f"{exc.status}")
         raise
     except Exception:
-        tell(batch_ended(req.user_id, req.dataset, call_id, "500"))
+        keep("500")
         raise
-    tell(batch_ended(req.user_id, req.dataset, call_id, None))
-    return result
+    keep(None)

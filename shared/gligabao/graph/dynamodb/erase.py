@@ -17,7 +17,7 @@ from ...dynamodb.batch import batch_write, is_condition_failure, upstream
 from ...dynamodb.tables import DatasetRow
 from ...oneway import ERASED, ERASING, erased_dataset
 from .commit import Commits
-from .outbox import deliver, waiting
+from .outbox import deliver, outbox_rows, waiting
 from .recovery import pack, unpack
 
 log = logging.getLogger(__name__)
@@ -118,3 +118,12 @@ class DynamoErase:
         commit record's go with the next commit in its dataset, an erase's
         with the rerun of the erase)."""
         deliver(waiting(self._commits.leases.lease_s), self._commits.outbox)
+
+    @upstream("graph store keep_events")
+    def keep_events(self, events: list[dict[str, Any]]) -> None:
+        # Put, not a conditional write: the same ID is the same event.
+        if self._commits.outbox is not None:  # no sink configured: nothing to keep
+            batch_write(puts=outbox_rows(events))
+
+    def send_events(self, events: list[dict[str, Any]]) -> None:
+        deliver(outbox_rows(events), self._commits.outbox)

@@ -83,3 +83,12 @@ class SqliteErase:
     def deliver_waiting(self) -> None:
         if self._outbox is not None:
             self._outbox.drain()
+
+    @sqlite_errors("graph store keep_events")
+    def keep_events(self, events: list[dict[str, Any]]) -> None:
+        if self._outbox is not None and events:
+            with self.db.write() as conn:
+                self._outbox.put(conn, events)
+
+    def send_events(self, events: list[dict[str, Any]]) -> None:
+        self.deliver_waiting()  # these, and any a dead process left
