@@ -128,6 +128,9 @@ def search_context(base: str, user: str, question: str, budget: int | None,
     out, _ = ruler.call(base, "/v1/gb/search", body)
     parts = [p.get("text") or p.get("summary") or "" for p in out["passages"]]
     parts += [e.get("description") or "" for e in out["edges"]]
+    # The notes (a user's kept preference or instruction is the turn's text)
+    # are part of the context the model is given.
+    parts += [n.get("text") or "" for n in out.get("notes") or []]
     return parts, int(out["context_tokens"])
 
 

@@ -117,6 +117,13 @@ class RetrievalProfile(BaseModel):
     )  # a fact's source text: times the fact's score
     provenance_from: int = Field(default=10, ge=0, le=1000)  # best facts whose source text may join
     w_seed_line: float = Field(default=0.5, ge=0, le=100.0)  # a seed's own line: times its strength
+    # -- coverage (memory/coverage.py; BEAM dev 100K/14-15 turn by turn, docs/retrieval.md)
+    # A window of a long reply whose better window is a candidate keeps this share.
+    w_same_text: float = Field(default=0.3, ge=0, le=1)
+    # A first-person question: an assistant's passage keeps this share of its score.
+    w_not_user: float = Field(default=0.5, ge=0, le=1)
+    # A many-message question: the n-th passage of one session keeps this to the n.
+    session_share: float = Field(default=0.7, ge=0, le=1)
     # -- the fill ---------------------------------------------------------------------
     # Under this share of the best score a fact or passage is left out, room or not
     # (bench/eval long corpus: 0.25 recall 0.99 in 8% of the history; 0.15, 0.2 same
@@ -131,6 +138,10 @@ class RetrievalProfile(BaseModel):
     # budget (GB_STANDING_SHARE); the BEAM subset's preference and instruction figures
     # (docs/retrieval.md, "Entity summaries") were measured with 3.
     notes_summaries: int = Field(default=3, ge=0, le=100)
+    # The user's newest preferences and instructions weighed for the notes (0: none
+    # given, the BEAM "without notes" measure, docs/retrieval.md); 50 as the notes store
+    # reads them (memory/standing.py KEPT).
+    notes_standing: int = Field(default=50, ge=0, le=1000)
     # -- explain ----------------------------------------------------------------------
     left_out_shown: int = Field(
         default=5, ge=0, le=1000

@@ -27,6 +27,7 @@ from ..retrieval_profile import RetrievalProfile
 from ..text import estimate_tokens, passage_text
 from ..vectors.port import VectorIndex
 from .context import Context, Passage, Scored, fill
+from .coverage import cover
 from .explain import left_out, record
 from .gather import Gathered, Gatherer, QueryInput, kept
 from .notes_context import Note, notes_for
@@ -100,6 +101,7 @@ class Retriever:
             c["sources"] = len(sources)
 
         candidates = rerank(meter, self.settings, inp.query, candidates, entities)
+        candidates = cover(inp.query, candidates, p)
         with meter.call.step("fill") as c:
             budget = inp.max_context_tokens or self.settings.context_tokens
             notes = self._notes(key, got, entities, budget, p)
@@ -156,7 +158,9 @@ class Retriever:
         seeds = [(i, entities[i].name) for i in got.seeds.order if i in entities]
         share = int(budget * self.settings.standing_share)
         vector = got.passages.found.vector
-        return notes_for(self.notes, self.graph, key, vector, seeds, share, p.notes_summaries)
+        return notes_for(
+            self.notes, self.graph, key, vector, seeds, share, p.notes_summaries, p.notes_standing
+        )
 
     def _is_passage(self, a: Artifact) -> bool:
         # A chunk or window, or a text short enough to be searched whole.
