@@ -124,6 +124,9 @@ class RetrievalProfile(BaseModel):
     w_not_user: float = Field(default=0.5, ge=0, le=1)
     # A many-message question: the n-th passage of one session keeps this to the n.
     session_share: float = Field(default=0.7, ge=0, le=1)
+    # A matched window of the assistant's reply: the user's turn it answers gets this share
+    # of the window's score (0: not read).
+    w_prompt: float = Field(default=0.5, ge=0, le=1)
     # -- the fill ---------------------------------------------------------------------
     # Under this share of the best score a fact or passage is left out, room or not
     # (bench/eval long corpus: 0.25 recall 0.99 in 8% of the history; 0.15, 0.2 same

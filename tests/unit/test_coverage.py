@@ -121,3 +121,26 @@ def test_the_rules_off_leave_the_scores() -> None:
     cs = [cand(11, 1.0, parent=10), cand(12, 0.9, parent=10), cand(2, 0.8, speaker="assistant")]
     cover("Can you give me a summary of what I said?", cs, off)
     assert [c.score for c in cs] == [1.0, 0.9, 0.8]
+
+
+def test_a_matched_reply_brings_the_turn_it_answers() -> None:
+    from gligabao.memory.coverage import prompt_ids, prompts_of
+
+    window = cand(12, 1.0, parent=11, speaker="assistant")  # reply 11, answering turn 10
+    mine = cand(30, 0.2)
+    mine_reply = cand(32, 0.9, parent=31, speaker="assistant")  # answers 30, already a candidate
+    user_window = cand(41, 0.8, parent=40)  # a user's own long text: no prompt read
+    cs = [window, mine, mine_reply, user_window]
+    wanted = prompt_ids(cs, DEFAULT.neighbours_of)
+    assert set(wanted) == {10, 30}
+    asked = Artifact(10, "Which films suit my parents?", T, T, "s1", speaker="user")
+    mine_row = Artifact(30, mine.passage.chunk.text, T, T, "s1", speaker="user")
+    new = prompts_of(cs, wanted, {10: asked, 30: mine_row}, DEFAULT)
+    assert [c.passage.chunk.id for c in new if c.passage] == [10]
+    assert new[0].score == pytest.approx(DEFAULT.w_prompt * 1.0)
+    assert mine.score == pytest.approx(DEFAULT.w_prompt * 0.9)  # raised, not added twice
+    # Another session's row, or the assistant's own, is not a prompt.
+    wrong = Artifact(10, "text", T, T, "s2", speaker="user")
+    said = Artifact(10, "text", T, T, "s1", speaker="assistant")
+    for row in (wrong, said):
+        assert prompts_of([window], prompt_ids([window], 10), {10: row}, DEFAULT) == []

@@ -18,6 +18,12 @@ assistant whose replies are 300-700 words, docs/retrieval.md).
   score) keeps ``session_share ** n`` of its score, so that the context
   reaches the other sessions rather than repeating the best one.
 
+* **A reply means what it answers.** A matched window of the assistant's
+  reply brings the user's turn the reply answers (the row before the
+  reply, same session) with ``w_prompt`` of the window's score: in a
+  conversation with an assistant, what the user said is most of the
+  evidence, and the reply is found by the question's words.
+
 Each rule adds a part to the candidate's :class:`~.scoring.Score` (its
 explanation shows it); facts and entities are left as they are.
 """
@@ -26,9 +32,11 @@ from __future__ import annotations
 
 import re
 
+from ..models import Artifact
 from ..retrieval_profile import RetrievalProfile
 from ..text import is_turn
-from .context import Scored
+from .context import Passage, Scored
+from .scoring import Score
 from .standing import NOT_USER
 
 # "I", "my", "me": the question is the user's about themselves. "I" is
@@ -75,9 +83,7 @@ def _message(c: Scored) -> int | None:
     if c.passage is None:
         return None
     a = c.passage.chunk
-    if a.parent_id is not None and a.summary is None and not is_turn(a.text):
-        return a.parent_id
-    return a.id
+    return a.parent_id if a.parent_id is not None and _window(a) else a.id
 
 
 def one_per_message(candidates: list[Scored], p: RetrievalProfile) -> None:
@@ -91,6 +97,58 @@ def one_per_message(candidates: list[Scored], p: RetrievalProfile) -> None:
         if m in seen:
             _scale(c, p.w_same_text, "same_text")
         seen.add(m)
+
+
+def _window(a: Artifact) -> bool:
+    """A window of a longer text (not a transcript's turn, not a chunk)."""
+    return a.parent_id is not None and a.summary is None and not is_turn(a.text)
+
+
+def prompt_ids(candidates: list[Scored], limit: int) -> dict[int, tuple[float, Artifact]]:
+    """The rows a matched assistant reply answers (the ID before the reply),
+    from the best ``limit`` such windows: ID -> (the window's score, it)."""
+    out: dict[int, tuple[float, Artifact]] = {}
+    for c in sorted(candidates, key=lambda c: -c.score):
+        if len(out) >= limit:
+            break
+        a = c.passage.chunk if c.passage is not None else None
+        if a is None or a.parent_id is None or not _window(a):
+            continue
+        if (a.speaker or "").lower() in NOT_USER and a.parent_id - 1 not in out:
+            out[a.parent_id - 1] = (c.score, a)
+    return out
+
+
+def prompts_of(
+    candidates: list[Scored],
+    wanted: dict[int, tuple[float, Artifact]],
+    rows: dict[int, Artifact],
+    p: RetrievalProfile,
+) -> list[Scored]:
+    """The user's turns the windows of ``wanted`` answer (``rows``: those
+    read): a candidate already raised to ``w_prompt`` of the window's score
+    when that is more, else a new one."""
+    have = {c.passage.chunk.id: c for c in candidates if c.passage is not None}
+    out: list[Scored] = []
+    for i, (score, window) in wanted.items():
+        row = rows.get(i)
+        if (
+            row is None
+            or row.parent_id is not None
+            or (row.speaker or "").lower() in NOT_USER
+            or row.session_id != window.session_id
+        ):
+            continue
+        got = p.w_prompt * score
+        c = have.get(i)
+        if c is None:
+            why = Score([("prompt", got)], {"pool": "prompt", "prompt_of": window.id})
+            out.append(Scored(got, passage=Passage(row, None, row.text), why=why))
+        elif got > c.score:
+            if c.why is not None:
+                c.why.parts.append(("prompt", got - c.score))
+            c.score = got
+    return out
 
 
 def users_words(candidates: list[Scored], p: RetrievalProfile) -> None:

@@ -27,7 +27,7 @@ from ..retrieval_profile import RetrievalProfile
 from ..text import estimate_tokens, passage_text
 from ..vectors.port import VectorIndex
 from .context import Context, Passage, Scored, fill
-from .coverage import cover
+from .coverage import cover, prompt_ids, prompts_of
 from .explain import left_out, record
 from .gather import Gathered, Gatherer, QueryInput, kept
 from .notes_context import Note, notes_for
@@ -101,6 +101,7 @@ class Retriever:
             c["sources"] = len(sources)
 
         candidates = rerank(meter, self.settings, inp.query, candidates, entities)
+        candidates += self._prompts(key, candidates, got, p)
         candidates = cover(inp.query, candidates, p)
         with meter.call.step("fill") as c:
             budget = inp.max_context_tokens or self.settings.context_tokens
@@ -161,6 +162,22 @@ class Retriever:
         return notes_for(
             self.notes, self.graph, key, vector, seeds, share, p.notes_summaries, p.notes_standing
         )
+
+    def _prompts(
+        self, key: DatasetKey, candidates: list[Scored], got: Gathered, p: RetrievalProfile
+    ) -> list[Scored]:
+        """The user's turns the best matched windows of the assistant's
+        replies answer (memory/coverage.py): one batch read of those not
+        read yet."""
+        if not p.w_prompt:
+            return []
+        wanted = prompt_ids(candidates, p.neighbours_of)
+        known = {**got.passages.beside, **got.passages.rows, **got.passages.texts}
+        unread = [i for i in wanted if i not in known and i > 0]
+        rows = {i: known[i] for i in wanted if i in known}
+        if unread:
+            rows.update(self.graph.get_artifacts(key, unread))
+        return prompts_of(candidates, wanted, rows, p)
 
     def _is_passage(self, a: Artifact) -> bool:
         # A chunk or window, or a text short enough to be searched whole.
