@@ -124,6 +124,9 @@ class RetrievalProfile(BaseModel):
     w_not_user: float = Field(default=0.5, ge=0, le=1)
     # A many-message question: the n-th passage of one session keeps this to the n.
     session_share: float = Field(default=0.7, ge=0, le=1)
+    # A many-message question: the fill's floors (shares of the best score) are at most
+    # this (a summary needs breadth: the budget is filled across sessions).
+    many_floor: float = Field(default=0.0, ge=0, le=1)
     # A matched window of the assistant's reply: the user's turn it answers gets this share
     # of the window's score (0: not read).
     w_prompt: float = Field(default=0.5, ge=0, le=1)

@@ -144,3 +144,17 @@ def test_a_matched_reply_brings_the_turn_it_answers() -> None:
     said = Artifact(10, "text", T, T, "s1", speaker="assistant")
     for row in (wrong, said):
         assert prompts_of([window], prompt_ids([window], 10), {10: row}, DEFAULT) == []
+
+
+def test_a_many_message_question_fills_its_budget() -> None:
+    from gligabao.memory.coverage import fill_profile
+
+    at = fill_profile("Can you give me a summary of my plans?", DEFAULT)
+    assert at.relevance_floor == at.passages_only_floor == DEFAULT.many_floor
+    assert fill_profile("How far away do my parents live?", DEFAULT) is DEFAULT
+    # A passage at a twentieth of the best: under the floor, unless the question asks for breadth.
+    cs = [cand(1, 1.0), cand(50, 0.05, session="s2")]
+    q = "What did I say about the budget?"
+    assert set(fill(cs, {}, q, T, 500, p=fill_profile(q, DEFAULT)).passages) == {1}
+    q = "Can you give me a summary of the budget?"
+    assert set(fill(cs, {}, q, T, 500, p=fill_profile(q, DEFAULT)).passages) == {1, 50}

@@ -105,7 +105,7 @@ COVERAGE: dict[str, tuple[Any, str]] = {
     "w_prompt": (_prompted, "prompt"),
 }
 # Not weights of a score: where the fill cuts, and how many it shows.
-NOT_SCORES = {"relevance_floor", "passages_only_floor"}
+NOT_SCORES = {"relevance_floor", "passages_only_floor", "many_floor"}
 
 
 def _changed(field: str) -> RetrievalProfile:

@@ -171,6 +171,22 @@ def cover_sessions(candidates: list[Scored], p: RetrievalProfile) -> None:
             _scale(c, p.session_share**n, "session_cover")
 
 
+def fill_profile(question: str, p: RetrievalProfile) -> RetrievalProfile:
+    """The profile the fill uses: a many-message question's floors are at
+    most ``many_floor`` (the scores above order the budget; the floor would
+    cut the other sessions' passages that the session rule lowered)."""
+    if not many_messages(question) or (
+        p.relevance_floor <= p.many_floor and p.passages_only_floor <= p.many_floor
+    ):
+        return p
+    return p.model_copy(
+        update={
+            "relevance_floor": min(p.relevance_floor, p.many_floor),
+            "passages_only_floor": min(p.passages_only_floor, p.many_floor),
+        }
+    )
+
+
 def cover(question: str, candidates: list[Scored], p: RetrievalProfile) -> list[Scored]:
     """The rules above, in order (each sees the scores the one before left)."""
     if first_person(question):

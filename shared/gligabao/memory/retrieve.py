@@ -27,7 +27,7 @@ from ..retrieval_profile import RetrievalProfile
 from ..text import estimate_tokens, passage_text
 from ..vectors.port import VectorIndex
 from .context import Context, Passage, Scored, fill
-from .coverage import cover, prompt_ids, prompts_of
+from .coverage import cover, fill_profile, prompt_ids, prompts_of
 from .explain import left_out, record
 from .gather import Gathered, Gatherer, QueryInput, kept
 from .notes_context import Note, notes_for
@@ -107,7 +107,10 @@ class Retriever:
             budget = inp.max_context_tokens or self.settings.context_tokens
             notes = self._notes(key, got, entities, budget, p)
             rest = budget - sum(estimate_tokens(line) + 1 for line in render_notes(notes))
-            ctx = fill(candidates, entities, inp.query, clock.now_str(), rest, nearby, inp.as_of, p)
+            at = fill_profile(inp.query, p)  # a many-message question fills its budget
+            ctx = fill(
+                candidates, entities, inp.query, clock.now_str(), rest, nearby, inp.as_of, at
+            )
             ctx.notes, ctx.budget = notes, budget
             c["budget"] = budget
             c["notes"] = len(notes)
