@@ -104,8 +104,9 @@ def test_a_many_message_question_reaches_other_sessions() -> None:
     s1 = [cand(i, 1.0 - i / 100, session="s1") for i in range(1, 5)]
     s2 = cand(50, 0.8, session="s2")
     q = "Can you give me a summary of how I planned the budget?"
-    cover(q, [*s1, s2], DEFAULT)
-    share = DEFAULT.session_share
+    p = DEFAULT.with_overrides({"session_share": 0.7})
+    cover(q, [*s1, s2], p)
+    share = p.session_share
     assert [c.score for c in s1] == pytest.approx(
         [0.99, 0.98 * share, 0.97 * share**2, 0.96 * share**3]
     )
