@@ -48,6 +48,7 @@ def cand(
         ("How many cupcakes did I order?", True),
         ("Can you suggest some movies for me?", True),
         ("Which movies did you recommend for my parents?", False),  # about the assistant's words
+        ("Give me a summary of the sneaker advice we've talked about for my runs.", False),
         ("What did Melanie paint?", False),
         ("When did Caroline go to the LGBTQ support group?", False),
     ],

@@ -12,7 +12,8 @@ assistant whose replies are 300-700 words, docs/retrieval.md).
 * **A question in the first person asks what the user said** ("What did I
   say about my budget?", "Which movies did I plan?"): the assistant's
   passages keep ``w_not_user`` of their score, unless the question asks
-  what the assistant did ("the films you recommended").
+  what the assistant did ("the films you recommended") or what both said
+  ("the options we've talked about").
 * **A question over many messages covers sessions** (a summary, an order of
   events, how something developed): the n-th passage of one session (by
   score) keeps ``session_share ** n`` of its score, so that the context
@@ -42,10 +43,12 @@ from .standing import NOT_USER
 # "I", "my", "me": the question is the user's about themselves. "I" is
 # matched capitalized only.
 _FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|[Mm]e|[Mm]y|[Mm]ine|[Mm]yself)\b")
-# "you recommended", "you've said", "did you suggest": about the assistant's words.
+# "you recommended", "you've said", "did you suggest": about the assistant's words;
+# "we've talked about", "we discussed": about both sides' words.
 _ASKS_ASSISTANT = re.compile(
     r"\b(?:did you|you(?:'ve| have| had)?\s+(?:\w+ed|said|told|gave|made|wrote|taught|did|"
-    r"thought|meant|came up with|brought up))\b",
+    r"thought|meant|came up with|brought up)|we(?:'ve| have| had)?\s+(?:talked|discussed|"
+    r"covered|went over|gone over|looked at|explored|chatted))\b",
     re.IGNORECASE,
 )
 # A summary, an order of events, a development over time: many messages.
