@@ -1602,10 +1602,20 @@ export interface components {
              */
             left_out_shown?: number | null;
             /**
+             * Many Floor
+             * @default null
+             */
+            many_floor?: number | null;
+            /**
              * Neighbours Of
              * @default null
              */
             neighbours_of?: number | null;
+            /**
+             * Notes Standing
+             * @default null
+             */
+            notes_standing?: number | null;
             /**
              * Notes Summaries
              * @default null
@@ -1672,6 +1682,11 @@ export interface components {
              */
             session_messages?: number | null;
             /**
+             * Session Share
+             * @default null
+             */
+            session_share?: number | null;
+            /**
              * Similar Edges
              * @default null
              */
@@ -1722,10 +1737,20 @@ export interface components {
              */
             w_lexical?: number | null;
             /**
+             * W Not User
+             * @default null
+             */
+            w_not_user?: number | null;
+            /**
              * W Passage
              * @default null
              */
             w_passage?: number | null;
+            /**
+             * W Prompt
+             * @default null
+             */
+            w_prompt?: number | null;
             /**
              * W Provenance
              * @default null
@@ -1736,6 +1761,11 @@ export interface components {
              * @default null
              */
             w_recency?: number | null;
+            /**
+             * W Same Text
+             * @default null
+             */
+            w_same_text?: number | null;
             /**
              * W Seed Line
              * @default null
