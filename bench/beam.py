@@ -5,7 +5,7 @@ how fast is it remembered?
 
     .venv/bin/python -m bench.beam [--data PATH] [--conversations N | 100K/14,100K/15]
         [--budget default,1000,2000,4000] [--jobs 2] [--store DIR] [--route search|query]
-        [--messages N]
+        [--messages N] [--set NAME=VALUE ...] [--sweep NAME=V1,V2]
 
 Each conversation of ``../shared/data/beam/beam_100k_dev.jsonl`` (read in
 place; its README gives the shape) is remembered turn by turn as an agent
@@ -14,10 +14,16 @@ would: every message a `remember` with ``extract: false``, its speaker
 its date as ``reference_time``. Then every question with evidence is asked
 (``search``) at each budget; per category: the share of its evidence
 messages whose text reached the context (a long reply is searched by its
-windows: one of them found is the message found), the share of questions
+windows: one of them found is the message found; a kept preference or
+instruction in the context's notes is its turn found), the share of questions
 with all of it, the context's tokens and share, and the same recall for the
 messages ranked by cosine (same local model, ``speaker: text``), BM25 and
 both fused, best first while they fit in our context's tokens.
+
+``--store DIR`` keeps the remembered file and reuses it: a second run asks
+the questions again without remembering (query-side changes, or a profile's
+fields with ``--set``/``--sweep``, e.g. ``--set notes_standing=0 --set
+notes_summaries=0`` for the context without notes).
 
 Remembering is timed: stored tokens a second, and the embedding tokens the
 server sent (its inference records) per stored token.
@@ -131,6 +137,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = locomo.arguments(__doc__ or "", DEFAULT_DATA, "beam.json")
     ap.add_argument("--messages", type=int, default=0,
                     help="only the first N messages of each conversation (a quick measure)")
+    ruler.profile_options(ap)  # --set/--sweep: e.g. the notes off on the same --store
     args = ap.parse_args(argv)
     convs = load(args.data, args.conversations, args.messages)
     if not convs:
@@ -150,8 +157,8 @@ def main(argv: list[str] | None = None) -> int:
           f"route {args.route}; conversation tokens "
           f"{min(c.tokens for c in convs):,}-{max(c.tokens for c in convs):,}")
     print(speed.line(sum(embedded)))
-    print(locomo.report(results["turns"], "turns", locomo.parse_budgets(args.budget),
-                        CATEGORIES))
+    for key in results:  # "turns", or one per profile of --sweep
+        print(locomo.report(results[key], key, locomo.parse_budgets(args.budget), CATEGORIES))
     print(f"\n{seconds:.0f} s")
     return 0
 

@@ -128,25 +128,31 @@ def search_context(base: str, user: str, question: str, budget: int | None,
     out, _ = ruler.call(base, "/v1/gb/search", body)
     parts = [p.get("text") or p.get("summary") or "" for p in out["passages"]]
     parts += [e.get("description") or "" for e in out["edges"]]
+    # The notes (a user's kept preference or instruction is the turn's text)
+    # are part of the context the model is given.
+    parts += [n.get("text") or "" for n in out.get("notes") or []]
     return parts, int(out["context_tokens"])
 
 
 class Baselines:
     """The conversation's turns, ranked three ways for each question."""
 
-    def __init__(self, conv: Conversation, emb: Embeddings) -> None:
+    def __init__(self, conv: Conversation, emb: Embeddings, cosine: bool = True) -> None:
         self.turns = list(conv.turns.values())
         lines = [t.line for t in self.turns]
-        self.docs = emb.get(lines, "document")
+        # --no-cosine: BM25 alone (embedding every turn is the slow part on a loaded machine;
+        # the rows of --out keep what a later run needs to add them)
+        self.docs = emb.get(lines, "document") if cosine else None
         self.bm25 = Bm25(lines)
         self.cost = [tokens(f"[{t.date}] {t.line}") + 1 for t in self.turns]
         self.emb = emb
 
     def pick(self, question: str, budget: int) -> dict[str, set[str]]:
-        q = self.emb.get([question], "query")[0]
-        cos = cosine_rank(q, self.docs)
         bm = self.bm25.rank(question)
-        ranks = {"cosine": cos, "bm25": bm, "fused": fused([cos, bm])}
+        ranks = {"bm25": bm}
+        if self.docs is not None:
+            cos = cosine_rank(self.emb.get([question], "query")[0], self.docs)
+            ranks.update(cosine=cos, fused=fused([cos, bm]))
         return {name: {self.turns[i].id for i in ruler.within(r, self.cost, budget)}
                 for name, r in ranks.items()}
 
@@ -167,8 +173,10 @@ def ask_all(base: str, convs: list[Conversation], mode: str, budgets: list[int |
         got = ruler.run_pool(
             items, lambda qb, c=conv: ask_one(base, c, mode, qb[0], qb[1], args.route, fake, args.profile),
             args.jobs)
-        base_rank = Baselines(conv, emb)
-        emb.get([q.text for q in conv.questions], "query")  # one batch, cached
+        cosine = not getattr(args, "no_cosine", False)
+        base_rank = Baselines(conv, emb, cosine)
+        if cosine:
+            emb.get([q.text for q in conv.questions], "query")  # one batch, cached
         for row in got:
             room = max(0, row["tokens"] - tokens(row["question"]))
             picked = base_rank.pick(row["question"], room)
@@ -184,6 +192,8 @@ def recall(rows: list[dict[str, Any]], key: str | None = None) -> tuple[float | 
     """Mean share of evidence found, and share of questions with all of it."""
     shares, whole = [], []
     for r in rows:
+        if key is not None and key not in r["baselines"]:
+            return None, None  # --no-cosine
         got = r["found"] if key is None else r["baselines"][key]
         shares.append(len(got) / len(r["evidence"]))
         whole.append(float(len(got) == len(r["evidence"])))
@@ -268,6 +278,8 @@ def arguments(doc: str, data: Path, out: str) -> argparse.ArgumentParser:
     ap.add_argument("--out", type=Path, default=ruler.OUT / out)
     ap.add_argument("--cache", type=Path, default=ruler.OUT / "embeddings.npz",
                     help="the baselines' embeddings, kept between runs")
+    ap.add_argument("--no-cosine", action="store_true",
+                    help="the BM25 baseline alone (no embedding of the turns in this process)")
     return ap
 
 

@@ -269,7 +269,8 @@ def profile_options(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                     help="a retrieval profile field for every search (repeatable)")
     ap.add_argument("--sweep", default="", metavar="NAME=V1,V2",
-                    help="one round of questions per value of a profile field")
+                    help="one round of questions per value of a profile field, or per "
+                         "profile of a JSON object {label: {field: value}}")
 
 
 def _value(raw: str) -> Any:
@@ -287,5 +288,8 @@ def profiles(args: argparse.Namespace) -> list[tuple[str, dict[str, Any]]]:
         base[name] = _value(raw)
     if not args.sweep:
         return [(", ".join(f"{k}={v}" for k, v in base.items()) or "defaults", base)]
+    if args.sweep.lstrip().startswith("{"):  # {"label": {fields}, ...}: whole profiles
+        named = json.loads(args.sweep)
+        return [(label, {**base, **fields}) for label, fields in named.items()]
     name, _, values = args.sweep.partition("=")
     return [(f"{name}={v}", {**base, name: _value(v)}) for v in values.split(",") if v]

@@ -117,6 +117,24 @@ class RetrievalProfile(BaseModel):
     )  # a fact's source text: times the fact's score
     provenance_from: int = Field(default=10, ge=0, le=1000)  # best facts whose source text may join
     w_seed_line: float = Field(default=0.5, ge=0, le=100.0)  # a seed's own line: times its strength
+    # -- coverage (memory/coverage.py). BEAM dev 100K/14 and 100K/15 turn by turn, 36
+    # questions, default budget (docs/retrieval.md, "Coverage"): all off 0.478, all on 0.619.
+    # A window of a long reply whose better window is a candidate keeps this share
+    # (1, off: 0.567 with preference following 0.38; 0.3 and 0: 0.614).
+    w_same_text: float = Field(default=0.3, ge=0, le=1)
+    # A first-person question: an assistant's passage keeps this share of its score
+    # (1, off: 0.603; 0.5 and 0.3: 0.614, 0.3 in fewer tokens on 100K/14-15 alone).
+    w_not_user: float = Field(default=0.5, ge=0, le=1)
+    # A many-message question: the n-th passage of one session keeps this to the n
+    # (1, off: 0.616; 0.85: 0.619; 0.7 and 0.5: 0.614: within one question's evidence).
+    session_share: float = Field(default=0.85, ge=0, le=1)
+    # A many-message question: the fill's floors (shares of the best score) are at most
+    # this, so its budget is filled across sessions (1, off: 0.606 in 2,356 tokens; 0.1:
+    # 0.606; 0: 0.614 in 2,693).
+    many_floor: float = Field(default=0.0, ge=0, le=1)
+    # A matched window of the assistant's reply: the user's turn it answers gets this share
+    # of the window's score (0, off: 0.558; 0.5 and 0.8: 0.606-0.614).
+    w_prompt: float = Field(default=0.5, ge=0, le=1)
     # -- the fill ---------------------------------------------------------------------
     # Under this share of the best score a fact or passage is left out, room or not
     # (bench/eval long corpus: 0.25 recall 0.99 in 8% of the history; 0.15, 0.2 same
@@ -131,6 +149,10 @@ class RetrievalProfile(BaseModel):
     # budget (GB_STANDING_SHARE); the BEAM subset's preference and instruction figures
     # (docs/retrieval.md, "Entity summaries") were measured with 3.
     notes_summaries: int = Field(default=3, ge=0, le=100)
+    # The user's newest preferences and instructions weighed for the notes (0: none
+    # given, the BEAM "without notes" measure, docs/retrieval.md); 50 as the notes store
+    # reads them (memory/standing.py KEPT).
+    notes_standing: int = Field(default=50, ge=0, le=1000)
     # -- explain ----------------------------------------------------------------------
     left_out_shown: int = Field(
         default=5, ge=0, le=1000

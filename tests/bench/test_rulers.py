@@ -384,6 +384,50 @@ def test_beam_ruler_on_a_tiny_conversation(tmp_path: Path) -> None:
         assert set(r["baselines"]) == {"cosine", "bm25", "fused"}
 
 
+def test_beam_ruler_reuses_its_store_and_compares_profiles(tmp_path: Path) -> None:
+    """A second run on --store asks again without remembering, one round per
+    profile of a JSON --sweep (the notes on and off), BM25 alone with
+    --no-cosine; a kept instruction in the notes is its turn found."""
+    conv = beam_conversation()
+    conv["questions"].append(
+        {
+            "qid": "instruction_following-1",
+            "question": "Can you list my training days?",
+            "answer": "in bullet points",
+            "category": "instruction_following",
+            "gold_turn_ids": [2],
+            "gold_session_ids": [2],
+            "cutoff_turn_index": None,
+        }
+    )
+    data = tmp_path / "beam.jsonl"
+    data.write_text(json.dumps(conv) + "\n")
+    common = [
+        "--data",
+        str(data),
+        "--budget",
+        "default",
+        "--jobs",
+        "1",
+        "--store",
+        str(tmp_path / "store"),
+        "--no-cosine",
+        "--out",
+        str(tmp_path / "out.json"),
+    ]
+    bench("beam", *common)
+    printed = bench(
+        "beam", *common, "--sweep", json.dumps({"notes": {}, "no notes": {"notes_standing": 0}})
+    )
+    assert "reused from --store" in printed
+    rows = json.loads((tmp_path / "out.json").read_text())
+    assert set(rows) == {"turns notes", "turns no notes"}
+    for r in rows["turns notes"] + rows["turns no notes"]:
+        assert set(r["baselines"]) == {"bm25"}
+    by = {r["question"]: r for r in rows["turns notes"]}
+    assert by["Can you list my training days?"]["found"] == ["2"]
+
+
 def test_locomo_ruler_rewrites_the_sessions_in_a_chat_format(tmp_path: Path) -> None:
     data = tmp_path / "tiny.json"
     data.write_text(json.dumps(CONVERSATION))

@@ -63,8 +63,49 @@ INPUTS: dict[str, Any] = {
     "w_entity_sim": lambda p: seed_strength(None, 0.9, p),
     "w_source": lambda p: source_score(2.0, p),  # a passage's ``source`` part
 }
+
+
+def _covered(p: RetrievalProfile, question: str, *, speaker: str = "user") -> Score:
+    """memory/coverage.py's rules over three windows of one reply (session s1):
+    the last one's explanation."""
+    from gligabao.memory.context import Passage, Scored
+    from gligabao.memory.coverage import cover
+    from gligabao.models import Artifact
+
+    t = "2024-03-15T00:00:00Z"
+    cs = []
+    for i, score in ((11, 1.0), (12, 0.9), (13, 0.8)):
+        a = Artifact(i, f"window {i}", t, t, "s1", 10, None, None, None, speaker)
+        cs.append(Scored(score, passage=Passage(a, None, a.text), why=Score([("match", score)])))
+    cover(question, cs, p)
+    assert cs[-1].why is not None
+    return cs[-1].why
+
+
+def _prompted(p: RetrievalProfile) -> Score:
+    from gligabao.memory.context import Passage, Scored
+    from gligabao.memory.coverage import prompt_ids, prompts_of
+    from gligabao.models import Artifact
+
+    t = "2024-03-15T00:00:00Z"
+    w = Artifact(12, "a reply's window", t, t, "s1", 11, None, None, None, "assistant")
+    turn = Artifact(10, "what I asked", t, t, "s1", speaker="user")
+    cs = [Scored(2.0, passage=Passage(w, None, w.text), why=Score([("match", 2.0)]))]
+    (new,) = prompts_of(cs, prompt_ids(cs, 10), {10: turn}, p)
+    assert new.why is not None
+    return new.why
+
+
+# Shares in 0..1 of memory/coverage.py: each adds its part (a cut, or the
+# prompt's share), the same arithmetic, checked with the share halved.
+COVERAGE: dict[str, tuple[Any, str]] = {
+    "w_same_text": (lambda p: _covered(p, "What is the plan?"), "same_text"),
+    "w_not_user": (lambda p: _covered(p, "What did I plan?", speaker="assistant"), "not_user"),
+    "session_share": (lambda p: _covered(p, "Give me a summary of the plan."), "session_cover"),
+    "w_prompt": (_prompted, "prompt"),
+}
 # Not weights of a score: where the fill cuts, and how many it shows.
-NOT_SCORES = {"relevance_floor", "passages_only_floor"}
+NOT_SCORES = {"relevance_floor", "passages_only_floor", "many_floor"}
 
 
 def _changed(field: str) -> RetrievalProfile:
@@ -99,9 +140,19 @@ def test_a_weight_of_an_input_moves_it(field: str) -> None:
     assert INPUTS[field](_changed(field)) != INPUTS[field](DEFAULT)
 
 
+@pytest.mark.parametrize("field", sorted(COVERAGE))
+def test_a_coverage_share_moves_its_part(field: str) -> None:
+    score, part = COVERAGE[field]
+    half = DEFAULT.model_copy(update={field: getattr(DEFAULT, field) / 2})
+    before, after = score(DEFAULT), score(half)
+    _adds_up(before)
+    _adds_up(after)
+    assert dict(after.parts)[part] != dict(before.parts)[part]
+
+
 def test_every_float_weight_is_explained() -> None:
     floats = {name for name, f in RetrievalProfile.model_fields.items() if f.annotation is float}
-    assert floats == set(PARTS) | set(INPUTS) | NOT_SCORES
+    assert floats == set(PARTS) | set(INPUTS) | set(COVERAGE) | NOT_SCORES
 
 
 def test_the_fact_parts_come_in_the_order_they_are_added() -> None:

@@ -1624,10 +1624,20 @@ export interface components {
              */
             left_out_shown?: number | null;
             /**
+             * Many Floor
+             * @default null
+             */
+            many_floor?: number | null;
+            /**
              * Neighbours Of
              * @default null
              */
             neighbours_of?: number | null;
+            /**
+             * Notes Standing
+             * @default null
+             */
+            notes_standing?: number | null;
             /**
              * Notes Summaries
              * @default null
@@ -1694,6 +1704,11 @@ export interface components {
              */
             session_messages?: number | null;
             /**
+             * Session Share
+             * @default null
+             */
+            session_share?: number | null;
+            /**
              * Similar Edges
              * @default null
              */
@@ -1744,10 +1759,20 @@ export interface components {
              */
             w_lexical?: number | null;
             /**
+             * W Not User
+             * @default null
+             */
+            w_not_user?: number | null;
+            /**
              * W Passage
              * @default null
              */
             w_passage?: number | null;
+            /**
+             * W Prompt
+             * @default null
+             */
+            w_prompt?: number | null;
             /**
              * W Provenance
              * @default null
@@ -1758,6 +1783,11 @@ export interface components {
              * @default null
              */
             w_recency?: number | null;
+            /**
+             * W Same Text
+             * @default null
+             */
+            w_same_text?: number | null;
             /**
              * W Seed Line
              * @default null

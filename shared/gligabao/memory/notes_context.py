@@ -85,14 +85,16 @@ def notes_for(
     seeds: list[tuple[int, str]],
     share: int,
     summaries_of: int,
+    standing_of: int = KEPT,
 ) -> list[Note]:
     """The notes that fit in ``share`` tokens, best first (``seeds``: the
     strongest seeds, strongest first, with their names; the summaries of the
     ``summaries_of`` strongest compete for the share: the profile's
-    ``notes_summaries``)."""
+    ``notes_summaries``; of the user's newest ``standing_of`` preferences and
+    instructions: its ``notes_standing``)."""
     if share <= 0:
         return []
-    kept = notes.standing(key, KEPT)
+    kept = notes.standing(key, standing_of) if standing_of else []
     ordered: list[Note] = []
     if kept:
         ordered += [_standing_note(s) for _, s in ranked(_live(graph, key, kept), question)]

@@ -29,6 +29,7 @@ from ..text import estimate_tokens, passage_text
 from ..vectors.port import VectorIndex
 from .attributes import relation_filter
 from .context import Context, Passage, Scored, fill
+from .coverage import cover, fill_profile, prompt_ids, prompts_of
 from .explain import left_out, record
 from .gather import Gathered, Gatherer, QueryInput, kept
 from .notes_context import Note, notes_for
@@ -113,11 +114,16 @@ class Retriever:
             c["sources"] = len(sources)
 
         candidates = rerank(meter, self.settings, inp.query, candidates, entities)
+        candidates += self._prompts(key, candidates, got, p)
+        candidates = cover(inp.query, candidates, p)
         with meter.call.step("fill") as c:
             budget = inp.max_context_tokens or self.settings.context_tokens
             notes = self._notes(key, got, entities, budget, p)
             rest = budget - sum(estimate_tokens(line) + 1 for line in render_notes(notes))
-            ctx = fill(candidates, entities, inp.query, clock.now_str(), rest, nearby, inp.as_of, p)
+            at = fill_profile(inp.query, p)  # a many-message question fills its budget
+            ctx = fill(
+                candidates, entities, inp.query, clock.now_str(), rest, nearby, inp.as_of, at
+            )
             ctx.notes, ctx.budget = notes, budget
             c["budget"] = budget
             c["notes"] = len(notes)
@@ -169,7 +175,25 @@ class Retriever:
         seeds = [(i, entities[i].name) for i in got.seeds.order if i in entities]
         share = int(budget * self.settings.standing_share)
         vector = got.passages.found.vector
-        return notes_for(self.notes, self.graph, key, vector, seeds, share, p.notes_summaries)
+        return notes_for(
+            self.notes, self.graph, key, vector, seeds, share, p.notes_summaries, p.notes_standing
+        )
+
+    def _prompts(
+        self, key: DatasetKey, candidates: list[Scored], got: Gathered, p: RetrievalProfile
+    ) -> list[Scored]:
+        """The user's turns the best matched windows of the assistant's
+        replies answer (memory/coverage.py): one batch read of those not
+        read yet."""
+        if not p.w_prompt:
+            return []
+        wanted = prompt_ids(candidates, p.neighbours_of)
+        known = {**got.passages.beside, **got.passages.rows, **got.passages.texts}
+        unread = [i for i in wanted if i not in known and i > 0]
+        rows = {i: known[i] for i in wanted if i in known}
+        if unread:
+            rows.update(self.graph.get_artifacts(key, unread))
+        return prompts_of(candidates, wanted, rows, p)
 
     def _is_passage(self, a: Artifact) -> bool:
         # A chunk or window, or a text short enough to be searched whole.
