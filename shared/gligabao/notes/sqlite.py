@@ -5,6 +5,7 @@ sqlite/db.py and deleted with a dataset's rows)."""
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 from ..models import DatasetKey
@@ -14,6 +15,52 @@ from .port import SessionMark, Standing, Summary
 
 def _marks(n: int) -> str:
     return ",".join("?" * n)
+
+
+@dataclass(frozen=True)
+class _Due:
+    """Where a kind of leased mark lives: its table, its ID column and the
+    column whose time says it is due (NULL: not due)."""
+
+    table: str
+    id_col: str
+    due_col: str
+
+
+_STALE = _Due("summaries", "entity_id", "stale_since")
+_ENDED = _Due("sessions", "session_id", "ended_at")
+
+
+def _take(
+    db: Database, due: _Due, key: DatasetKey, limit: int, now_s: float, lease_s: float
+) -> list[Any]:
+    """Lease up to ``limit`` due marks no other job holds, oldest first, in
+    one write transaction (so two jobs never take the same one)."""
+    t, col, when = due.table, due.id_col, due.due_col
+    with db.write(durable=False) as conn:
+        rows = conn.execute(
+            f"SELECT {col} FROM {t} WHERE pk = ? AND {when} IS NOT NULL "
+            f"AND coalesce(lease_until, 0) < ? ORDER BY {when}, {col} LIMIT ?",
+            (key.pk, now_s, limit),
+        ).fetchall()
+        ids = [r[0] for r in rows]
+        if ids:
+            conn.execute(
+                f"UPDATE {t} SET lease_until = ? WHERE pk = ? AND {col} IN ({_marks(len(ids))})",
+                (now_s + lease_s, key.pk, *ids),
+            )
+    return ids
+
+
+def _count(db: Database, due: _Due, key: DatasetKey, limit: int) -> int:
+    """How many marks are due, counting up to ``limit``."""
+    with db.connect() as conn:
+        row = conn.execute(
+            f"SELECT count(*) FROM (SELECT 1 FROM {due.table} WHERE pk = ? "
+            f"AND {due.due_col} IS NOT NULL LIMIT ?)",
+            (key.pk, limit),
+        ).fetchone()
+    return int(row[0])
 
 
 class SqliteNotesStore:
@@ -34,30 +81,11 @@ class SqliteNotesStore:
 
     @sqlite_errors("notes store take_stale")
     def take_stale(self, key: DatasetKey, limit: int, now_s: float, lease_s: float) -> list[int]:
-        with self.db.write(durable=False) as conn:
-            rows = conn.execute(
-                "SELECT entity_id FROM summaries WHERE pk = ? AND stale_since IS NOT NULL "
-                "AND coalesce(lease_until, 0) < ? ORDER BY stale_since, entity_id LIMIT ?",
-                (key.pk, now_s, limit),
-            ).fetchall()
-            ids = [r[0] for r in rows]
-            if ids:
-                conn.execute(
-                    f"UPDATE summaries SET lease_until = ? WHERE pk = ? "
-                    f"AND entity_id IN ({_marks(len(ids))})",
-                    (now_s + lease_s, key.pk, *ids),
-                )
-        return ids
+        return _take(self.db, _STALE, key, limit, now_s, lease_s)
 
     @sqlite_errors("notes store stale_count")
     def stale_count(self, key: DatasetKey, limit: int) -> int:
-        with self.db.connect() as conn:
-            row = conn.execute(
-                "SELECT count(*) FROM (SELECT 1 FROM summaries WHERE pk = ? "
-                "AND stale_since IS NOT NULL LIMIT ?)",
-                (key.pk, limit),
-            ).fetchone()
-        return int(row[0])
+        return _count(self.db, _STALE, key, limit)
 
     @sqlite_errors("notes store get_summaries")
     def get_summaries(self, key: DatasetKey, ids: list[int]) -> dict[int, Summary]:
@@ -178,30 +206,11 @@ class SqliteNotesStore:
 
     @sqlite_errors("notes store take_ended")
     def take_ended(self, key: DatasetKey, limit: int, now_s: float, lease_s: float) -> list[str]:
-        with self.db.write(durable=False) as conn:
-            rows = conn.execute(
-                "SELECT session_id FROM sessions WHERE pk = ? AND ended_at IS NOT NULL "
-                "AND coalesce(lease_until, 0) < ? ORDER BY ended_at, session_id LIMIT ?",
-                (key.pk, now_s, limit),
-            ).fetchall()
-            ids = [r[0] for r in rows]
-            if ids:
-                conn.execute(
-                    f"UPDATE sessions SET lease_until = ? WHERE pk = ? "
-                    f"AND session_id IN ({_marks(len(ids))})",
-                    (now_s + lease_s, key.pk, *ids),
-                )
-        return ids
+        return _take(self.db, _ENDED, key, limit, now_s, lease_s)
 
     @sqlite_errors("notes store ended_count")
     def ended_count(self, key: DatasetKey, limit: int) -> int:
-        with self.db.connect() as conn:
-            row = conn.execute(
-                "SELECT count(*) FROM (SELECT 1 FROM sessions WHERE pk = ? "
-                "AND ended_at IS NOT NULL LIMIT ?)",
-                (key.pk, limit),
-            ).fetchone()
-        return int(row[0])
+        return _count(self.db, _ENDED, key, limit)
 
     @sqlite_errors("notes store get_session")
     def get_session(self, key: DatasetKey, session_id: str) -> SessionMark | None:
