@@ -1,6 +1,7 @@
 """The notes store on the local server's SQLite file (tables ``summaries``,
-``standing`` and ``note_options``, created with the rest of the schema in
-sqlite/db.py and deleted with a dataset's rows)."""
+``standing``, ``note_options``, ``sessions`` and ``exclusive_relations``,
+created with the rest of the schema in sqlite/db.py and deleted with a
+dataset's rows: graph/sqlite/store.py)."""
 
 from __future__ import annotations
 
@@ -230,8 +231,9 @@ class SqliteNotesStore:
     ) -> None:
         with self.db.write() as conn:
             conn.execute(
-                "UPDATE sessions SET artifact_id = coalesce(?, artifact_id), lease_until = NULL, ended_at = CASE "
-                "WHEN ended_at > ? THEN ended_at ELSE NULL END WHERE pk = ? AND session_id = ?",
+                "UPDATE sessions SET artifact_id = coalesce(?, artifact_id), lease_until = NULL, "
+                "ended_at = CASE WHEN ended_at > ? THEN ended_at ELSE NULL END "
+                "WHERE pk = ? AND session_id = ?",
                 (artifact_id, taken_at, key.pk, session_id),
             )
 
