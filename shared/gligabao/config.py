@@ -253,9 +253,15 @@ class Settings(BaseModel):
         shown="`on`",
     )
     summary_batch: int = var(
-        20, "entity summaries: the stale entities one `summarize_entity` call writes (N)"
+        20,
+        "entity summaries: the stale entities one `summarize_entity` call writes (N); "
+        "session summaries: the ended sessions one `summarize_session` call writes",
     )
-    summary_calls: int = var(5, "entity summaries: the `summarize_entity` calls of one job at most")
+    summary_calls: int = var(
+        5,
+        "the summary job's calls at most, of each stage (`summarize_entity`, "
+        "`summarize_session`): what is left is queued again",
+    )
     session_gap_minutes: float = var(
         30.0,
         "session summaries: a text said this long after a session's last text ends the "

@@ -28,17 +28,24 @@ def test_the_users_present_are_listed(gb_sqlite: Harness) -> None:  # noqa: F811
     assert gb.client.get("/local/users").body == {"users": ["adam"]}
 
 
+@pytest.mark.parametrize(("var", "value"), [("GB_AUTH_MODE", "jwt"), ("GB_DEV_API_KEY", "k-123")])
 def test_an_authenticated_server_lists_no_user(
     gb_sqlite: Harness,  # noqa: F811
     monkeypatch: pytest.MonkeyPatch,
+    var: str,
+    value: str,
 ) -> None:
+    """A keyed server may listen beyond loopback: the route takes no key, so
+    it is not there (with the key sent or not)."""
     from gligabao.config import settings
 
     gb_sqlite.remember("A note.", user="zoe", extract=False)
-    monkeypatch.setenv("GB_AUTH_MODE", "jwt")
+    monkeypatch.setenv(var, value)
     settings.cache_clear()
     try:
         assert gb_sqlite.client.get("/local/users").status == 404
+        keyed = gb_sqlite.client.get("/local/users", headers={"x-api-key": value})
+        assert keyed.status == 404
     finally:
-        monkeypatch.delenv("GB_AUTH_MODE")
+        monkeypatch.delenv(var)
         settings.cache_clear()

@@ -141,3 +141,24 @@ def test_close_session_without_a_session_is_400_and_writes_nothing(gb: Harness) 
     assert r.status == 400, r.body
     assert gb.client.get("/v1/gb/artifacts?user_id=u1").body.get("artifacts", []) == []
     assert gb.llm.calls(STAGE) == 0
+
+
+def test_a_session_dropped_under_the_job_leaves_no_mark(gb: Harness) -> None:
+    """A session whose last text is forgotten while the summary job holds it
+    (its notes dropped): the job's clearing of its ended mark writes nothing
+    (on DynamoDB an update would create the mark again, due forever)."""
+    from gligabao import wiring
+    from gligabao.memory.summaries import stamp
+    from gligabao.models import DatasetKey
+
+    key = DatasetKey("u1", "main")
+    say(gb, "Hello there.", "s-gone", DAY.format(1, 0), close_session=True)
+    settled(gb)
+    notes = wiring.notes_store()
+    taken_at = stamp()
+    notes.drop_session(key, "s-gone")
+    notes.put_session_summary(key, "s-gone", None, taken_at)
+    notes.put_session_summary(key, "never-seen", None, taken_at)
+    assert notes.get_session(key, "s-gone") is None
+    assert notes.get_session(key, "never-seen") is None
+    assert notes.ended_count(key, 10) == 0

@@ -1,9 +1,11 @@
-"""The entity summaries' job (memory/summaries.py), run by the worker like a
-queued remember (the ended sessions' summaries too, memory/sessions.py): deployed by the SQS worker, locally on the in-process
-queue's threads; never on a request's path. Each job is a recorded call of
-type ``summarize`` whose inferences have the stage ``summarize_entity``
+"""The entity summaries' job (memory/summaries.py), and the ended sessions'
+(memory/sessions.py), run by the worker like a queued remember: deployed by
+the SQS worker, locally on the in-process queue's threads; never on a
+request's path. Each job is a recorded call of type ``summarize`` whose
+inferences have the stages ``summarize_entity`` and ``summarize_session``
 (``GET /v1/gb/inferences`` lists them with their cost). A job that leaves
-stale entities (it made its ``GB_SUMMARY_CALLS`` calls) queues the next."""
+stale entities or ended sessions (it made its ``GB_SUMMARY_CALLS`` calls)
+queues the next."""
 
 from __future__ import annotations
 

@@ -31,7 +31,7 @@ class NotesHook:
         notes: NotesStore,
         summaries_on: bool,
         schedule: Schedule | None,
-        session_gap_s: float = 1800.0,
+        session_gap_s: float,  # GB_SESSION_GAP_MINUTES, its default in config.py only
     ) -> None:
         self.notes = notes
         self.summaries_on = summaries_on

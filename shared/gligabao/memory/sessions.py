@@ -41,7 +41,7 @@ from ..notes.port import NotesStore
 from ..records.meter import Meter
 from .extract import llm_json
 from .options import StageOptions
-from .summaries import LEASE_S, stamp
+from .summaries import LEASE_S, run_batches, stamp
 
 log = logging.getLogger(__name__)
 
@@ -135,17 +135,15 @@ class SessionSummarizer:
     def run(self, key: DatasetKey, meter: Meter) -> dict[str, Any]:
         """Summarize ended sessions: up to ``calls`` calls of ``batch`` each.
         ``more``: ended sessions are left (the caller queues another job)."""
-        written = calls = 0
-        while calls < self.calls:
-            taken_at = stamp()
-            ids = self.notes.take_ended(key, self.batch, time.time(), LEASE_S)
-            if not ids:
-                break
-            with meter.call.step(STAGE) as c:
-                written += self._one_call(key, ids, meter, taken_at)
-                c["sessions"] = len(ids)
-            calls += 1
-        more = calls >= self.calls and self.notes.ended_count(key, 1) > 0
+        calls, written, more = run_batches(
+            meter,
+            STAGE,
+            "sessions",
+            self.calls,
+            lambda: self.notes.take_ended(key, self.batch, time.time(), LEASE_S),
+            lambda ids, taken_at: self._one_call(key, ids, meter, taken_at),
+            lambda: self.notes.ended_count(key, 1) > 0,
+        )
         return {"calls": calls, "sessions": written, "more": more}
 
     def _one_call(self, key: DatasetKey, ids: list[str], meter: Meter, taken_at: str) -> int:

@@ -64,6 +64,33 @@ def enabled(notes: NotesStore, key: DatasetKey, default: bool) -> bool:
     return bool(notes.get_options(key).get("summaries", default))
 
 
+def run_batches(
+    meter: Meter,
+    stage: str,
+    label: str,
+    calls: int,
+    take: Callable[[], list[Any]],
+    one_call: Callable[[list[Any], str], int],
+    left: Callable[[], bool],
+) -> tuple[int, int, bool]:
+    """The summary jobs' loop (entities here, sessions in sessions.py): up to
+    ``calls`` model calls, each on the batch ``take`` leases, stamped before
+    the take so a mark set again meanwhile stays due. Returns the calls made,
+    what they wrote, and whether marks are left (only asked when the calls
+    ran out: an empty take already says none)."""
+    written = made = 0
+    while made < calls:
+        taken_at = stamp()
+        ids = take()
+        if not ids:
+            break
+        with meter.call.step(stage) as c:
+            written += one_call(ids, taken_at)
+            c[label] = len(ids)
+        made += 1
+    return made, written, made >= calls and left()
+
+
 class Summarizer:
     def __init__(
         self, graph: GraphStore, notes: NotesStore, batch: int, calls: int, default_model: str
@@ -77,18 +104,15 @@ class Summarizer:
     def run(self, key: DatasetKey, meter: Meter) -> dict[str, Any]:
         """Summarize stale entities: up to ``calls`` calls of ``batch`` each.
         ``more``: stale entities are left (the caller queues another job)."""
-        written = calls = 0
-        while calls < self.calls:
-            taken_at = stamp()
-            ids = self.notes.take_stale(key, self.batch, time.time(), LEASE_S)
-            if not ids:
-                break
-            with meter.call.step(STAGE) as c:
-                done = self._one_call(key, ids, meter, taken_at)
-                c["entities"] = len(ids)
-            written += done
-            calls += 1
-        more = calls >= self.calls and self.notes.stale_count(key, 1) > 0
+        calls, written, more = run_batches(
+            meter,
+            STAGE,
+            "entities",
+            self.calls,
+            lambda: self.notes.take_stale(key, self.batch, time.time(), LEASE_S),
+            lambda ids, taken_at: self._one_call(key, ids, meter, taken_at),
+            lambda: self.notes.stale_count(key, 1) > 0,
+        )
         return {"calls": calls, "summaries": written, "more": more}
 
     def _one_call(self, key: DatasetKey, ids: list[int], meter: Meter, taken_at: str) -> int:

@@ -237,10 +237,16 @@ def _take(key: DatasetKey, prefix: str, limit: int, now_s: float, lease_s: float
 
 def _clear_mark(mark: LinkRow, taken_at: str) -> None:
     """Delete a mark unless it was set again after ``taken_at`` (then only
-    its lease goes: the next job takes it)."""
+    its lease goes: the next job takes it). A mark already gone (its session
+    dropped, its dataset deleted, while the job held it) stays gone: an
+    UpdateItem on a missing row would create it, a mark due forever."""
     try:
         mark.delete(condition=LinkRow.data <= taken_at)
     except PynamoDBException as exc:
         if not is_condition_failure(exc):
             raise
-        mark.update(actions=[LinkRow.lease_until.remove()])
+        try:
+            mark.update(actions=[LinkRow.lease_until.remove()], condition=LinkRow.sk.exists())
+        except PynamoDBException as again:
+            if not is_condition_failure(again):
+                raise

@@ -1,10 +1,12 @@
 """The notes store on the local server's SQLite file (tables ``summaries``,
-``standing`` and ``note_options``, created with the rest of the schema in
-sqlite/db.py and deleted with a dataset's rows)."""
+``standing``, ``note_options``, ``sessions`` and ``exclusive_relations``,
+created with the rest of the schema in sqlite/db.py and deleted with a
+dataset's rows: graph/sqlite/store.py)."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 from ..models import DatasetKey
@@ -25,6 +27,52 @@ NEWEST_STANDING = (
     "SELECT id, source, kind, topic, text, artifact_id, created_at, vec "
     "FROM standing WHERE pk = ? ORDER BY created_at DESC, id DESC LIMIT ?"
 )
+
+
+@dataclass(frozen=True)
+class _Due:
+    """Where a kind of leased mark lives: its table, its ID column and the
+    column whose time says it is due (NULL: not due)."""
+
+    table: str
+    id_col: str
+    due_col: str
+
+
+_STALE = _Due("summaries", "entity_id", "stale_since")
+_ENDED = _Due("sessions", "session_id", "ended_at")
+
+
+def _take(
+    db: Database, due: _Due, key: DatasetKey, limit: int, now_s: float, lease_s: float
+) -> list[Any]:
+    """Lease up to ``limit`` due marks no other job holds, oldest first, in
+    one write transaction (so two jobs never take the same one)."""
+    t, col, when = due.table, due.id_col, due.due_col
+    with db.write(durable=False) as conn:
+        rows = conn.execute(
+            f"SELECT {col} FROM {t} WHERE pk = ? AND {when} IS NOT NULL "
+            f"AND coalesce(lease_until, 0) < ? ORDER BY {when}, {col} LIMIT ?",
+            (key.pk, now_s, limit),
+        ).fetchall()
+        ids = [r[0] for r in rows]
+        if ids:
+            conn.execute(
+                f"UPDATE {t} SET lease_until = ? WHERE pk = ? AND {col} IN ({_marks(len(ids))})",
+                (now_s + lease_s, key.pk, *ids),
+            )
+    return ids
+
+
+def _count(db: Database, due: _Due, key: DatasetKey, limit: int) -> int:
+    """How many marks are due, counting up to ``limit``."""
+    with db.connect() as conn:
+        row = conn.execute(
+            f"SELECT count(*) FROM (SELECT 1 FROM {due.table} WHERE pk = ? "
+            f"AND {due.due_col} IS NOT NULL LIMIT ?)",
+            (key.pk, limit),
+        ).fetchone()
+    return int(row[0])
 
 
 class SqliteNotesStore:
@@ -56,30 +104,11 @@ class SqliteNotesStore:
 
     @sqlite_errors("notes store take_stale")
     def take_stale(self, key: DatasetKey, limit: int, now_s: float, lease_s: float) -> list[int]:
-        with self.db.write(durable=False) as conn:
-            rows = conn.execute(
-                "SELECT entity_id FROM summaries WHERE pk = ? AND stale_since IS NOT NULL "
-                "AND coalesce(lease_until, 0) < ? ORDER BY stale_since, entity_id LIMIT ?",
-                (key.pk, now_s, limit),
-            ).fetchall()
-            ids = [r[0] for r in rows]
-            if ids:
-                conn.execute(
-                    f"UPDATE summaries SET lease_until = ? WHERE pk = ? "
-                    f"AND entity_id IN ({_marks(len(ids))})",
-                    (now_s + lease_s, key.pk, *ids),
-                )
-        return ids
+        return _take(self.db, _STALE, key, limit, now_s, lease_s)
 
     @sqlite_errors("notes store stale_count")
     def stale_count(self, key: DatasetKey, limit: int) -> int:
-        with self.db.connect() as conn:
-            row = conn.execute(
-                "SELECT count(*) FROM (SELECT 1 FROM summaries WHERE pk = ? "
-                "AND stale_since IS NOT NULL LIMIT ?)",
-                (key.pk, limit),
-            ).fetchone()
-        return int(row[0])
+        return _count(self.db, _STALE, key, limit)
 
     @sqlite_errors("notes store get_summaries")
     def get_summaries(self, key: DatasetKey, ids: list[int]) -> dict[int, Summary]:
@@ -195,30 +224,11 @@ class SqliteNotesStore:
 
     @sqlite_errors("notes store take_ended")
     def take_ended(self, key: DatasetKey, limit: int, now_s: float, lease_s: float) -> list[str]:
-        with self.db.write(durable=False) as conn:
-            rows = conn.execute(
-                "SELECT session_id FROM sessions WHERE pk = ? AND ended_at IS NOT NULL "
-                "AND coalesce(lease_until, 0) < ? ORDER BY ended_at, session_id LIMIT ?",
-                (key.pk, now_s, limit),
-            ).fetchall()
-            ids = [r[0] for r in rows]
-            if ids:
-                conn.execute(
-                    f"UPDATE sessions SET lease_until = ? WHERE pk = ? "
-                    f"AND session_id IN ({_marks(len(ids))})",
-                    (now_s + lease_s, key.pk, *ids),
-                )
-        return ids
+        return _take(self.db, _ENDED, key, limit, now_s, lease_s)
 
     @sqlite_errors("notes store ended_count")
     def ended_count(self, key: DatasetKey, limit: int) -> int:
-        with self.db.connect() as conn:
-            row = conn.execute(
-                "SELECT count(*) FROM (SELECT 1 FROM sessions WHERE pk = ? "
-                "AND ended_at IS NOT NULL LIMIT ?)",
-                (key.pk, limit),
-            ).fetchone()
-        return int(row[0])
+        return _count(self.db, _ENDED, key, limit)
 
     @sqlite_errors("notes store get_session")
     def get_session(self, key: DatasetKey, session_id: str) -> SessionMark | None:
@@ -238,8 +248,9 @@ class SqliteNotesStore:
     ) -> None:
         with self.db.write() as conn:
             conn.execute(
-                "UPDATE sessions SET artifact_id = coalesce(?, artifact_id), lease_until = NULL, ended_at = CASE "
-                "WHEN ended_at > ? THEN ended_at ELSE NULL END WHERE pk = ? AND session_id = ?",
+                "UPDATE sessions SET artifact_id = coalesce(?, artifact_id), lease_until = NULL, "
+                "ended_at = CASE WHEN ended_at > ? THEN ended_at ELSE NULL END "
+                "WHERE pk = ? AND session_id = ?",
                 (artifact_id, taken_at, key.pk, session_id),
             )
 

@@ -12,7 +12,6 @@ fails half-way on a lock upgrade.
 
 from __future__ import annotations
 
-import hashlib
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
@@ -21,6 +20,14 @@ from pathlib import Path
 from typing import ParamSpec, TypeVar
 
 from ..errors import UpstreamError, mapped_to_upstream
+from .upgrades import UPGRADES
+
+# The words tables' helpers, still imported from here by the vector store
+# and the tests (words.py holds them).
+from .words import WORDS_PREFIX as WORDS_PREFIX
+from .words import create_words as create_words
+from .words import words_table as words_table
+from .words import words_tables
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -218,88 +225,6 @@ CREATE TABLE IF NOT EXISTS idempotency (
     in_progress_expiration INTEGER, data TEXT, validation TEXT
 );
 """
-
-
-WORDS_PREFIX = "words_"
-
-
-def words_table(pk: str) -> str:
-    """The FTS5 table of one dataset's passage words (the lexical half of the
-    hybrid search: BM25, Porter stems; the rowid is the passage's ID). One per
-    dataset, so that a search reads and ranks that dataset's passages only:
-    in one shared table a MATCH collects every user's matching rows before
-    the dataset's are picked out, and BM25's statistics count them all."""
-    return WORDS_PREFIX + hashlib.sha256(pk.encode()).hexdigest()[:24]
-
-
-def create_words(conn: sqlite3.Connection, table: str) -> None:
-    conn.execute(
-        f"CREATE VIRTUAL TABLE IF NOT EXISTS {table} USING fts5("
-        "text, tokenize = 'porter unicode61')"
-    )
-
-
-def words_tables(conn: sqlite3.Connection) -> list[str]:
-    """Every dataset's words table (not FTS5's shadow tables)."""
-    rows = conn.execute(
-        "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE ? "
-        "AND sql LIKE 'CREATE VIRTUAL TABLE%'",
-        (WORDS_PREFIX + "%",),
-    ).fetchall()
-    return [r[0] for r in rows]
-
-
-def _add_speaker(conn: sqlite3.Connection) -> None:
-    conn.execute("ALTER TABLE artifacts ADD COLUMN speaker TEXT")
-
-
-def _split_passage_words(conn: sqlite3.Connection) -> None:
-    """Version 3 kept every dataset's passage words in one table: move them."""
-    if not conn.execute(
-        "SELECT 1 FROM sqlite_master WHERE name = 'passage_words' AND type = 'table'"
-    ).fetchone():
-        return
-    made: set[str] = set()
-    for pk, row_id, text in conn.execute("SELECT pk, id, text FROM passage_words").fetchall():
-        table = words_table(pk)
-        if table not in made:
-            create_words(conn, table)
-            made.add(table)
-        conn.execute(f"INSERT OR REPLACE INTO {table} (rowid, text) VALUES (?, ?)", (row_id, text))
-    conn.execute("DROP TABLE passage_words")
-
-
-def _add_attributes(conn: sqlite3.Connection) -> None:
-    """Version 5: an entity's declared attributes and their history (JSON)."""
-    have = {row[1] for row in conn.execute("PRAGMA table_info(entities)")}
-    for column in ("attributes", "attribute_history"):
-        if column not in have:  # (a file rebuilt by hand may have them)
-            conn.execute(f"ALTER TABLE entities ADD COLUMN {column} TEXT")
-
-
-def _add_generation(conn: sqlite3.Connection) -> None:
-    """Each dataset a generation of its own (``Dataset.generation``)."""
-    cols = {r[1] for r in conn.execute("PRAGMA table_info(datasets)").fetchall()}
-    if "generation" not in cols:
-        conn.execute("ALTER TABLE datasets ADD COLUMN generation TEXT")
-    conn.execute("UPDATE datasets SET generation = lower(hex(randomblob(16)))")
-
-
-def _add_edge_attributes(conn: sqlite3.Connection) -> None:
-    """Version 7: a declared edge type's attribute values (JSON)."""
-    if "attributes" not in {r[1] for r in conn.execute("PRAGMA table_info(edges)")}:
-        conn.execute("ALTER TABLE edges ADD COLUMN attributes TEXT")
-
-
-# Upgrades in place, inside the opening transaction: from a version to the
-# next, what adds what it lacks (tests/unit/test_sqlite_crash.py).
-UPGRADES: dict[int, Callable[[sqlite3.Connection], None]] = {
-    2: _add_speaker,
-    3: _split_passage_words,
-    4: _add_attributes,
-    5: _add_generation,
-    6: _add_edge_attributes,
-}
 
 
 class SchemaMismatch(RuntimeError):
