@@ -164,6 +164,10 @@ class Forked:
         self.pid = int(self._status.readline().split()[1])
         self.returncode: int | None = None
 
+    def send_signal(self, sig: int) -> None:
+        if self.poll() is None:
+            os.kill(self.pid, sig)
+
     def poll(self) -> int | None:
         return self.wait(0) if self.returncode is None else self.returncode
 
@@ -228,10 +232,23 @@ class ForkServer:
 _server: ForkServer | None = None
 
 
-def spawn(module: str, args: list[str], env: dict[str, str], cwd: Path = ROOT) -> Forked:
-    """``python -m MODULE ARGS`` with exactly ``env``, forked from this
-    worker's fork server (started on first use, stopped at exit)."""
+def spawn(
+    module: str, args: list[str], env: dict[str, str], cwd: Path = ROOT
+) -> Forked | subprocess.Popen[str]:
+    """``python -m MODULE ARGS`` with exactly ``env``, its output (and
+    errors) on ``.stdout``: forked from this worker's fork server (started on
+    first use, stopped at exit), or with ``GB_TEST_FRESH_CHILDREN=1`` a fresh
+    interpreter, as before the fork server (to compare, or to rule it out)."""
     global _server
+    if os.environ.get("GB_TEST_FRESH_CHILDREN") == "1":
+        return subprocess.Popen(
+            [sys.executable, "-m", module, *args],
+            env=env,
+            cwd=cwd,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
     if _server is None:
         _server = ForkServer()
         atexit.register(_server.stop)
