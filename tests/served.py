@@ -1,4 +1,5 @@
-"""`gligabao serve` as a subprocess on a loopback port (the e2e tests)."""
+"""`gligabao serve` as a child process on a loopback port (the e2e tests),
+forked from the worker's fork server (tests/forkserver.py)."""
 
 from __future__ import annotations
 
