@@ -20,7 +20,13 @@ import pytest
 from fakes.anthropic_server import FakeAnthropic
 from fakes.openai_server import FakeOpenAI
 
-pytest_plugins = ["fakes.fixtures", "dynamo_fixtures", "opensearch_node", "served_fixtures"]
+pytest_plugins = [
+    "fakes.fixtures",
+    "dynamo_fixtures",
+    "opensearch_node",
+    "served_fixtures",
+    "two_store_fixtures",
+]
 
 EMBED_DIM = 64
 # Entity summaries are a background job with LLM calls of their own: off in

@@ -1,4 +1,5 @@
-"""`gligabao serve` as a subprocess on a loopback port (the e2e tests)."""
+"""`gligabao serve` as a child process on a loopback port (the e2e tests),
+forked from the worker's fork server (tests/forkserver.py)."""
 
 from __future__ import annotations
 
@@ -8,13 +9,13 @@ import os
 import shutil
 import signal
 import sqlite3
-import subprocess
-import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
 from typing import Any
+
+import forkserver
 
 from conftest import Client, Reply
 from gligabao.local.embedded import free_port
@@ -70,21 +71,10 @@ class Served:
         # in process): their background job's calls would join the counts a test reads.
         full["GB_SUMMARIES"] = "off"
         full.update(env)
-        self.proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "gligabao.local.cli",
-                "serve",
-                "--port",
-                str(self.port),
-                "--quiet",
-            ],
-            env=full,
-            cwd=ROOT,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
+        # a real process, forked from one that imported gligabao and the SDKs
+        # once (tests/forkserver.py): `python -m gligabao.local.cli serve`
+        self.proc = forkserver.spawn(
+            "gligabao.local.cli", ["serve", "--port", str(self.port), "--quiet"], full, ROOT
         )
         self.banner: list[str] = []
         self.vectors = "in-process"

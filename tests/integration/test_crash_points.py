@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import forkserver
 import pytest
 from remember_helpers import ent, extraction, fact
 
@@ -78,13 +79,10 @@ class Serve:
         full["PYTHONPATH"] = str(ROOT / "shared")
         if crash_at:
             full["GB_TEST_CRASH_AT"] = crash_at
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "gligabao.local.cli", "serve", "--port", str(self.port)],
-            env=full,
-            cwd=ROOT,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
+        # a real process, forked from one that imported gligabao and the SDKs
+        # once (tests/forkserver.py): `python -m gligabao.local.cli serve`
+        self.proc = forkserver.spawn(
+            "gligabao.local.cli", ["serve", "--port", str(self.port)], full, ROOT
         )
         assert self.proc.stdout is not None
         deadline = time.monotonic() + 60

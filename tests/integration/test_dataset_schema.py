@@ -5,16 +5,11 @@ nothing; the schema goes with its dataset."""
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from conftest import Client, Harness
-from fakes.anthropic_server import FakeAnthropic
-from fakes.openai_server import FakeOpenAI
+from conftest import Harness
 
 CRM: dict[str, Any] = {
     "entity_types": {
@@ -56,46 +51,6 @@ STORED = {
     },
 }
 PATH = "/v1/gb/datasets/crm/schema?user_id=u1"
-
-
-@pytest.fixture(params=["dynamodb", "sqlite"])
-def server(
-    request: pytest.FixtureRequest,
-    monkeypatch: pytest.MonkeyPatch,
-    tmp_path: Path,
-    fake_anthropic_shared: FakeAnthropic,
-    fake_openai_shared: FakeOpenAI,
-) -> Iterator[Harness]:
-    from conftest import configure_env
-    from gligabao import wiring
-    from gligabao.local.embedded import create_tables
-    from gligabao.local.server import make_server
-
-    if request.param == "dynamodb":
-        prefix = configure_env(monkeypatch, request.getfixturevalue("moto_url"))
-    else:
-        prefix = configure_env(monkeypatch, "", GB_LOCAL="1", GB_DATA=str(tmp_path / "gb.db"))
-    wiring.reset()
-    if request.param == "dynamodb":
-        create_tables()
-    else:
-        assert wiring.settings().store == "sqlite"
-        wiring.database()
-    srv = make_server("127.0.0.1", 0, quiet=True)
-    thread = threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05})
-    thread.start()
-    try:
-        yield Harness(
-            Client(f"http://127.0.0.1:{srv.server_address[1]}"),
-            fake_anthropic_shared,
-            fake_openai_shared,
-            prefix,
-        )
-    finally:
-        srv.shutdown()
-        srv.server_close()
-        thread.join()
-        wiring.reset()
 
 
 def _put(gb: Harness, body: Any, path: str = PATH) -> Any:

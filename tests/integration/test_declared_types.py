@@ -6,11 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from test_dataset_schema import CRM, server
+from test_dataset_schema import CRM
 
 from conftest import Harness
-
-__all__ = ["server"]  # both stores' fixture
 
 OWNS = {
     "entities": [

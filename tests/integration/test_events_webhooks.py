@@ -7,18 +7,14 @@ is in the call record."""
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 from batch_helpers import conversation, use_world, wait
 
-from conftest import Client, Harness
-from fakes.anthropic_server import FakeAnthropic
-from fakes.openai_server import FakeOpenAI
+from conftest import Harness
 from fakes.webhook_receiver import Received, WebhookReceiver, new_secret, verify_by_hand
 from gligabao.events.model import (
     BATCH_FINISHED,
@@ -45,61 +41,13 @@ def receiver() -> Iterator[WebhookReceiver]:
         yield r
 
 
-def _hook_env(receiver: WebhookReceiver) -> dict[str, str]:
-    return {"GB_WEBHOOK_URL": receiver.url, "GB_WEBHOOK_SECRET": SECRET}
-
-
-@pytest.fixture(params=["dynamodb", "sqlite"])
-def server(
-    request: pytest.FixtureRequest,
-    monkeypatch: pytest.MonkeyPatch,
-    tmp_path: Path,
-    receiver: WebhookReceiver,
-    fake_anthropic_shared: FakeAnthropic,
-    fake_openai_shared: FakeOpenAI,
-) -> Iterator[Harness]:
-    """The local server's HTTP stack in this process, on moto or on a file."""
-    from conftest import configure_env
-    from gligabao import wiring
-    from gligabao.local.embedded import create_tables
-    from gligabao.local.server import make_server
-
-    if request.param == "dynamodb":
-        prefix = configure_env(
-            monkeypatch,
-            request.getfixturevalue("moto_url"),
-            GB_LEASE_SECONDS=str(LEASE_S),
-            **_hook_env(receiver),
-        )
-    else:
-        prefix = configure_env(
-            monkeypatch,
-            "",
-            GB_LOCAL="1",
-            GB_DATA=str(tmp_path / "gligabao.db"),
-            **_hook_env(receiver),
-        )
-    wiring.reset()
-    if request.param == "dynamodb":
-        create_tables()
-    else:
-        assert wiring.settings().store == "sqlite"
-        wiring.database()
-    srv = make_server("127.0.0.1", 0, quiet=True)
-    thread = threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05})
-    thread.start()
-    try:
-        yield Harness(
-            Client(f"http://127.0.0.1:{srv.server_address[1]}"),
-            fake_anthropic_shared,
-            fake_openai_shared,
-            prefix,
-        )
-    finally:
-        srv.shutdown()
-        srv.server_close()
-        thread.join()
-        wiring.reset()
+@pytest.fixture
+def server_env(server_store: str, receiver: WebhookReceiver) -> dict[str, str]:
+    """The `server` of both stores (tests/two_store_fixtures.py) sends to the receiver."""
+    env = {"GB_WEBHOOK_URL": receiver.url, "GB_WEBHOOK_SECRET": SECRET}
+    if server_store == "dynamodb":
+        env["GB_LEASE_SECONDS"] = str(LEASE_S)
+    return env
 
 
 def _signed(receiver: WebhookReceiver) -> list[Received]:

@@ -6,11 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from test_dataset_schema import server
-
 from conftest import Harness
-
-__all__ = ["server"]  # both stores' fixture
 
 WORLD = {
     "entities": [
