@@ -118,9 +118,13 @@ def make_server(
     from ..queue.local import LocalJobQueue
     from .asgi import GbAsgi, Limits
     from .openapi import openapi_route
+    from .preload import import_package
     from .routing import RouteTable
     from .users import users_route
 
+    # The whole package now, not at each route's first request: the process
+    # serves the version it started with (local/preload.py says why).
+    import_package()
     # The composition root of the local process: the queue gets its consumer.
     wiring.use_local_queue(LocalJobQueue(process_job))
     cfg = settings()
