@@ -9,12 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from test_dataset_schema import server
 from test_edge_attributes import _remember
 
 from conftest import Harness
-
-__all__ = ["server"]  # both stores' fixture
 
 BASE = "/v1/gb/entities?user_id=u1&dataset=crm"
 

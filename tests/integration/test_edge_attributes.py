@@ -12,11 +12,9 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from test_dataset_schema import CRM, server
+from test_dataset_schema import CRM
 
 from conftest import Harness
-
-__all__ = ["server"]  # both stores' fixture
 
 SCHEMA: dict[str, Any] = copy.deepcopy(CRM)
 SCHEMA["entity_types"]["Person"] = {"description": "A person."}

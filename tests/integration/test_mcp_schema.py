@@ -7,12 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from test_dataset_schema import STORED, server
+from test_dataset_schema import STORED
 from test_edge_attributes import SCHEMA, TEXT, WORLD
 
 from conftest import Harness
-
-__all__ = ["server"]  # both stores' fixture
 
 
 def _tool(gb: Harness, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
