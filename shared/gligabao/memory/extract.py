@@ -9,13 +9,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..ai import prompts
-from ..ai.jsonreply import as_id, parse_json_object
-from ..ai.port import LLMRequest
+from ..ai.jsonreply import as_id
 from ..errors import Truncated, UpstreamError
 from ..graph.port import GraphStore
 from ..models import DatasetKey, Entity, merge_description
 from ..records.meter import Meter
 from ..text import normalize_name
+from .llm_json import llm_json
 from .options import StageOptions
 from .temporal import fact_interval
 
@@ -126,36 +126,6 @@ def as_str(value: Any) -> str:
 
 def _snake(relation: str) -> str:
     return "_".join(normalize_name(relation).split()) or "related_to"
-
-
-def llm_json(
-    meter: Meter,
-    opts: StageOptions,
-    stage: str,
-    system: str,
-    user: str,
-    max_tokens: int = 4096,
-    schema: dict[str, Any] | None = None,
-) -> dict[str, Any]:
-    """One LLM call whose reply must be a JSON object (a rejected reply is
-    metered as such, then UpstreamError). ``schema``: the reply's, when not
-    the stage's usual one (``prompts.SCHEMAS``)."""
-    reply = meter.complete(
-        LLMRequest(
-            stage,
-            system,
-            user,
-            opts.model(stage),
-            opts.level(stage),
-            max_tokens,
-            schema or prompts.SCHEMAS.get(stage),
-        )
-    )
-    try:
-        return parse_json_object(reply.text)
-    except UpstreamError:
-        meter.reject(stage, "unparsable reply")
-        raise
 
 
 def summarize(meter: Meter, opts: StageOptions, chunks: list[str]) -> list[str]:

@@ -11,7 +11,8 @@ from ..graph.port import GraphStore
 from ..models import DatasetKey, Edge
 from ..records.meter import Meter
 from ..vectors.port import SearchRequest, VectorIndex
-from .extract import Fact, llm_json
+from .extract import Fact
+from .llm_json import llm_json
 from .options import StageOptions
 from .resolve import Resolved
 from .temporal import Interval, end_on_restatement

@@ -39,7 +39,7 @@ from ..graph.port import GraphStore
 from ..models import SESSION_KIND, SESSION_SPEAKER, Artifact, DatasetKey
 from ..notes.port import NotesStore
 from ..records.meter import Meter
-from .extract import llm_json
+from .llm_json import llm_json
 from .options import StageOptions
 from .summaries import LEASE_S, run_batches, stamp
 

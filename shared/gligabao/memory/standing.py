@@ -20,11 +20,13 @@ import math
 import operator
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..models import Artifact
 from ..notes.port import Standing
-from .extract import Fact
+
+if TYPE_CHECKING:  # a type only: extraction (and its prompts) stays out of browse's cold import
+    from .extract import Fact
 
 KEPT = 50  # the newest preferences and instructions a query weighs
 # First-person standing statements: a rule, not a model (extract: false).

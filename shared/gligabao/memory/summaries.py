@@ -33,7 +33,7 @@ from ..graph.port import GraphStore
 from ..models import Artifact, DatasetKey, Edge, Entity
 from ..notes.port import NotesStore, Summary
 from ..records.meter import Meter
-from .extract import llm_json
+from .llm_json import llm_json
 from .options import StageOptions
 
 STAGE = "summarize_entity"

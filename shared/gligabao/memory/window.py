@@ -13,7 +13,8 @@ from ..ai import prompts
 from ..errors import Truncated
 from ..models import Entity
 from ..records.meter import Meter
-from .extract import Context, Extracted, Fact, llm_json, parse_extraction
+from .extract import Context, Extracted, Fact, parse_extraction
+from .llm_json import llm_json
 from .options import StageOptions
 
 
