@@ -343,3 +343,29 @@ def test_without_extraction_a_standing_statement_is_kept_by_the_rule(served: Har
     notes = r.body.get("notes", [])
     assert [n["text"] for n in notes] == ["From now on, always give me distances in metric units."]
     assert gb.llm.calls() == 0
+
+
+def test_a_summary_written_before_its_mark_is_cleared_reads_current(
+    gb: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """DynamoDB writes a summary, then clears its stale mark (a crash between
+    leaves the mark, never loses one). A reader in that window sees the
+    summary current; a mark made after the job took the entity keeps it
+    stale."""
+    from gligabao import wiring
+    from gligabao.memory.summaries import stamp
+    from gligabao.models import DatasetKey
+    from gligabao.notes import dynamodb as notes_dynamodb
+    from gligabao.notes.port import Summary
+
+    notes, key = wiring.notes_store(), DatasetKey("u1", "main")
+    notes.mark_stale(key, [7], stamp())
+    taken_at = stamp()
+    monkeypatch.setattr(notes_dynamodb, "_clear_mark", lambda mark, taken_at: None)
+    notes.put_summaries(key, [Summary(7, "Seven.", updated_at=taken_at)], taken_at)
+    assert notes.stale_count(key, 5) == 1  # the mark is still there
+    got = notes.get_summaries(key, [7])[7]
+    assert (got.text, got.public()["summary_stale"]) == ("Seven.", False)
+
+    notes.mark_stale(key, [7], stamp())  # its facts changed after the job took it
+    assert notes.get_summaries(key, [7])[7].public()["summary_stale"] is True

@@ -48,6 +48,7 @@ class DynamoNotesStore:
             return {}
         keys = [(key.pk, f"{p}{i:012d}") for i in wanted for p in (SUMMARY, STALE)]
         out: dict[int, Summary] = {}
+        covers: dict[int, str] = {}
         for row in LinkRow.batch_get(keys):
             eid = _eid(row.sk)
             s = out.setdefault(eid, Summary(eid))
@@ -57,6 +58,13 @@ class DynamoNotesStore:
                 doc = json.loads(row.data or "{}")
                 s.text, s.updated_at = doc.get("text", ""), doc.get("updated_at")
                 s.edges, s.artifacts = doc.get("edges", []), doc.get("artifacts", [])
+                covers[eid] = doc.get("covers") or ""
+        for eid, s in out.items():
+            # The summary is written before its mark is cleared (a crash in
+            # between leaves the mark, never a lost one); a mark no newer than
+            # the job that wrote the summary is one the summary already covers.
+            if s.stale_since is not None and s.stale_since <= covers.get(eid, ""):
+                s.stale_since = None
         return out
 
     @upstream("notes store put_summaries")
@@ -71,6 +79,7 @@ class DynamoNotesStore:
                         "updated_at": s.updated_at,
                         "edges": s.edges,
                         "artifacts": s.artifacts,
+                        "covers": taken_at,
                     }
                 ),
             )
