@@ -33,8 +33,11 @@ from conftest import EMBED_DIM, Harness, Reply
 from fakes.latency import Gate, HeldOpenAI, Interval, LatencyProxy, is_record, split
 from gligabao.models import Artifact
 
-HOLD_S = 0.1  # each DynamoDB request: far above a thread's start, so "together" overlaps
-EMBED_S = 0.5  # the embeddings request, once the reads it waits for have arrived
+# Each DynamoDB request: far above a thread's start, even on a loaded machine
+# (at 0.1 s, two reads sent together were seen one after the other at load 8+),
+# so "together" overlaps.
+HOLD_S = 0.25
+EMBED_S = 1.0  # the embeddings request, once the reads it waits for have arrived: > two waves
 RENDEZVOUS_S = 10.0  # generous: met at once by code that sends both together
 QUESTION = "Where does Alice work?"
 SESSION = "chat-1"
