@@ -257,14 +257,15 @@ def _harness(
 
     from gligabao import wiring
 
-    endpoint, extra = moto_url, dict(gb_env)
+    endpoint, extra, fake = moto_url, dict(gb_env), None
     if gb_store == "dynamodb":
         fake = request.getfixturevalue("dynamo_vectors_fake")
         fake.lag_s = 0.0
         endpoint, extra["GB_VECTOR_STORE"] = fake.url, "dynamodb"
     prefix = configure_env(monkeypatch, endpoint, **extra)
     wiring.reset()
-    fresh_tables(endpoint, in_process=endpoint == moto_url)
+    # moto answers in this process, directly or behind the vector fake
+    fresh_tables(endpoint, in_process=True, fake=fake)
     return prefix, endpoint
 
 

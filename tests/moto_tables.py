@@ -10,6 +10,10 @@ copies of that copy, renamed to its own prefix, put straight into moto's
 backend (the server runs in this process), and reuses the worker's botocore
 client for that moto URL. The tables are the same, empty, with the same keys,
 indexes and TTL; only the way to get them is shorter.
+
+Behind the DynamoDB vector fake (tests/fakes/dynamodb_vectors.py, in front of
+this process's moto) the same holds: the fake's own record of each table (its
+vector indexes, empty) is copied beside moto's.
 """
 
 from __future__ import annotations
@@ -20,6 +24,8 @@ from typing import Any
 # (endpoint, vector store) -> (moto's account and region, short name ->
 # pristine moto Table), and the botocore client shared by the tests on that endpoint.
 _templates: dict[tuple[str, str], tuple[tuple[str, str], dict[str, Any]]] = {}
+# (endpoint, vector store) -> short name -> the vector fake's pristine record of it
+_fake_templates: dict[tuple[str, str], dict[str, Any]] = {}
 _clients: dict[tuple[str | None, str | None], Any] = {}
 
 
@@ -34,10 +40,11 @@ def _find(name: str) -> tuple[str, str] | None:
     return None
 
 
-def fresh_tables(endpoint: str, in_process: bool) -> None:
+def fresh_tables(endpoint: str, in_process: bool, fake: Any = None) -> None:
     """Every table of the current settings (prefix, endpoint), new and empty.
-    ``in_process``: the endpoint is the moto server of this process (else the
-    tables are made the real way, e.g. behind the DynamoDB vector fake)."""
+    ``in_process``: moto's backend is in this process (else the tables are
+    made the real way each time). ``fake``: the DynamoDB vector fake the
+    endpoint is (in front of this process's moto)."""
     from gligabao import wiring
     from gligabao.config import settings
     from gligabao.dynamodb import client as shared_clients
@@ -51,6 +58,13 @@ def fresh_tables(endpoint: str, in_process: bool) -> None:
         create_tables()
         if in_process:
             _keep(key, [m.Meta.table_name for m in ALL_MODELS], ALL_MODELS, short_name)
+            if fake is not None and key in _templates:
+                with fake._lock:
+                    _fake_templates[key] = {
+                        short_name(m): copy.deepcopy(fake._tables[m.Meta.table_name])
+                        for m in ALL_MODELS
+                        if m.Meta.table_name in fake._tables
+                    }
         _clients.update(shared_clients._clients)
         return
     from moto.dynamodb.models import dynamodb_backends
@@ -63,6 +77,11 @@ def fresh_tables(endpoint: str, in_process: bool) -> None:
         table.name = model.Meta.table_name
         table.table_arn = table._generate_arn(table.name)
         backend.tables[table.name] = table
+    records = _fake_templates.get(key, {}) if fake is not None else {}
+    for model in ALL_MODELS:
+        if short_name(model) in records:
+            with fake._lock:
+                fake._tables[model.Meta.table_name] = copy.deepcopy(records[short_name(model)])
     # The worker's client for this endpoint (a new one is ~0.2-0.4 s of
     # botocore session and service-model loading).
     shared_clients._clients.update(_clients)

@@ -25,14 +25,14 @@ CONTACTS = "Which contacts does Zorro have?"
 FILLER = "someone met at a long party in the old town, years ago, by the river " * 2
 
 
-def crowd(gb: Harness, others: float | None = 0.8) -> GraphBuilder:
-    """Zorro (the keyword seed) and 60 contacts, each with a long line; the
+def crowd(gb: Harness, others: float | None = 0.8, n: int = 60) -> GraphBuilder:
+    """Zorro (the keyword seed) and ``n`` contacts, each with a long line; the
     fact about contact 7 is the most similar to the question, the others are
     ``others`` similar, or not at all (None). Asked with ``CONTACTS``, every
     fact holds the question's word ("contact"): all are relevant."""
     g = GraphBuilder(gb)
     hub = g.entity("Zorro", "person", "a fencer")  # 1
-    for i in range(60):  # entities 2..61, edges 501..560
+    for i in range(n):  # entities 2..61, edges 501..560 (n = 60)
         other = g.entity(f"Contact {i}", "person", FILLER)
         g.edge(hub, other, "knows", f"Zorro knows contact {i}.", sim=0.95 if i == 7 else others)
     return g.save()
@@ -98,7 +98,7 @@ def test_a_budget_too_small_for_anything_gives_the_fixed_answer(gb: Harness) -> 
 # 500.0 is no longer refused: JSON Schema's "integer" (the document's) counts it as 500.
 @pytest.mark.parametrize("bad", [99, 0, -1, 16001, 10**9, "500", 400.5, True, [500]])
 def test_max_context_tokens_out_of_limits_is_400(gb: Harness, bad: Any) -> None:
-    g = crowd(gb)
+    g = crowd(gb, n=3)  # a graph to leave untouched; its size is not the subject
     tables, vectors = graph_snapshot(gb), vector_counts(gb, g.key)
     r = gb.client.post(
         "/v1/gb/query",
