@@ -69,10 +69,17 @@ def test_a_second_round_that_fails_is_a_502_and_writes_nothing(
     remember(gb, "Kiss and Tell is a 1945 film in which Shirley Temple plays Corliss Archer.")
     remember(gb, CAREER)
 
-    def down(self: Gatherer, key: Any, text: str, *_: Any) -> Any:
-        raise UpstreamError("vector index search: unavailable")
+    real, calls = Gatherer._by_text, []
 
-    monkeypatch.setattr(Gatherer, "_search_again", down)
+    def down(self: Gatherer, key: Any, text: str, k: int) -> Any:
+        # The first round's search by words answers (it runs beside the
+        # embedding, before the second round is asked for); the second fails.
+        calls.append(text)
+        if len(calls) > 1:
+            raise UpstreamError("vector index search: unavailable")
+        return real(self, key, text, k)
+
+    monkeypatch.setattr(Gatherer, "_by_text", down)
     before = graph_snapshot(gb)
     r = gb.client.post("/v1/gb/query", {"user_id": "u1", "query": ask(gb, QUESTION)})
     assert r.status == 502, r.body

@@ -36,6 +36,7 @@ from ...geo_math import haversine_km
 from ...models import DatasetKey
 from ...oneway import one_way
 from ...sqlite.db import Database, create_words, sqlite_errors, words_table
+from ...sqlite.words import informative, passages, phrase, term_rows
 from ...text import query_terms
 from ..knn import VectorTable, one_blas_thread, unit
 from ..port import GeoHit, Hit, Kind, SearchRequest, VectorItem, hybrid
@@ -43,6 +44,7 @@ from ..port import GeoHit, Hit, Kind, SearchRequest, VectorItem, hybrid
 P = ParamSpec("P")
 R = TypeVar("R")
 KM_PER_DEGREE_LAT = 111.2
+COUNTED_TERMS = 4096  # terms' passage counts kept per dataset (a question has at most 12)
 
 
 def epoch_key(key: DatasetKey) -> str:
@@ -64,6 +66,15 @@ class _Cached:
     epoch: int = -1
     seq: int = 0
     table: VectorTable = field(default_factory=VectorTable)
+
+
+@dataclass
+class _Counted:
+    """A dataset's passages as its searches by words last counted them."""
+
+    stamp: tuple[int, int]  # the dataset's epoch and its passages' highest seq
+    total: int
+    rows: dict[str, int] = field(default_factory=dict)  # passages holding each term
 
 
 def _words(conn: sqlite3.Connection, key: DatasetKey) -> str | None:
@@ -92,6 +103,7 @@ class SqliteVectorIndex:
     def __init__(self, db: Database) -> None:
         self.db = db
         self._cache: dict[tuple[str, str], _Cached] = {}
+        self._counted: dict[str, _Counted] = {}  # by dataset
         self._lock = threading.Lock()
         self.requests = 0
 
@@ -163,32 +175,57 @@ class SqliteVectorIndex:
         out: list[list[Hit]] = []
         kinds = tuple(dict.fromkeys(r.kind for r in requests))
         units: dict[int, np.ndarray] = {}  # the question's unit vector, once for all kinds
-        with self._lock, one_blas_thread(), self.db.read() as conn:
-            epoch, words, *tops = conn.execute(
-                _state_sql(kinds),
-                (epoch_key(key), words_table(key.pk), *(x for k in kinds for x in (key.pk, k))),
-            ).fetchone()
-            top = dict(zip(kinds, tops, strict=True))
-            for req in requests:
-                c = self._fresh(conn, key, req.kind, epoch or 0, top[req.kind])
-                q = units.get(id(req.vector))
-                if q is None:
-                    q = units[id(req.vector)] = unit(req.vector)
-                hits = [Hit(i, s) for i, s in c.table.search(q, req.k, req.min_score)]
+        with self.db.read() as conn:
+            with self._lock, one_blas_thread():
+                epoch, words, *tops = conn.execute(
+                    _state_sql(kinds),
+                    (epoch_key(key), words_table(key.pk), *(x for k in kinds for x in (key.pk, k))),
+                ).fetchone()
+                top = dict(zip(kinds, tops, strict=True))
+                for req in requests:
+                    c = self._fresh(conn, key, req.kind, epoch or 0, top[req.kind])
+                    q = units.get(id(req.vector))
+                    if q is None:
+                        q = units[id(req.vector)] = unit(req.vector)
+                    out.append([Hit(i, s) for i, s in c.table.search(q, req.k, req.min_score)])
+            # The words outside the lock (which guards the cached matrices):
+            # FTS5's BM25 runs in C without the GIL, and a search by words
+            # alone beside a query's vector search (memory/gather.py) need
+            # not wait for it. The same snapshot.
+            for i, req in enumerate(requests):
                 if req.text is not None and req.kind == "chunks":
-                    lexical = self._lexical(conn, key, req.text, req.k) if words else []
-                    hits = hybrid([h.id for h in hits], lexical, req.k)
-                out.append(hits)
+                    stamp = (epoch or 0, top[req.kind] or 0)
+                    lexical = self._lexical(conn, key, stamp, req.text, req.k) if words else []
+                    out[i] = hybrid([h.id for h in out[i]], lexical, req.k)
         return out
 
-    @staticmethod
-    def _lexical(conn: sqlite3.Connection, key: DatasetKey, text: str, k: int) -> list[int]:
-        """Passage IDs by BM25 (best first) for any of the text's terms."""
+    def _rows_of(
+        self, conn: sqlite3.Connection, key: DatasetKey, stamp: tuple[int, int], terms: list[str]
+    ) -> _Counted:
+        """How many passages hold each term, and how many there are: counted
+        once while the dataset's passages stay as they are (``stamp``: its
+        epoch, which a delete moves, and the highest seq of its passages'
+        vectors, which a write moves)."""
+        c = self._counted.get(key.pk)
+        if c is None or c.stamp != stamp or len(c.rows) > COUNTED_TERMS:
+            c = self._counted[key.pk] = _Counted(stamp, passages(conn, words_table(key.pk)))
+        missing = [t for t in terms if t not in c.rows]
+        if missing:
+            c.rows.update(term_rows(conn, words_table(key.pk), missing))
+        return c
+
+    def _lexical(
+        self, conn: sqlite3.Connection, key: DatasetKey, stamp: tuple[int, int], text: str, k: int
+    ) -> list[int]:
+        """Passage IDs by BM25 (best first) for any of the text's informative
+        terms (``sqlite.words.informative``: a term most passages hold costs
+        the most rows and adds no score)."""
         terms = query_terms(text)
         if not terms or k <= 0:
             return []
         table = words_table(key.pk)  # (the caller checked that it exists)
-        match = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+        counted = self._rows_of(conn, key, stamp, terms)
+        match = " OR ".join(phrase(t) for t in informative(terms, counted.rows, counted.total))
         rows = conn.execute(
             f"SELECT rowid FROM {table} WHERE {table} MATCH ? "
             f"ORDER BY bm25({table}), rowid LIMIT ?",

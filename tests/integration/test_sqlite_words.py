@@ -1,0 +1,129 @@
+"""The SQLite index's search by words leaves out the question's common terms
+(``sqlite.words.informative``): a term held by more than ``COMMON_SHARE`` of
+the dataset's passages is not in the MATCH while a rarer term remains, so
+the passages that hold only the common term are neither read nor scored
+(FTS5's BM25 gives such a term an IDF of about nothing). A question of common
+terms only is still searched by them. Real SQLite files; the counts follow
+the dataset's writes and deletes.
+
+And the query's first search by words runs beside the question's embedding
+(memory/gather.py), not after it."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+from fakes.anthropic_server import FakeAnthropic
+from fakes.latency import HeldOpenAI
+from gligabao.models import DatasetKey
+from gligabao.sqlite.db import Database
+from gligabao.sqlite.words import COMMON_SHARE, informative
+from gligabao.vectors.port import SearchRequest, VectorItem
+from gligabao.vectors.sqlite.store import SqliteVectorIndex
+
+DIM = 8
+KEY = DatasetKey("u1", "main")
+
+
+def e(i: int) -> list[float]:
+    return [1.0 if j == i else 0.0 for j in range(DIM)]
+
+
+def by_words(index: SqliteVectorIndex, text: str, k: int = 50) -> list[int]:
+    [hits] = index.search(KEY, [SearchRequest("chunks", [], k, 0.0, text=text)])
+    return [h.id for h in hits]
+
+
+@pytest.fixture
+def index(tmp_path: Path) -> SqliteVectorIndex:
+    """Ten passages: "budget" in eight of them (80%, above the share), "tofu"
+    in two, "lantern" in one of those eight."""
+    assert COMMON_SHARE < 0.8
+    idx = SqliteVectorIndex(Database(tmp_path / "gligabao.db"))
+    texts = {i: f"the budget review number {i}" for i in range(1, 9)}
+    texts[3] = "the budget review mentions a lantern"
+    texts[9] = "tofu for dinner"
+    texts[10] = "tofu and rice again"
+    idx.upsert(KEY, "chunks", [VectorItem(i, e(i % DIM), text=t) for i, t in texts.items()])
+    return idx
+
+
+def test_the_rule_keeps_the_rare_terms_or_all() -> None:
+    rows = {"budget": 8, "tofu": 2, "lantern": 1, "absent": 0}
+    assert informative(["budget", "tofu"], rows, 10) == ["tofu"]
+    assert informative(["budget", "lantern", "tofu"], rows, 10) == ["lantern", "tofu"]
+    # Only common terms, or common and absent ones: searched by all of them.
+    assert informative(["budget"], rows, 10) == ["budget"]
+    assert informative(["budget", "absent"], rows, 10) == ["budget", "absent"]
+    # At the share exactly, a term is kept (half of the rows: 5 of 10).
+    assert informative(["budget", "half"], {**rows, "half": 5}, 10) == ["half"]
+
+
+def test_a_common_term_leaves_the_match_while_a_rare_one_remains(
+    index: SqliteVectorIndex,
+) -> None:
+    # Without the rule, the eight "budget" passages would come too (after
+    # the tofu ones): the OR of the two terms matches all ten.
+    assert sorted(by_words(index, "budget tofu")) == [9, 10]
+    # A rare term inside the common ones: that passage alone.
+    assert by_words(index, "budget lantern") == [3]
+
+
+def test_a_question_of_common_terms_only_is_still_searched(index: SqliteVectorIndex) -> None:
+    assert sorted(by_words(index, "budget")) == list(range(1, 9))
+    assert sorted(by_words(index, "budget review")) == list(range(1, 9))
+
+
+def test_the_counts_follow_the_writes_and_the_deletes(index: SqliteVectorIndex) -> None:
+    assert sorted(by_words(index, "budget tofu")) == [9, 10]  # counted: 8 of 10
+    # Twenty more passages without "budget": 8 of 30, no longer common.
+    more = [VectorItem(i, e(0), text=f"a walk in the park {i}") for i in range(11, 31)]
+    index.upsert(KEY, "chunks", more)
+    assert sorted(by_words(index, "budget tofu")) == [*range(1, 9), 9, 10]
+    # The tofu passages and the walks deleted: 8 of 8 again, and "lantern"
+    # the rare one.
+    index.delete(KEY, "chunks", [9, 10, *range(11, 31)])
+    assert by_words(index, "budget lantern") == [3]
+
+
+def test_the_hybrid_request_fuses_the_informative_words(index: SqliteVectorIndex) -> None:
+    [hits] = index.search(KEY, [SearchRequest("chunks", e(1), 50, 0.5, text="budget tofu")])
+    # The vector finds passage 1 (and 9: 9 % 8 == 1); the words the tofu ones.
+    assert sorted(h.id for h in hits) == [1, 9, 10]
+
+
+def test_the_first_search_by_words_runs_beside_the_embedding(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake_anthropic_shared: FakeAnthropic
+) -> None:
+    """The embeddings fake answers the question only once the query's search
+    by words alone has reached the index (or after 10 s): code that embeds
+    first and searches the words after finds the embedding already answered."""
+    from gligabao import Memory
+
+    gate = threading.Event()
+    seen: list[int] = []  # embeddings answered when the words search came
+    real = SqliteVectorIndex.search
+
+    def spy(self: SqliteVectorIndex, key: DatasetKey, requests: list[SearchRequest]) -> object:
+        if requests and all(not r.vector and r.text for r in requests) and not gate.is_set():
+            seen.append(len(held.intervals))
+            gate.set()
+        return real(self, key, requests)
+
+    with HeldOpenAI(dim=DIM) as held:
+        for k, v in {**fake_anthropic_shared.env(), **held.env()}.items():
+            monkeypatch.setenv(k, v)
+        monkeypatch.setenv("GB_EMBEDDING_DIMENSION", str(DIM))
+        monkeypatch.delenv("GB_DYNAMODB_ENDPOINT", raising=False)
+        with Memory(path=tmp_path / "agent.db", user_id="alice") as gb:
+            gb.remember("Alice keeps a lantern in the shed.", extract=False)
+            gb.search("warm up")
+            monkeypatch.setattr(SqliteVectorIndex, "search", spy)
+            held.reset()
+            held.gate, held.gate_timeout_s = gate, 10.0
+            found = gb.search("Where is the lantern?")
+    assert seen == [0], "the words were searched after the embedding had answered"
+    assert "lantern" in found.passages[0].text
