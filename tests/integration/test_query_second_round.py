@@ -69,17 +69,10 @@ def test_a_second_round_that_fails_is_a_502_and_writes_nothing(
     remember(gb, "Kiss and Tell is a 1945 film in which Shirley Temple plays Corliss Archer.")
     remember(gb, CAREER)
 
-    real, calls = Gatherer._by_text, []
+    def down(self: Gatherer, key: Any, text: str, *_: Any) -> Any:
+        raise UpstreamError("vector index search: unavailable")
 
-    def down(self: Gatherer, key: Any, text: str, k: int) -> Any:
-        # The first round's search by words answers (it runs beside the
-        # embedding, before the second round is asked for); the second fails.
-        calls.append(text)
-        if len(calls) > 1:
-            raise UpstreamError("vector index search: unavailable")
-        return real(self, key, text, k)
-
-    monkeypatch.setattr(Gatherer, "_by_text", down)
+    monkeypatch.setattr(Gatherer, "_search_again", down)
     before = graph_snapshot(gb)
     r = gb.client.post("/v1/gb/query", {"user_id": "u1", "query": ask(gb, QUESTION)})
     assert r.status == 502, r.body

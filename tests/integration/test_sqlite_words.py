@@ -4,20 +4,14 @@ the dataset's passages is not in the MATCH while a rarer term remains, so
 the passages that hold only the common term are neither read nor scored
 (FTS5's BM25 gives such a term an IDF of about nothing). A question of common
 terms only is still searched by them. Real SQLite files; the counts follow
-the dataset's writes and deletes.
-
-And the query's first search by words runs beside the question's embedding
-(memory/gather.py), not after it."""
+the dataset's writes and deletes."""
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 
 import pytest
 
-from fakes.anthropic_server import FakeAnthropic
-from fakes.latency import HeldOpenAI
 from gligabao.models import DatasetKey
 from gligabao.sqlite.db import Database
 from gligabao.sqlite.words import COMMON_SHARE, informative
@@ -93,37 +87,3 @@ def test_the_hybrid_request_fuses_the_informative_words(index: SqliteVectorIndex
     [hits] = index.search(KEY, [SearchRequest("chunks", e(1), 50, 0.5, text="budget tofu")])
     # The vector finds passage 1 (and 9: 9 % 8 == 1); the words the tofu ones.
     assert sorted(h.id for h in hits) == [1, 9, 10]
-
-
-def test_the_first_search_by_words_runs_beside_the_embedding(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake_anthropic_shared: FakeAnthropic
-) -> None:
-    """The embeddings fake answers the question only once the query's search
-    by words alone has reached the index (or after 10 s): code that embeds
-    first and searches the words after finds the embedding already answered."""
-    from gligabao import Memory
-
-    gate = threading.Event()
-    seen: list[int] = []  # embeddings answered when the words search came
-    real = SqliteVectorIndex.search
-
-    def spy(self: SqliteVectorIndex, key: DatasetKey, requests: list[SearchRequest]) -> object:
-        if requests and all(not r.vector and r.text for r in requests) and not gate.is_set():
-            seen.append(len(held.intervals))
-            gate.set()
-        return real(self, key, requests)
-
-    with HeldOpenAI(dim=DIM) as held:
-        for k, v in {**fake_anthropic_shared.env(), **held.env()}.items():
-            monkeypatch.setenv(k, v)
-        monkeypatch.setenv("GB_EMBEDDING_DIMENSION", str(DIM))
-        monkeypatch.delenv("GB_DYNAMODB_ENDPOINT", raising=False)
-        with Memory(path=tmp_path / "agent.db", user_id="alice") as gb:
-            gb.remember("Alice keeps a lantern in the shed.", extract=False)
-            gb.search("warm up")
-            monkeypatch.setattr(SqliteVectorIndex, "search", spy)
-            held.reset()
-            held.gate, held.gate_timeout_s = gate, 10.0
-            found = gb.search("Where is the lantern?")
-    assert seen == [0], "the words were searched after the embedding had answered"
-    assert "lantern" in found.passages[0].text

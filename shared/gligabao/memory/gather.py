@@ -11,9 +11,7 @@ question's embedding one HTTP request to the model (tens to hundreds). So:
   index and the names table (wave 1), then the keyword seeds' rows and the
   edges around them (wave 2). Both are behind the embedding when it takes
   longer than two round trips; rarely one more (the row of a named entity a
-  common word's term list left out). The passages' search by words runs
-  beside it on another worker, and its ranking is fused with the vectors'
-  (``vectors.port.hybrid``) once both are in.
+  common word's term list left out).
 * After the vector search, wave 3: the rows of the similar facts, entities
   and passages, the edges around the similar entities that are not keyword
   seeds, and the two-hop edges (around the best neighbours the keyword seeds'
@@ -51,7 +49,7 @@ from ..records.meter import Meter
 from ..records.model import Step
 from ..retrieval_profile import RetrievalProfile
 from ..text import query_terms
-from ..vectors.port import Hit, SearchRequest, VectorIndex, hybrid
+from ..vectors.port import Hit, SearchRequest, VectorIndex
 from .hops import two_hop_from
 from .keywords import missing_named, name_lookups, rank_keywords
 from .options import StageOptions
@@ -144,22 +142,12 @@ class Gatherer:
         *,
         check_dataset: bool,
     ) -> Gathered:
-        # The passages' search by words needs no vector: it runs beside the
-        # embedding, and the two rankings are fused once both are in (as the
-        # index would have fused them; at a million tokens SQLite's BM25 takes
-        # as long as the embedding, docs/performance.md).
-        worded = start(self._by_text, key, inp.query, p.similar_passages)
         searched = start(self._search, key, inp, meter, p)
         try:
             words = self._by_words(key, inp, meter, p, check_dataset)
             found = searched.result()
-            found.chunks = hybrid(
-                [h.id for h in found.chunks], [h.id for h in worded.result()], p.similar_passages
-            )
-            found.step.counts["chunks"] = len(found.chunks)
             meter.call.steps.append(found.step)
         except BaseException:
-            _settle(worded)
             _settle(searched)
             raise
         return self._after_search(key, inp, meter, p, words, found)
@@ -189,7 +177,7 @@ class Gatherer:
             [
                 SearchRequest("entities", qvec, p.similar_entities, t),
                 SearchRequest("edges", qvec, p.similar_edges, t, live=inp.as_of is None),
-                SearchRequest("chunks", qvec, p.similar_passages, t),  # (its words: gather)
+                SearchRequest("chunks", qvec, p.similar_passages, t, text=inp.query),
                 SearchRequest("summaries", qvec, p.similar_summaries, t),
             ],
         )
@@ -203,12 +191,12 @@ class Gatherer:
         step = Step("search_vectors", (time.perf_counter() - t0) * 1000, counts)
         return Found(ents, edges, chunks, sums, step, qvec)
 
-    def _by_text(self, key: DatasetKey, text: str, k: int) -> list[Hit]:
-        """On a worker: the passages by their words alone (an empty vector; on
-        DynamoDB this saves a SearchVectors and a Query): the first round's
-        beside the embedding, the second round's (the question and the names
-        its best passages add) beside wave 4."""
-        return self.vectors.search(key, [SearchRequest("chunks", [], k, 0.0, text=text)])[0]
+    def _search_again(self, key: DatasetKey, text: str, p: RetrievalProfile) -> list[Hit]:
+        """The second round, on a worker: the passages by their words alone
+        (an empty vector: the question's found its passages in the first
+        round; on DynamoDB this saves a SearchVectors and a Query)."""
+        req = SearchRequest("chunks", [], p.second_round_passages, 0.0, text=text)
+        return self.vectors.search(key, [req])[0]
 
     def _by_words(
         self,
@@ -332,7 +320,7 @@ class Gatherer:
         again = second_round_text(
             inp.query, sorted(pool.ranks, key=lambda i: pool.ranks[i][0]), pool.rows, p
         )
-        second = Read(self._by_text, (key, again, p.second_round_passages)) if again else None
+        second = Read(self._search_again, (key, again, p)) if again else None
         wave = Wave({"second": second, **wave4_reads(self.graph, key, facts, seeds, pool.rows, p)})
         try:
             more = second_round_ranks(wave.get("second", []), pool.ranks, p.second_round_rank)

@@ -175,28 +175,23 @@ class SqliteVectorIndex:
         out: list[list[Hit]] = []
         kinds = tuple(dict.fromkeys(r.kind for r in requests))
         units: dict[int, np.ndarray] = {}  # the question's unit vector, once for all kinds
-        with self.db.read() as conn:
-            with self._lock, one_blas_thread():
-                epoch, words, *tops = conn.execute(
-                    _state_sql(kinds),
-                    (epoch_key(key), words_table(key.pk), *(x for k in kinds for x in (key.pk, k))),
-                ).fetchone()
-                top = dict(zip(kinds, tops, strict=True))
-                for req in requests:
-                    c = self._fresh(conn, key, req.kind, epoch or 0, top[req.kind])
-                    q = units.get(id(req.vector))
-                    if q is None:
-                        q = units[id(req.vector)] = unit(req.vector)
-                    out.append([Hit(i, s) for i, s in c.table.search(q, req.k, req.min_score)])
-            # The words outside the lock (which guards the cached matrices):
-            # FTS5's BM25 runs in C without the GIL, and a search by words
-            # alone beside a query's vector search (memory/gather.py) need
-            # not wait for it. The same snapshot.
-            for i, req in enumerate(requests):
+        with self._lock, one_blas_thread(), self.db.read() as conn:
+            epoch, words, *tops = conn.execute(
+                _state_sql(kinds),
+                (epoch_key(key), words_table(key.pk), *(x for k in kinds for x in (key.pk, k))),
+            ).fetchone()
+            top = dict(zip(kinds, tops, strict=True))
+            for req in requests:
+                c = self._fresh(conn, key, req.kind, epoch or 0, top[req.kind])
+                q = units.get(id(req.vector))
+                if q is None:
+                    q = units[id(req.vector)] = unit(req.vector)
+                hits = [Hit(i, s) for i, s in c.table.search(q, req.k, req.min_score)]
                 if req.text is not None and req.kind == "chunks":
                     stamp = (epoch or 0, top[req.kind] or 0)
                     lexical = self._lexical(conn, key, stamp, req.text, req.k) if words else []
-                    out[i] = hybrid([h.id for h in out[i]], lexical, req.k)
+                    hits = hybrid([h.id for h in hits], lexical, req.k)
+                out.append(hits)
         return out
 
     def _rows_of(
