@@ -87,3 +87,21 @@ def test_the_hybrid_request_fuses_the_informative_words(index: SqliteVectorIndex
     [hits] = index.search(KEY, [SearchRequest("chunks", e(1), 50, 0.5, text="budget tofu")])
     # The vector finds passage 1 (and 9: 9 % 8 == 1); the words the tofu ones.
     assert sorted(h.id for h in hits) == [1, 9, 10]
+
+
+def test_the_same_words_again_give_the_first_ranking_cut(index: SqliteVectorIndex) -> None:
+    """A second search by the same terms (a query's second round when the
+    question's own terms fill the cap) is answered from the first's ranking:
+    the same IDs a search of its own gives, without FTS5; a write in between
+    searches again."""
+    matches: list[str] = []
+    for conn in index.db._all:  # the pool's connections: count the MATCHes run
+        conn.set_trace_callback(lambda sql: matches.append(sql) if "bm25" in sql else None)
+    first = by_words(index, "budget lantern review number", k=50)
+    assert len(matches) == 1
+    again = by_words(index, "budget lantern review number", k=3)
+    assert again == first[:3] and len(matches) == 1
+    fresh = SqliteVectorIndex(index.db)  # no rankings kept: FTS5's own answer
+    assert by_words(fresh, "budget lantern review number", k=3) == again
+    index.upsert(KEY, "chunks", [VectorItem(40, e(0), text="lantern lantern lantern")])
+    assert by_words(index, "budget lantern review number", k=3)[0] == 40

@@ -45,6 +45,12 @@ P = ParamSpec("P")
 R = TypeVar("R")
 KM_PER_DEGREE_LAT = 111.2
 COUNTED_TERMS = 4096  # terms' passage counts kept per dataset (a question has at most 12)
+# The last searches by words kept (their rankings, by dataset, stamp and
+# MATCH): a query's second round asks the first round's terms again when the
+# question has 12 terms already (the names it adds are past text.query_terms'
+# cap), 2.7 ms at 1M tokens (docs/performance.md); its ranking is the
+# first's, cut to its k.
+RANKINGS_KEPT = 8
 
 
 def epoch_key(key: DatasetKey) -> str:
@@ -104,6 +110,7 @@ class SqliteVectorIndex:
         self.db = db
         self._cache: dict[tuple[str, str], _Cached] = {}
         self._counted: dict[str, _Counted] = {}  # by dataset
+        self._ranked: dict[tuple[str, tuple[int, int], str], tuple[int, list[int]]] = {}
         self._lock = threading.Lock()
         self.requests = 0
 
@@ -221,12 +228,22 @@ class SqliteVectorIndex:
         table = words_table(key.pk)  # (the caller checked that it exists)
         counted = self._rows_of(conn, key, stamp, terms)
         match = " OR ".join(phrase(t) for t in informative(terms, counted.rows, counted.total))
+        # (bm25, rowid) orders every row: the best k are the first k of any
+        # longer ranking of the same MATCH over the same rows.
+        mark = (key.pk, stamp, match)
+        kept = self._ranked.get(mark)
+        if kept is not None and (k <= kept[0] or len(kept[1]) < kept[0]):
+            return kept[1][:k]
         rows = conn.execute(
             f"SELECT rowid FROM {table} WHERE {table} MATCH ? "
             f"ORDER BY bm25({table}), rowid LIMIT ?",
             (match, k),
         ).fetchall()
-        return [int(r[0]) for r in rows]
+        ranking = [int(r[0]) for r in rows]
+        if len(self._ranked) >= RANKINGS_KEPT:
+            self._ranked.pop(next(iter(self._ranked)))
+        self._ranked[mark] = (k, ranking)
+        return ranking
 
     @sqlite_errors("vector index nearby")
     def nearby(
