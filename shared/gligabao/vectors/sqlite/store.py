@@ -48,8 +48,8 @@ COUNTED_TERMS = 4096  # terms' passage counts kept per dataset (a question has a
 # The last searches by words kept (their rankings, by dataset, stamp and
 # MATCH): a query's second round asks the first round's terms again when the
 # question has 12 terms already (the names it adds are past text.query_terms'
-# cap), 2.7 ms at 1M tokens (docs/performance.md); its ranking is the
-# first's, cut to its k.
+# cap: 5 of BEAM's 17 at 1M tokens, 2.7 ms each; docs/performance.md); its
+# ranking is the first's, cut to its k. Eight: a few queries' two rounds.
 RANKINGS_KEPT = 8
 
 
