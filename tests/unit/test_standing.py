@@ -4,6 +4,7 @@ past their share."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -151,3 +152,24 @@ def test_the_newest_statements_are_read_by_the_index(tmp_path: Path) -> None:
         )
     db.close()
     assert "standing_newest" in plan and "TEMP B-TREE" not in plan
+
+
+def test_a_kept_length_gives_the_same_ranking_to_the_bit(tmp_path: Path) -> None:
+    """The SQLite store measures each parsed vector once (``Standing.norm``):
+    the cosines are the floats of a length taken per query."""
+    import random
+
+    from gligabao.notes.port import vector_norm
+    from gligabao.notes.sqlite import SqliteNotesStore
+    from gligabao.sqlite.db import Database
+
+    rng = random.Random(7)
+    question = [rng.uniform(-1, 1) for _ in range(64)]
+    db = Database(tmp_path / "gb.db")
+    store = SqliteNotesStore(db)
+    store.add_standing(KEY, [_s(i, [rng.uniform(-1, 1) for _ in range(64)]) for i in range(1, 9)])
+    read = store.standing(KEY, 10)
+    assert all(s.norm == vector_norm(s.vector) for s in read)
+    unmeasured = [replace(s, norm=None) for s in read]
+    assert [c for c, _ in ranked(read, question)] == [c for c, _ in ranked(unmeasured, question)]
+    db.close()

@@ -16,14 +16,13 @@ vector to the question's, under a bounded share of the budget."""
 
 from __future__ import annotations
 
-import math
 import operator
 import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..models import Artifact
-from ..notes.port import Standing
+from ..notes.port import Standing, vector_norm
 
 if TYPE_CHECKING:  # a type only: extraction (and its prompts) stays out of browse's cold import
     from .extract import Fact
@@ -94,25 +93,23 @@ def from_texts(
     return out
 
 
-def _norm(v: Sequence[float]) -> float:
-    return math.sqrt(sum(map(operator.mul, v, v)))
-
-
-def _cosine(a: Sequence[float], b: Sequence[float], nb: float) -> float:
-    """``nb``: the norm of ``b`` (the question's, once for every statement).
+def _cosine(a: Sequence[float], b: Sequence[float], nb: float, na: float | None = None) -> float:
+    """``nb``: the norm of ``b`` (the question's, once for every statement);
+    ``na``: ``a``'s when the store kept it (the same float: ``vector_norm``).
     ``map(operator.mul)`` adds the same products in the same order as a
     generator would, at a third of its cost: up to ``KEPT`` statements of
     hundreds of dimensions each, in every query."""
     if not a or not b or len(a) != len(b):
         return 0.0
     dot = sum(map(operator.mul, a, b))
-    na = _norm(a)
+    if na is None:
+        na = vector_norm(a)
     return dot / (na * nb) if na and nb else 0.0
 
 
 def ranked(items: list[Standing], question: Sequence[float]) -> list[tuple[float, Standing]]:
     """Best first by the similarity of each statement to the question (ties:
     the newest first, as ``items`` come)."""
-    nq = _norm(question)
-    scored = [(_cosine(s.vector, question, nq), s) for s in items]
+    nq = vector_norm(question)
+    scored = [(_cosine(s.vector, question, nq, s.norm), s) for s in items]
     return sorted(scored, key=lambda p: -p[0])

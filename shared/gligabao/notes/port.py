@@ -10,6 +10,9 @@ removes its notes with its rows.
 
 from __future__ import annotations
 
+import math
+import operator
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -57,6 +60,16 @@ class Standing:
     artifact_id: int | None
     created_at: str
     vector: list[float] = field(default_factory=list)
+    # The vector's length (vector_norm), when the store kept it with the
+    # parsed vector: a query weighs up to 50 statements, and their lengths
+    # were half of that cost. None: computed when needed.
+    norm: float | None = None
+
+
+def vector_norm(v: Sequence[float]) -> float:
+    """A vector's length, the products summed by ``map`` (as the cosines of
+    memory/standing.py sum theirs): the same float wherever it is taken."""
+    return math.sqrt(sum(map(operator.mul, v, v)))
 
 
 @dataclass

@@ -11,7 +11,7 @@ from typing import Any
 
 from ..models import DatasetKey
 from ..sqlite.db import Database, sqlite_errors
-from .port import SessionMark, Standing, Summary
+from .port import SessionMark, Standing, Summary, vector_norm
 
 
 def _marks(n: int) -> str:
@@ -78,17 +78,19 @@ def _count(db: Database, due: _Due, key: DatasetKey, limit: int) -> int:
 class SqliteNotesStore:
     def __init__(self, db: Database) -> None:
         self.db = db
-        self._parsed: dict[str, tuple[float, ...]] = {}
+        self._parsed: dict[str, tuple[tuple[float, ...], float]] = {}
 
-    def _vector(self, raw: str | None) -> list[float]:
+    def _vector(self, raw: str | None) -> tuple[list[float], float | None]:
+        """A statement's vector and its length, parsed and measured once."""
         if not raw:
-            return []
+            return [], None
         got = self._parsed.get(raw)
         if got is None:
             if len(self._parsed) >= PARSED_KEPT:
                 self._parsed.clear()
-            got = self._parsed[raw] = tuple(json.loads(raw))
-        return list(got)
+            vec = tuple(json.loads(raw))
+            got = self._parsed[raw] = (vec, vector_norm(vec))
+        return list(got[0]), got[1]
 
     @sqlite_errors("notes store mark_stale")
     def mark_stale(self, key: DatasetKey, entity_ids: list[int], now: str) -> None:
@@ -174,7 +176,7 @@ class SqliteNotesStore:
         with self.db.connect() as conn:
             rows = conn.execute(NEWEST_STANDING, (key.pk, limit)).fetchall()
         return [
-            Standing(r[0], r[1], r[2], r[3], r[4], r[5], r[6], self._vector(r[7])) for r in rows
+            Standing(r[0], r[1], r[2], r[3], r[4], r[5], r[6], *self._vector(r[7])) for r in rows
         ]
 
     @sqlite_errors("notes store get_options")

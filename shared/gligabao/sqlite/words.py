@@ -33,3 +33,42 @@ def words_tables(conn: sqlite3.Connection) -> list[str]:
         (WORDS_PREFIX + "%",),
     ).fetchall()
     return [r[0] for r in rows]
+
+
+# A question's term held by more than this share of a dataset's passages is
+# left out of its search by words while a rarer term remains. FTS5's BM25
+# gives a term in half the rows or more an IDF of about nothing
+# (log((N - n + 0.5) / (n + 0.5)) <= 0, clamped to 1e-6): it adds no score,
+# yet its rows are the ones the search reads and scores: BEAM 100K, 0.55 to
+# 0.31 ms a search, every BEAM scale question's evidence the same at 100K and
+# 1M. Lower shares cut more and moved the results both ways (0.3: 100K recall
+# 0.317 to 0.339, 1M 0.400 to 0.396; docs/performance.md, "A million tokens").
+COMMON_SHARE = 0.5
+
+
+def phrase(term: str) -> str:
+    """A term as an FTS5 phrase (quoted: its characters are not syntax)."""
+    return '"' + term.replace('"', '""') + '"'
+
+
+def informative(
+    terms: list[str], rows: dict[str, int], total: int, share: float = COMMON_SHARE
+) -> list[str]:
+    """The terms a search by words needs (``rows``: how many passages hold
+    each; ``total``: how many there are): those held by at most ``share`` of
+    them, or all of them when none is (a question of common words only is
+    still searched by them). A term no passage holds finds nothing either way."""
+    rare = [t for t in terms if 0 < rows.get(t, 0) <= share * total]
+    return rare or terms
+
+
+def term_rows(conn: sqlite3.Connection, table: str, terms: list[str]) -> dict[str, int]:
+    """How many passages hold each term (stemmed as the table stems it)."""
+    sql = f"SELECT count(*) FROM {table} WHERE {table} MATCH ?"
+    return {t: int(conn.execute(sql, (phrase(t),)).fetchone()[0]) for t in terms}
+
+
+def passages(conn: sqlite3.Connection, table: str) -> int:
+    """How many passages the table holds (FTS5's docsize table has one row
+    each: a count of the table itself would read every text)."""
+    return int(conn.execute(f"SELECT count(*) FROM {table}_docsize").fetchone()[0])

@@ -36,6 +36,7 @@ from ...geo_math import haversine_km
 from ...models import DatasetKey
 from ...oneway import one_way
 from ...sqlite.db import Database, create_words, sqlite_errors, words_table
+from ...sqlite.words import informative, passages, phrase, term_rows
 from ...text import query_terms
 from ..knn import VectorTable, one_blas_thread, unit
 from ..port import GeoHit, Hit, Kind, SearchRequest, VectorItem, hybrid
@@ -43,6 +44,13 @@ from ..port import GeoHit, Hit, Kind, SearchRequest, VectorItem, hybrid
 P = ParamSpec("P")
 R = TypeVar("R")
 KM_PER_DEGREE_LAT = 111.2
+COUNTED_TERMS = 4096  # terms' passage counts kept per dataset (a question has at most 12)
+# The last searches by words kept (their rankings, by dataset, stamp and
+# MATCH): a query's second round asks the first round's terms again when the
+# question has 12 terms already (the names it adds are past text.query_terms'
+# cap: 5 of BEAM's 17 at 1M tokens, 2.7 ms each; docs/performance.md); its
+# ranking is the first's, cut to its k. Eight: a few queries' two rounds.
+RANKINGS_KEPT = 8
 
 
 def epoch_key(key: DatasetKey) -> str:
@@ -64,6 +72,15 @@ class _Cached:
     epoch: int = -1
     seq: int = 0
     table: VectorTable = field(default_factory=VectorTable)
+
+
+@dataclass
+class _Counted:
+    """A dataset's passages as its searches by words last counted them."""
+
+    stamp: tuple[int, int]  # the dataset's epoch and its passages' highest seq
+    total: int
+    rows: dict[str, int] = field(default_factory=dict)  # passages holding each term
 
 
 def _words(conn: sqlite3.Connection, key: DatasetKey) -> str | None:
@@ -92,6 +109,8 @@ class SqliteVectorIndex:
     def __init__(self, db: Database) -> None:
         self.db = db
         self._cache: dict[tuple[str, str], _Cached] = {}
+        self._counted: dict[str, _Counted] = {}  # by dataset
+        self._ranked: dict[tuple[str, tuple[int, int], str], tuple[int, list[int]]] = {}
         self._lock = threading.Lock()
         self.requests = 0
 
@@ -176,25 +195,55 @@ class SqliteVectorIndex:
                     q = units[id(req.vector)] = unit(req.vector)
                 hits = [Hit(i, s) for i, s in c.table.search(q, req.k, req.min_score)]
                 if req.text is not None and req.kind == "chunks":
-                    lexical = self._lexical(conn, key, req.text, req.k) if words else []
+                    stamp = (epoch or 0, top[req.kind] or 0)
+                    lexical = self._lexical(conn, key, stamp, req.text, req.k) if words else []
                     hits = hybrid([h.id for h in hits], lexical, req.k)
                 out.append(hits)
         return out
 
-    @staticmethod
-    def _lexical(conn: sqlite3.Connection, key: DatasetKey, text: str, k: int) -> list[int]:
-        """Passage IDs by BM25 (best first) for any of the text's terms."""
+    def _rows_of(
+        self, conn: sqlite3.Connection, key: DatasetKey, stamp: tuple[int, int], terms: list[str]
+    ) -> _Counted:
+        """How many passages hold each term, and how many there are: counted
+        once while the dataset's passages stay as they are (``stamp``: its
+        epoch, which a delete moves, and the highest seq of its passages'
+        vectors, which a write moves)."""
+        c = self._counted.get(key.pk)
+        if c is None or c.stamp != stamp or len(c.rows) > COUNTED_TERMS:
+            c = self._counted[key.pk] = _Counted(stamp, passages(conn, words_table(key.pk)))
+        missing = [t for t in terms if t not in c.rows]
+        if missing:
+            c.rows.update(term_rows(conn, words_table(key.pk), missing))
+        return c
+
+    def _lexical(
+        self, conn: sqlite3.Connection, key: DatasetKey, stamp: tuple[int, int], text: str, k: int
+    ) -> list[int]:
+        """Passage IDs by BM25 (best first) for any of the text's informative
+        terms (``sqlite.words.informative``: a term most passages hold costs
+        the most rows and adds no score)."""
         terms = query_terms(text)
         if not terms or k <= 0:
             return []
         table = words_table(key.pk)  # (the caller checked that it exists)
-        match = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+        counted = self._rows_of(conn, key, stamp, terms)
+        match = " OR ".join(phrase(t) for t in informative(terms, counted.rows, counted.total))
+        # (bm25, rowid) orders every row: the best k are the first k of any
+        # longer ranking of the same MATCH over the same rows.
+        mark = (key.pk, stamp, match)
+        kept = self._ranked.get(mark)
+        if kept is not None and (k <= kept[0] or len(kept[1]) < kept[0]):
+            return kept[1][:k]
         rows = conn.execute(
             f"SELECT rowid FROM {table} WHERE {table} MATCH ? "
             f"ORDER BY bm25({table}), rowid LIMIT ?",
             (match, k),
         ).fetchall()
-        return [int(r[0]) for r in rows]
+        ranking = [int(r[0]) for r in rows]
+        if len(self._ranked) >= RANKINGS_KEPT:
+            self._ranked.pop(next(iter(self._ranked)))
+        self._ranked[mark] = (k, ranking)
+        return ranking
 
     @sqlite_errors("vector index nearby")
     def nearby(
