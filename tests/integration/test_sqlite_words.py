@@ -3,8 +3,9 @@
 the dataset's passages is not in the MATCH while a rarer term remains, so
 the passages that hold only the common term are neither read nor scored
 (FTS5's BM25 gives such a term an IDF of about nothing). A question of common
-terms only is still searched by them. Real SQLite files; the counts follow
-the dataset's writes and deletes."""
+terms only is still searched by them, and so is a small dataset (under
+``COMMON_MIN_PASSAGES``; lowered here so that ten passages show the rule).
+Real SQLite files; the counts follow the dataset's writes and deletes."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from gligabao.models import DatasetKey
+from gligabao.sqlite import words
 from gligabao.sqlite.db import Database
 from gligabao.sqlite.words import COMMON_SHARE, informative
 from gligabao.vectors.port import SearchRequest, VectorItem
@@ -29,6 +31,11 @@ def e(i: int) -> list[float]:
 def by_words(index: SqliteVectorIndex, text: str, k: int = 50) -> list[int]:
     [hits] = index.search(KEY, [SearchRequest("chunks", [], k, 0.0, text=text)])
     return [h.id for h in hits]
+
+
+@pytest.fixture(autouse=True)
+def small_is_enough(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(words, "COMMON_MIN_PASSAGES", 8)
 
 
 @pytest.fixture
@@ -54,6 +61,15 @@ def test_the_rule_keeps_the_rare_terms_or_all() -> None:
     assert informative(["budget", "absent"], rows, 10) == ["budget", "absent"]
     # At the share exactly, a term is kept (half of the rows: 5 of 10).
     assert informative(["budget", "half"], {**rows, "half": 5}, 10) == ["half"]
+
+
+def test_a_small_dataset_is_searched_by_all_its_terms(
+    index: SqliteVectorIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rows = {"budget": 8, "tofu": 2}
+    assert informative(["budget", "tofu"], rows, 7) == ["budget", "tofu"]
+    monkeypatch.setattr(words, "COMMON_MIN_PASSAGES", 11)  # ten passages: small
+    assert sorted(by_words(index, "budget tofu")) == list(range(1, 11))
 
 
 def test_a_common_term_leaves_the_match_while_a_rare_one_remains(

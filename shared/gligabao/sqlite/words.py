@@ -44,6 +44,12 @@ def words_tables(conn: sqlite3.Connection) -> list[str]:
 # 1M. Lower shares cut more and moved the results both ways (0.3: 100K recall
 # 0.317 to 0.339, 1M 0.400 to 0.396; docs/performance.md, "A million tokens").
 COMMON_SHARE = 0.5
+# ... and only in a dataset of at least this many passages. In a small one the
+# cut saves nothing worth having, and a term's rows still count there: the
+# search by words is fused by rank (``vectors.port.hybrid``), so a passage
+# matched only by a common term keeps a rank even at a BM25 score of ~0.
+# BEAM 100K holds ~450 passages, its 1M ~3,300 (where the cut is wanted).
+COMMON_MIN_PASSAGES = 1000
 
 
 def phrase(term: str) -> str:
@@ -57,7 +63,10 @@ def informative(
     """The terms a search by words needs (``rows``: how many passages hold
     each; ``total``: how many there are): those held by at most ``share`` of
     them, or all of them when none is (a question of common words only is
-    still searched by them). A term no passage holds finds nothing either way."""
+    still searched by them) or when the dataset is small
+    (``COMMON_MIN_PASSAGES``). A term no passage holds finds nothing either way."""
+    if total < COMMON_MIN_PASSAGES:
+        return terms
     rare = [t for t in terms if 0 < rows.get(t, 0) <= share * total]
     return rare or terms
 
