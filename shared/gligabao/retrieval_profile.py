@@ -45,8 +45,8 @@ class RetrievalProfile(BaseModel):
     # 60 ran out before the budget (turns 0.867 in 2,300 tokens), 80: 0.874 in 2,400.
     # A long reply is ~3 windows, so 80 held ~30 BEAM messages: 160 raised BEAM 100K/14-15
     # from 0.619 to 0.662 (held-out 100K/13 0.556 to 0.612; LoCoMo conv 1 turns 0.906 to
-    # 0.909) for +1 ms of CPU a search at 100K tokens, +2 at 1M (bench.beam_scale); 240 the
-    # same on BEAM; the pool counted in messages instead, no better (docs/retrieval.md).
+    # 0.909; HotpotQA chain 0.93 to 0.92) for +1 ms of CPU a search at 100K tokens, +2 at 1M
+    # (bench.beam_scale); 240 the same on BEAM; a pool counted in messages, no better.
     similar_passages: int = Field(default=160, ge=0, le=1000)
     similar_summaries: int = Field(default=5, ge=0, le=1000)  # passages found by their summaries
     fallback_seeds: int = Field(
