@@ -3,7 +3,7 @@ conversations remembered turn by turn, one of them alone (~100K tokens) and
 all ten in one dataset (~1M tokens), and the same questions asked of both.
 
     .venv/bin/python -m bench.beam_scale [--data PATH] [--conversations 10]
-        [--dim 384] [--repeat 3]
+        [--dim 384] [--repeat 3] [--set NAME=VALUE] [--sweep NAME=V1,V2]
 
 The conversations are ``../shared/data/beam/beam_100k_dev.jsonl`` (read in
 place, never copied). The small dataset is its first conversation alone; the
@@ -26,7 +26,9 @@ Per dataset: the tokens remembered (the product's estimate, characters / 4:
 a BEAM "100K" conversation is ~170-225K of them) and the time it took; then
 ``--repeat`` rounds, each opening one dataset and then the other and asking
 every question with evidence of the first conversation with ``search`` once
-(after a warm-up): p50 and p95 over every ask; recall as bench.beam
+(after a warm-up): p50 and p95 over every ask, and the median CPU time
+of this process per ask (the steadier figure on a shared machine; it
+includes the fake embedder's bag of words, the same for every profile); recall as bench.beam
 measures it (the share of a question's evidence messages whose text, or one
 of its windows, reached the context), and the context's tokens. On the large
 dataset the questions of every conversation are asked too (recall over all
@@ -99,44 +101,50 @@ def remember(gb: Any, convs: list[Conversation]) -> tuple[int, float]:
     return stored, time.perf_counter() - t0
 
 
-def ask(gb: Any, conv: Conversation, q: Question) -> tuple[float, float, int]:
-    """(ms, share of the evidence found, context tokens)."""
-    t0 = time.perf_counter()
+def ask(gb: Any, conv: Conversation, q: Question) -> tuple[float, float, float, int]:
+    """(ms, CPU ms of this process, share of the evidence found, context tokens)."""
+    t0, c0 = time.perf_counter(), time.process_time()
     out = gb.search(q.text)
     ms = (time.perf_counter() - t0) * 1000
+    cpu = (time.process_time() - c0) * 1000
     parts = [p.text or p.summary or "" for p in out.passages]
     parts += [e.description or "" for e in out.edges]
     found = found_in(parts, conv, q, "turns")
-    return ms, len(found) / len(q.evidence), int(out.context_tokens)
+    return ms, cpu, len(found) / len(q.evidence), int(out.context_tokens)
 
 
-def asked(gb: Any, convs: list[Conversation]) -> tuple[list[float], list[float], list[int]]:
-    """Every question of ``convs`` once, after a warm-up: (ms, shares, tokens)."""
+Asked = tuple[list[float], list[float], list[float], list[int]]
+
+
+def asked(gb: Any, convs: list[Conversation]) -> Asked:
+    """Every question of ``convs`` once, after a warm-up: (ms, CPU ms, shares, tokens)."""
     gb.search("warm up")
-    lat, shares, toks = [], [], []
+    out: Asked = ([], [], [], [])
     for conv in convs:
         for q in conv.questions:
-            ms, share, n = ask(gb, conv, q)
-            lat.append(ms)
-            shares.append(share)
-            toks.append(n)
-    return lat, shares, toks
+            for got, x in zip(out, ask(gb, conv, q), strict=True):
+                got.append(x)  # type: ignore[arg-type]
+    return out
 
 
-def result(
-    size: int, load_s: float, who: str, got: list[tuple[list[float], list[float], list[int]]]
-) -> dict[str, Any]:
-    """One row: p50 and p95 over every round's asks, recall and context of the first."""
+def result(size: int, load_s: float, who: str, got: list[Asked]) -> dict[str, Any]:
+    """One row: p50 and p95 over every round's asks, CPU's median, recall and
+    context of the first."""
     return {"size": size, "load_s": load_s, "asked": who, "lat": [x for g in got for x in g[0]],
-            "recall": statistics.mean(got[0][1]), "questions": len(got[0][1]),
-            "tokens": statistics.median(got[0][2])}  # fmt: skip
+            "cpu": statistics.median(x for g in got for x in g[1]),
+            "recall": statistics.mean(got[0][2]), "questions": len(got[0][2]),
+            "tokens": statistics.median(got[0][3])}  # fmt: skip
 
 
-def run(tmp: Path, convs: list[Conversation], repeat: int) -> list[dict[str, Any]]:
+Profiles = list[tuple[str, dict[str, Any]]]
+
+
+def run(tmp: Path, convs: list[Conversation], repeat: int, profs: Profiles) -> list[dict[str, Any]]:
     """Both datasets remembered, then ``repeat`` rounds that each open one
-    and then the other and ask the first conversation's questions (a change
-    of the machine's load falls on both alike); last, on the large one,
-    every conversation's questions once."""
+    and then the other, once per profile (``--sweep``), and ask the first
+    conversation's questions (a change of the machine's load falls on all
+    alike); last, on the large one, every conversation's questions once per
+    profile."""
     from gligabao import Memory
 
     sets = {"small": convs[:1], "large": convs}
@@ -146,15 +154,18 @@ def run(tmp: Path, convs: list[Conversation], repeat: int) -> list[dict[str, Any
             loaded[name] = remember(gb, part)
         ruler.say(f"{len(part)} conversation(s): {loaded[name][0]:,} tokens remembered "
                   f"in {loaded[name][1]:.0f} s")  # fmt: skip
-    got: dict[str, list[Any]] = {name: [] for name in sets}
+    got: dict[tuple[str, str], list[Any]] = {(n, label): [] for n in sets for label, _ in profs}
     for _ in range(repeat):
         for name in sets:
-            with Memory(path=tmp / f"{name}.db", user_id="scale") as gb:
-                got[name].append(asked(gb, convs[:1]))
-    out = [result(*loaded[name], convs[0].id, got[name]) for name in sets]
-    if len(convs) > 1:
-        with Memory(path=tmp / "large.db", user_id="scale") as gb:
-            out.append(result(*loaded["large"], "all", [asked(gb, convs)]))
+            for label, fields in profs:
+                with Memory(tmp / f"{name}.db", user_id="scale", retrieval_profile=fields) as gb:
+                    got[name, label].append(asked(gb, convs[:1]))
+    out = [
+        {**result(*loaded[n], convs[0].id, g), "profile": label} for (n, label), g in got.items()
+    ]
+    for label, fields in profs if len(convs) > 1 else []:
+        with Memory(tmp / "large.db", user_id="scale", retrieval_profile=fields) as gb:
+            out.append({**result(*loaded["large"], "all", [asked(gb, convs)]), "profile": label})
     return out
 
 
@@ -164,6 +175,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--conversations", type=int, default=10)
     ap.add_argument("--dim", type=int, default=384)
     ap.add_argument("--repeat", type=int, default=5)
+    ruler.profile_options(ap)
     args = ap.parse_args(argv)
     print(load_average(), flush=True)
     convs = beam.load(Path(args.data))[: args.conversations]
@@ -176,15 +188,16 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            for r in run(Path(tmp), convs, args.repeat):
-                rows.append([f"{r['size']:,}", r["asked"], r["questions"],
+            for r in run(Path(tmp), convs, args.repeat, ruler.profiles(args)):
+                rows.append([r["profile"], f"{r['size']:,}", r["asked"], r["questions"],
                              f"{pct(r['lat'], 50):.1f}", f"{pct(r['lat'], 95):.1f}",
+                             f"{r['cpu']:.1f}",
                              f"{r['recall']:.3f}", f"{r['tokens']:,.0f}",
                              f"{r['load_s']:.0f} s"])  # fmt: skip
     finally:
         llm.stop()
         words.stop()
-    print(table(["tokens", "asked", "questions", "p50 ms", "p95", "recall", "context", "load"],
+    print(table(["profile", "tokens", "asked", "questions", "p50 ms", "p95", "CPU ms", "recall", "context", "load"],
                 rows))  # fmt: skip
     print(load_average())
     return 0

@@ -43,7 +43,11 @@ class RetrievalProfile(BaseModel):
     similar_edges: int = Field(default=20, ge=0, le=1000)
     # Passages of the hybrid search: a wide pool cut by the floor. LoCoMo passages alone:
     # 60 ran out before the budget (turns 0.867 in 2,300 tokens), 80: 0.874 in 2,400.
-    similar_passages: int = Field(default=80, ge=0, le=1000)
+    # A long reply is ~3 windows, so 80 held ~30 BEAM messages: 160 raised BEAM 100K/14-15
+    # from 0.619 to 0.662 (held-out 100K/13 0.556 to 0.612; LoCoMo conv 1 turns 0.906 to
+    # 0.909; HotpotQA chain 0.93 to 0.92) for +1 ms of CPU a search at 100K tokens, +2 at 1M
+    # (bench.beam_scale); 240 the same on BEAM; a pool counted in messages, no better.
+    similar_passages: int = Field(default=160, ge=0, le=1000)
     similar_summaries: int = Field(default=5, ge=0, le=1000)  # passages found by their summaries
     fallback_seeds: int = Field(
         default=25, ge=0, le=1000
@@ -105,8 +109,8 @@ class RetrievalProfile(BaseModel):
     w_passage: float = Field(
         default=1.5, ge=0, le=100.0
     )  # the best-ranked passage, before its words
-    # The decay down the hybrid search's ranks, slow so that a pool of 80 is cut by the
-    # floor rather than by its size (LoCoMo: 0.25 drops evidence ranked 10th to 40th).
+    # The decay down the hybrid search's ranks, slow so that the pool is cut by the floor
+    # rather than by its size (LoCoMo, a pool of 80: 0.25 drops evidence ranked 10th to 40th).
     passage_decay: float = Field(default=0.1, ge=0, le=100.0)
     # A passage's rank score times this plus its share of the question's terms
     # (bench/eval: 0.1 to 0.4 same recall, 0.25 the fewest tokens).

@@ -29,7 +29,7 @@ newest entities are the seeds: their edges and ends cost two more waves.
 Every bound is the retrieval profile's (:mod:`.profile`; the defaults): at
 most 12 terms, 100 names, 10 + 10 seeds (two edge queries each), 8 two-hop
 neighbours, 100 + 50 edges, one vector search round trip and one search by
-words, 80 + 5 passages and the 20 rows next to the 10 best (read with them),
+words, 160 + 5 passages and the 20 rows next to the 10 best (read with them),
 20 more from the second round; batch reads of at most 100 keys go out at
 once.
 """
