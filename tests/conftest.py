@@ -26,6 +26,7 @@ pytest_plugins = [
     "opensearch_node",
     "served_fixtures",
     "two_store_fixtures",
+    "scheduling",
 ]
 
 EMBED_DIM = 64
@@ -45,35 +46,6 @@ for _name, _value in (
     ("AWS_DEFAULT_REGION", "us-east-1"),
 ):
     os.environ.setdefault(_name, _value)
-
-
-# The files that run longest (the slowest 30 of a fresh-clone CI run, summed by
-# file), collected first: with `--dist loadfile` a worker takes whole files in
-# collection order, and a long one taken last leaves the other worker idle at
-# the end of the run. Only the order of files changes, never a file's own.
-LONG_FILES = (
-    "contract/test_schemathesis.py",
-    "integration/test_erase_fence.py",
-    "integration/test_crash_points.py",
-    "integration/test_events_crash_outbox.py",
-    "integration/test_correct_crash.py",
-    "integration/test_forget_crash_points.py",
-    "e2e/test_openapi.py",
-    "integration/test_idempotency_size.py",
-    "integration/test_events_crash.py",
-    "integration/test_events_crash_batch.py",
-    "integration/test_split_crash.py",
-    "bench/test_rulers.py",
-    "integration/test_faults.py",
-)
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    def rank(item: pytest.Item) -> int:
-        path = item.nodeid.split("::", 1)[0].removeprefix("tests/")
-        return LONG_FILES.index(path) if path in LONG_FILES else len(LONG_FILES)
-
-    items.sort(key=rank)  # stable: within a file, and among the rest, the order stays
 
 
 @pytest.fixture(autouse=True)
