@@ -1,10 +1,8 @@
 """How the suite is spread over pytest-xdist's workers (a plugin of conftest).
 
-- **Workers**: ``-n auto`` starts two per core. The suite waits about half its
-  time (servers on loopback, child processes, leases, the fakes' holds): two
-  workers on this 2-core machine kept the CPU 45% busy (user + sys over twice
-  the wall), and four ran the whole suite in 892 s against 1,180 s for two on
-  the same commit (both fresh-clone CI runs with other work on the machine).
+- **Workers**: ``-n auto`` starts one per core. The suite is CPU-bound: four
+  workers on this 2-core machine took 849 s of pytest in a quiet fresh-clone
+  CI run, two took 772-866 s (each CPU-heavy test about twice as long).
 - **Files** (``--dist loadfile``, this module's scheduler): a file's tests run
   on one worker, in order, and its module fixtures start once. A few long
   files whose fixtures are all per test (or per worker) are cut into
@@ -56,7 +54,7 @@ SPLIT = {
     "contract/test_schemathesis.py": 2,
     "integration/test_crash_points.py": 2,
 }
-WORKERS_PER_CORE = 2
+WORKERS_PER_CORE = 1
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
