@@ -59,12 +59,9 @@ def fresh_tables(endpoint: str, in_process: bool, fake: Any = None) -> None:
         if in_process:
             _keep(key, [m.Meta.table_name for m in ALL_MODELS], ALL_MODELS, short_name)
             if fake is not None and key in _templates:
-                with fake._lock:
-                    _fake_templates[key] = {
-                        short_name(m): copy.deepcopy(fake._tables[m.Meta.table_name])
-                        for m in ALL_MODELS
-                        if m.Meta.table_name in fake._tables
-                    }
+                _fake_templates[key] = fake.table_records(
+                    {m.Meta.table_name: short_name(m) for m in ALL_MODELS}
+                )
         _clients.update(shared_clients._clients)
         return
     from moto.dynamodb.models import dynamodb_backends
@@ -77,11 +74,15 @@ def fresh_tables(endpoint: str, in_process: bool, fake: Any = None) -> None:
         table.name = model.Meta.table_name
         table.table_arn = table._generate_arn(table.name)
         backend.tables[table.name] = table
-    records = _fake_templates.get(key, {}) if fake is not None else {}
-    for model in ALL_MODELS:
-        if short_name(model) in records:
-            with fake._lock:
-                fake._tables[model.Meta.table_name] = copy.deepcopy(records[short_name(model)])
+    if fake is not None:
+        records = _fake_templates.get(key, {})
+        fake.put_table_records(
+            {
+                m.Meta.table_name: records[short_name(m)]
+                for m in ALL_MODELS
+                if short_name(m) in records
+            }
+        )
     # The worker's client for this endpoint (a new one is ~0.2-0.4 s of
     # botocore session and service-model loading).
     shared_clients._clients.update(_clients)

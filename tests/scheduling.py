@@ -1,8 +1,8 @@
 """How the suite is spread over pytest-xdist's workers (a plugin of conftest).
 
-- **Workers**: ``-n auto`` starts one per core. The suite is CPU-bound: four
-  workers on this 2-core machine took 849 s of pytest in a quiet fresh-clone
-  CI run, two took 772-866 s (each CPU-heavy test about twice as long).
+- **Workers**: ``-n auto``, one per core. The suite is CPU-bound: four workers
+  on this 2-core machine took 849 s of pytest in a quiet fresh-clone CI run,
+  two took 772-866 s (each CPU-heavy test about twice as long).
 - **Files** (``--dist loadfile``, this module's scheduler): a file's tests run
   on one worker, in order, and its module fixtures start once. A few long
   files whose fixtures are all per test (or per worker) are cut into
@@ -15,7 +15,6 @@
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import pytest
@@ -54,12 +53,6 @@ SPLIT = {
     "contract/test_schemathesis.py": 2,
     "integration/test_crash_points.py": 2,
 }
-WORKERS_PER_CORE = 1
-
-
-def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return WORKERS_PER_CORE * (cores or 1)
 
 
 def _file(item: pytest.Item) -> str:

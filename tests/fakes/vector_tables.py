@@ -5,6 +5,7 @@ index added to a table that has items. Mixed into ``FakeDynamoVectors``."""
 
 from __future__ import annotations
 
+import copy
 import json
 import threading
 import time
@@ -71,6 +72,24 @@ class TableOps:
 
     def _table(self, headers: Headers, name: str) -> _Table | None:
         raise NotImplementedError
+
+    def table_records(self, names: dict[str, str]) -> dict[str, _Table]:
+        """Copies of the fake's own record of tables (its vector indexes and
+        their entries), by the label given for each table name: with
+        ``put_table_records``, a table's twin made without a CreateTable
+        (tests/moto_tables.py copies moto's side)."""
+        with self._lock:
+            return {
+                label: copy.deepcopy(self._tables[name])
+                for name, label in names.items()
+                if name in self._tables
+            }
+
+    def put_table_records(self, records: dict[str, _Table]) -> None:
+        """Take copies of ``records`` as the records of these table names."""
+        with self._lock:
+            for name, record in records.items():
+                self._tables[name] = copy.deepcopy(record)
 
     def _json(self, body: Any, status: int = 200) -> Answer:
         raise NotImplementedError
