@@ -178,7 +178,7 @@ def _scan_client(endpoint: str | None, region: str) -> Any:
     if client is None:
         import boto3
 
-        client = boto3.client("dynamodb", endpoint_url=endpoint, region_name=region)
+        client = boto3.client("dynamodb", endpoint_url=endpoint or None, region_name=region)
         _scan_clients[(endpoint, region)] = client
     return client
 
@@ -225,20 +225,36 @@ def _harness(
     gb_store: str,
 ) -> tuple[str, str]:
     """The environment and fresh tables of one `gb`; returns (prefix, endpoint)."""
-    from moto_tables import fresh_tables
+    from moto_tables import drop_tables, fresh_tables
 
     from gligabao import wiring
 
-    endpoint, extra, fake = moto_url, dict(gb_env), None
+    endpoint, extra, fake = "", dict(gb_env), None
     if gb_store == "dynamodb":
         fake = request.getfixturevalue("dynamo_vectors_fake")
         fake.lag_s = 0.0
         endpoint, extra["GB_VECTOR_STORE"] = fake.url, "dynamodb"
+    else:
+        _moto_in_process(request)
     prefix = configure_env(monkeypatch, endpoint, **extra)
     wiring.reset()
-    # moto answers in this process, directly or behind the vector fake
+    # moto answers in this process: directly, or behind the vector fake
     fresh_tables(endpoint, in_process=True, fake=fake)
+    request.addfinalizer(lambda: drop_tables(prefix))
     return prefix, endpoint
+
+
+def _moto_in_process(request: pytest.FixtureRequest) -> None:
+    """DynamoDB's default endpoint answered by moto in this process, no HTTP
+    (moto's ``mock_aws``), for one test: half the CPU of a call through moto's
+    server on loopback (bench/moto_calls.py). The backends are the ones the
+    session's moto server serves (``moto_url``), neither reset on start nor
+    emptied on stop: a child process given ``moto_url`` sees the same tables."""
+    from moto import mock_aws
+
+    mock = mock_aws()
+    mock.start(reset=False)
+    request.addfinalizer(lambda: mock.stop(remove_data=False))
 
 
 @pytest.fixture

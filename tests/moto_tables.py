@@ -101,3 +101,15 @@ def _keep(key: tuple[str, str], names: list[str], models: Any, short_name: Any) 
         where,
         {short_name(m): copy.deepcopy(t) for m, t in zip(models, tables, strict=True)},
     )
+
+
+def drop_tables(prefix: str) -> None:
+    """A finished test's tables out of this process's moto (items and all):
+    the worker's heap, and so each garbage collection, stays the size of one test."""
+    from moto.dynamodb.models import dynamodb_backends
+
+    for account in list(dynamodb_backends):
+        for region in list(dynamodb_backends[account]):
+            tables = dynamodb_backends[account][region].tables
+            for name in [n for n in tables if n.startswith(prefix)]:
+                tables.pop(name, None)

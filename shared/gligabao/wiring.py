@@ -333,10 +333,13 @@ def idempotency() -> Idempotency:
         from .idempotency.sqlite import sqlite_idempotency
 
         return sqlite_idempotency(database(), cfg.idempotency_ttl_s)
+    from .dynamodb.client import shared_client
+    from .dynamodb.tables import IdempotencyRow
     from .idempotency.dynamodb import dynamodb_idempotency
 
+    tables_configured()
     return dynamodb_idempotency(
-        cfg.table("idempotency"), cfg.dynamodb_endpoint, cfg.region, cfg.idempotency_ttl_s
+        shared_client(IdempotencyRow), cfg.table("idempotency"), cfg.idempotency_ttl_s
     )
 
 

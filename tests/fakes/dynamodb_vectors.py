@@ -75,6 +75,7 @@ class FakeDynamoVectors(TableOps):
         self.searches: list[tuple[str, str]] = []  # (table, index) of every SearchVectors
         self._tables: dict[str, _Table] = {}
         self._lock = threading.RLock()
+        self._upstream = threading.local()  # .conn: this thread's connection to moto
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -131,20 +132,37 @@ class FakeDynamoVectors(TableOps):
     def _forward(
         self, headers: list[tuple[str, str]], body: bytes
     ) -> tuple[int, dict[str, str], bytes]:
-        conn = http.client.HTTPConnection(self.upstream_host, self.upstream_port, timeout=60)
-        try:
-            conn.putrequest("POST", "/", skip_host=True, skip_accept_encoding=True)
-            for k, v in headers:
-                if k.lower() not in HOP_BY_HOP and k.lower() != "content-length":
-                    conn.putheader(k, v)
-            conn.putheader("content-length", str(len(body)))
-            conn.endheaders(body)
-            resp = conn.getresponse()
-            data = resp.read()
+        # One kept-alive connection to moto per handler thread: a new one per
+        # request cost a TCP handshake and a new moto server thread each time.
+        for attempt in (0, 1):
+            conn = getattr(self._upstream, "conn", None)
+            if conn is None:
+                conn = http.client.HTTPConnection(
+                    self.upstream_host, self.upstream_port, timeout=60
+                )
+                self._upstream.conn = conn
+            try:
+                conn.putrequest("POST", "/", skip_host=True, skip_accept_encoding=True)
+                for k, v in headers:
+                    if k.lower() not in HOP_BY_HOP and k.lower() != "content-length":
+                        conn.putheader(k, v)
+                conn.putheader("content-length", str(len(body)))
+                conn.endheaders(body)
+                resp = conn.getresponse()
+                data = resp.read()
+            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
+                # moto closed the idle connection before reading this request: sent again
+                conn.close()
+                self._upstream.conn = None
+                if attempt:
+                    raise
+                continue
+            if resp.will_close:
+                conn.close()
+                self._upstream.conn = None
             out = {k.lower(): v for k, v in resp.getheaders() if k.lower() not in HOP_BY_HOP}
             return resp.status, out, data
-        finally:
-            conn.close()
+        raise AssertionError("unreachable")
 
     def _call(self, headers: list[tuple[str, str]], op: str, body: dict[str, Any]) -> Any:
         """An internal request to moto (signed headers are reused as they are:

@@ -327,7 +327,9 @@ def _drop_table(gb: Harness, short: str) -> None:
     from gligabao.config import settings
 
     cfg = settings()
-    client = boto3.client("dynamodb", endpoint_url=cfg.dynamodb_endpoint, region_name=cfg.region)
+    client = boto3.client(
+        "dynamodb", endpoint_url=cfg.dynamodb_endpoint or None, region_name=cfg.region
+    )
     client.delete_table(TableName=cfg.table(short))
     client.get_waiter("table_not_exists").wait(TableName=cfg.table(short))
 

@@ -49,7 +49,9 @@ def test_ttl_is_on_for_the_record_tables_and_off_for_the_memory(gb: Harness) -> 
     from gligabao.config import settings
 
     cfg = settings()
-    client = boto3.client("dynamodb", endpoint_url=cfg.dynamodb_endpoint, region_name=cfg.region)
+    client = boto3.client(
+        "dynamodb", endpoint_url=cfg.dynamodb_endpoint or None, region_name=cfg.region
+    )
 
     def ttl(short: str) -> dict[str, Any]:
         desc = client.describe_time_to_live(TableName=cfg.table(short))

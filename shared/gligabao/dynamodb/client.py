@@ -74,3 +74,9 @@ class SharedClientModel(Model):
                 inner._client = client
                 inner._gb_shared = True
         return conn
+
+
+def shared_client(model: type[SharedClientModel]) -> Any:
+    """The botocore client the table models share, for code that calls
+    DynamoDB without a model (Powertools' idempotency layer)."""
+    return model._get_connection().connection.client
