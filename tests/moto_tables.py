@@ -19,6 +19,7 @@ vector indexes, empty) is copied beside moto's.
 from __future__ import annotations
 
 import copy
+from dataclasses import dataclass
 from typing import Any
 
 # (endpoint, vector store) -> (moto's account and region, short name ->
@@ -113,3 +114,62 @@ def drop_tables(prefix: str) -> None:
             tables = dynamodb_backends[account][region].tables
             for name in [n for n in tables if n.startswith(prefix)]:
                 tables.pop(name, None)
+
+
+@dataclass
+class Snapshot:
+    """A test's stored state, to be given to later tests as it stood (a
+    costly fixture built once a worker): moto's tables by short name, the
+    vector fake's records of them, the in-process vector index's tables."""
+
+    where: tuple[str, str]  # moto's account and region
+    tables: dict[str, Any]
+    fake_records: dict[str, Any]
+    vectors: dict[Any, Any] | None
+
+
+def snapshot(fake: Any = None, vectors: Any = None) -> Snapshot:
+    """Copies of every table of the current settings (prefix) as they stand;
+    ``fake``: the vector fake in front of moto; ``vectors``: the in-process
+    vector index (`MemoryVectorIndex`), whose tables are copied too."""
+    from moto.dynamodb.models import dynamodb_backends
+
+    from gligabao.dynamodb.tables import ALL_MODELS, short_name
+
+    names = {m.Meta.table_name: short_name(m) for m in ALL_MODELS}
+    where = _find(next(iter(names)))
+    assert where is not None, "the tables are not in this process's moto"
+    backend = dynamodb_backends[where[0]][where[1]]
+    tables = {short: copy.deepcopy(backend.tables[name]) for name, short in names.items()}
+    records = fake.table_records(names) if fake is not None else {}
+    kept = None
+    if vectors is not None:
+        with vectors._lock:
+            kept = copy.deepcopy(vectors._tables)
+    return Snapshot(where, tables, records, kept)
+
+
+def restore(snap: Snapshot, fake: Any = None, vectors: Any = None) -> None:
+    """The tables of the current settings (prefix) made copies of ``snap``'s,
+    and the vector fake's records and the in-process index with them."""
+    from moto.dynamodb.models import dynamodb_backends
+
+    from gligabao.dynamodb.tables import ALL_MODELS, short_name
+
+    backend = dynamodb_backends[snap.where[0]][snap.where[1]]
+    for model in ALL_MODELS:
+        table = copy.deepcopy(snap.tables[short_name(model)])
+        table.name = model.Meta.table_name
+        table.table_arn = table._generate_arn(table.name)
+        backend.tables[table.name] = table
+    if fake is not None:
+        fake.put_table_records(
+            {
+                m.Meta.table_name: snap.fake_records[short_name(m)]
+                for m in ALL_MODELS
+                if short_name(m) in snap.fake_records
+            }
+        )
+    if vectors is not None and snap.vectors is not None:
+        with vectors._lock:
+            vectors._tables = copy.deepcopy(snap.vectors)

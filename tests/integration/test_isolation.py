@@ -14,6 +14,7 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
+from moto_tables import Snapshot, restore, snapshot
 from remember_helpers import ent, extraction, fact
 
 from conftest import Harness, Reply
@@ -68,8 +69,32 @@ def _post(gb: Harness, path: str, body: dict[str, Any], **kw: Any) -> Reply:
     return gb.client.post(path, body, **kw)
 
 
+# The world of each vector store, built by the first test of a worker that
+# asks for it and copied into the fresh tables of every later one (six calls
+# a world, 1-2.5 s: most of this file's time when each test built its own).
+_worlds: dict[str, tuple[Snapshot, World]] = {}
+
+
 @pytest.fixture
-def world(gb: Harness) -> World:
+def world(gb: Harness, gb_store: str, request: pytest.FixtureRequest) -> World:
+    """B: "main" and "shared" with facts, a chunked text, queries, a session,
+    an idempotency key. A: "main" with facts of its own (same IDs as B's)."""
+    fake = request.getfixturevalue("dynamo_vectors_fake") if gb_store == "dynamodb" else None
+    vectors = gb.vectors if gb_store == "memory" else None
+    kept = _worlds.get(gb_store)
+    if kept is not None:
+        restore(kept[0], fake, vectors)
+        w = kept[1]
+        # the copy is the world: B's rows, vectors and calls are there to be reached
+        assert sum(vectors_of(gb, B, "main").values())
+        assert gb.client.get(f"/v1/gb/calls/{w.b_calls[0]}?user_id={B}").status == 200
+        return World(gb, list(w.b_calls), w.b_entities, w.b_edges, list(w.a_calls))
+    w = _build_world(gb)
+    _worlds[gb_store] = (snapshot(fake, vectors), w)
+    return w
+
+
+def _build_world(gb: Harness) -> World:
     """B: "main" and "shared" with facts, a chunked text, queries, a session,
     an idempotency key. A: "main" with facts of its own (same IDs as B's)."""
     b_calls: list[str] = []
