@@ -14,6 +14,10 @@ indexes and TTL; only the way to get them is shorter.
 Behind the DynamoDB vector fake (tests/fakes/dynamodb_vectors.py, in front of
 this process's moto) the same holds: the fake's own record of each table (its
 vector indexes, empty) is copied beside moto's.
+
+The same copying gives a costly fixture once a worker (`snapshot` after the
+first test built it, `restore` into each later test's tables), and
+`drop_tables` takes a finished test's tables out of moto.
 """
 
 from __future__ import annotations
@@ -65,25 +69,9 @@ def fresh_tables(endpoint: str, in_process: bool, fake: Any = None) -> None:
                 )
         _clients.update(shared_clients._clients)
         return
-    from moto.dynamodb.models import dynamodb_backends
 
     wiring.tables_configured()
-    (account, region), template = kept
-    backend = dynamodb_backends[account][region]
-    for model in ALL_MODELS:
-        table = copy.deepcopy(template[short_name(model)])
-        table.name = model.Meta.table_name
-        table.table_arn = table._generate_arn(table.name)
-        backend.tables[table.name] = table
-    if fake is not None:
-        records = _fake_templates.get(key, {})
-        fake.put_table_records(
-            {
-                m.Meta.table_name: records[short_name(m)]
-                for m in ALL_MODELS
-                if short_name(m) in records
-            }
-        )
+    _put_copies(*kept, fake, _fake_templates.get(key, {}))
     # The worker's client for this endpoint (a new one is ~0.2-0.4 s of
     # botocore session and service-model loading).
     shared_clients._clients.update(_clients)
@@ -152,24 +140,32 @@ def snapshot(fake: Any = None, vectors: Any = None) -> Snapshot:
 def restore(snap: Snapshot, fake: Any = None, vectors: Any = None) -> None:
     """The tables of the current settings (prefix) made copies of ``snap``'s,
     and the vector fake's records and the in-process index with them."""
+    _put_copies(snap.where, snap.tables, fake, snap.fake_records)
+    if vectors is not None and snap.vectors is not None:
+        with vectors._lock:
+            vectors._tables = copy.deepcopy(snap.vectors)
+
+
+def _put_copies(
+    where: tuple[str, str], tables: dict[str, Any], fake: Any, records: dict[str, Any]
+) -> None:
+    """Copies of ``tables`` (moto's, by short name) as the tables of the current
+    settings, in moto's backend of ``where``; with the vector fake's ``records``."""
     from moto.dynamodb.models import dynamodb_backends
 
     from gligabao.dynamodb.tables import ALL_MODELS, short_name
 
-    backend = dynamodb_backends[snap.where[0]][snap.where[1]]
+    backend = dynamodb_backends[where[0]][where[1]]
     for model in ALL_MODELS:
-        table = copy.deepcopy(snap.tables[short_name(model)])
+        table = copy.deepcopy(tables[short_name(model)])
         table.name = model.Meta.table_name
         table.table_arn = table._generate_arn(table.name)
         backend.tables[table.name] = table
     if fake is not None:
         fake.put_table_records(
             {
-                m.Meta.table_name: snap.fake_records[short_name(m)]
+                m.Meta.table_name: records[short_name(m)]
                 for m in ALL_MODELS
-                if short_name(m) in snap.fake_records
+                if short_name(m) in records
             }
         )
-    if vectors is not None and snap.vectors is not None:
-        with vectors._lock:
-            vectors._tables = copy.deepcopy(snap.vectors)
