@@ -235,7 +235,7 @@ def _harness(
         fake.lag_s = 0.0
         endpoint, extra["GB_VECTOR_STORE"] = fake.url, "dynamodb"
     else:
-        _moto_in_process(request)
+        _moto_in_process(request, monkeypatch)
     prefix = configure_env(monkeypatch, endpoint, **extra)
     wiring.reset()
     # moto answers in this process: directly, or behind the vector fake
@@ -244,14 +244,26 @@ def _harness(
     return prefix, endpoint
 
 
-def _moto_in_process(request: pytest.FixtureRequest) -> None:
+def _moto_in_process(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
     """DynamoDB's default endpoint answered by moto in this process, no HTTP
     (moto's ``mock_aws``), for one test: half the CPU of a call through moto's
     server on loopback (bench/moto_calls.py). The backends are the ones the
     session's moto server serves (``moto_url``), neither reset on start nor
-    emptied on stop: a child process given ``moto_url`` sees the same tables."""
+    emptied on stop: a child process given ``moto_url`` sees the same tables.
+    One request at a time, under the lock the server takes (moto checks a
+    condition and writes in two steps; DynamoDB is atomic per item)."""
     from moto import mock_aws
+    from moto.core.models import botocore_stubber
 
+    from gligabao.local.embedded import BACKENDS_LOCK
+
+    unlocked = type(botocore_stubber).process_request
+
+    def serialized(req: Any) -> Any:
+        with BACKENDS_LOCK:
+            return unlocked(botocore_stubber, req)
+
+    monkeypatch.setattr(botocore_stubber, "process_request", serialized)
     mock = mock_aws()
     mock.start(reset=False)
     request.addfinalizer(lambda: mock.stop(remove_data=False))

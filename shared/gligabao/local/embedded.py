@@ -18,6 +18,10 @@ def free_port(host: str = "127.0.0.1") -> int:
         return int(s.getsockname()[1])
 
 
+# moto's backends are global to the process: one lock for whatever serves them.
+BACKENDS_LOCK = threading.Lock()
+
+
 class _Serialized:
     """Runs one DynamoDB request at a time. moto checks a condition and then
     writes in two Python steps, so two threads could both pass a conditional
@@ -26,7 +30,7 @@ class _Serialized:
 
     def __init__(self, app: Any) -> None:
         self.app = app
-        self.lock = threading.Lock()
+        self.lock = BACKENDS_LOCK
 
     def __call__(self, environ: dict[str, Any], start_response: Any) -> Iterable[bytes]:
         with self.lock:
