@@ -59,13 +59,14 @@ def dynamodb_client() -> Any:
 def dynamo_mock(aws_env: None) -> Iterator[str]:
     """Every table, fresh, in moto's in-process mock; yields the prefix."""
     from moto import mock_aws
+    from moto_tables import tables_as_configured
 
     from gligabao.dynamodb import admin
 
     prefix = f"t{next(_prefixes)}_"
     with mock_aws():
         admin.configure_tables(prefix, "", "us-east-1")
-        admin.create_tables()
+        tables_as_configured("mock")
         yield prefix
     admin.configure_tables("gb_", "", "us-east-1")
 
@@ -114,15 +115,22 @@ def dynamo_process(aws_env: None, moto_process_url: str) -> Iterator[str]:
 @pytest.fixture
 def dynamo_server(aws_env: None, moto_server_url: str) -> Iterator[str]:
     """Every table, fresh, on the moto server (real HTTP, real threads)."""
-    yield from _tables_on(moto_server_url)
+    yield from _tables_on(moto_server_url, in_process=True)
 
 
-def _tables_on(url: str) -> Iterator[str]:
+def _tables_on(url: str, in_process: bool = False) -> Iterator[str]:
+    """``in_process``: the server is this process's (its tables are copied
+    after the first, tests/moto_tables.py)."""
+    from moto_tables import tables_as_configured
+
     from gligabao.dynamodb import admin
 
     prefix = f"s{next(_prefixes)}_"
     admin.configure_tables(prefix, url, "us-east-1")
-    admin.create_tables()
+    if in_process:
+        tables_as_configured(url)
+    else:
+        admin.create_tables()
     yield prefix
     admin.delete_tables()
     admin.configure_tables("gb_", "", "us-east-1")

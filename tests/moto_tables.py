@@ -92,6 +92,22 @@ def _keep(key: tuple[str, str], names: list[str], models: Any, short_name: Any) 
     )
 
 
+def tables_as_configured(label: str) -> None:
+    """Every table of the models as `admin.configure_tables` last set them, new
+    and empty, in this process's moto: made the real way the first time a
+    worker asks under ``label`` (what the adapters' suites create), copies of
+    those after."""
+    from gligabao.dynamodb import admin
+    from gligabao.dynamodb.tables import ALL_MODELS, short_name
+
+    kept = _templates.get((label, ""))
+    if kept is not None:
+        _put_copies(*kept, None, {})
+        return
+    admin.create_tables()
+    _keep((label, ""), [m.Meta.table_name for m in ALL_MODELS], ALL_MODELS, short_name)
+
+
 def drop_tables(prefix: str) -> None:
     """A finished test's tables out of this process's moto (items and all):
     the worker's heap, and so each garbage collection, stays the size of one test."""
