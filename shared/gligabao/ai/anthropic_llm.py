@@ -15,9 +15,9 @@ from ..errors import (
     UpstreamError,
     detail_of,
     failure_kind,
-    optional_sdk,
 )
 from .port import LLMReply, LLMRequest
+from .sdk_clients import sdk_client
 
 # Extended-thinking budgets per reasoning level. The output limit is raised by
 # the budget so that thinking never eats the room the JSON reply needs.
@@ -104,9 +104,13 @@ class AnthropicLLM:
                     "which is not set"
                 )
             # Lazy: keeps the SDK out of the handlers' cold start.
-            anthropic = optional_sdk("anthropic", "provider anthropic")
-            self._client = anthropic.Anthropic(
-                api_key=self._api_key, timeout=self._timeout_s, max_retries=self._max_retries
+            self._client = sdk_client(
+                "anthropic",
+                "provider anthropic",
+                "Anthropic",
+                api_key=self._api_key,
+                timeout=self._timeout_s,
+                max_retries=self._max_retries,
             )
         return self._client
 

@@ -6,10 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 from .. import deadline
-from ..errors import UpstreamError, detail_of, failure_kind, optional_sdk
+from ..errors import UpstreamError, detail_of, failure_kind
 from ..text import estimate_tokens
 from . import port
 from .port import Embeddings, EmbedKind
+from .sdk_clients import sdk_client
 
 
 class OpenAIEmbedder:
@@ -27,10 +28,13 @@ class OpenAIEmbedder:
     def _sdk(self) -> Any:
         if self._client is None:
             # Lazy: keeps the SDK out of the handlers' cold start.
-            openai = optional_sdk("openai", "OpenAI embeddings")
-
-            self._client = openai.OpenAI(
-                api_key=self._api_key, timeout=self._timeout_s, max_retries=self._max_retries
+            self._client = sdk_client(
+                "openai",
+                "OpenAI embeddings",
+                "OpenAI",
+                api_key=self._api_key,
+                timeout=self._timeout_s,
+                max_retries=self._max_retries,
             )
         return self._client
 

@@ -13,8 +13,9 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from ..errors import NotConfigured, Truncated, UpstreamError, detail_of, failure_kind, optional_sdk
+from ..errors import NotConfigured, Truncated, UpstreamError, detail_of, failure_kind
 from .port import LLMReply, LLMRequest
+from .sdk_clients import sdk_client
 
 # Servers without keys (Ollama, a local vLLM) still get one: the SDK wants it.
 NO_KEY = "unused"
@@ -42,9 +43,10 @@ class OpenAILLM:
             )
         if self._client is None:
             # Lazy: keeps the SDK out of the handlers' cold start.
-            openai = optional_sdk("openai", "provider openai")
-
-            self._client = openai.OpenAI(
+            self._client = sdk_client(
+                "openai",
+                "provider openai",
+                "OpenAI",
                 api_key=self._api_key or NO_KEY,
                 base_url=self._base_url or None,
                 timeout=self._timeout_s,

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...errors import UpstreamError, detail_of, failure_kind, optional_sdk
+from ...errors import UpstreamError, detail_of, failure_kind
+from ..sdk_clients import sdk_client
 from .port import RerankReply, RerankRequest, estimated_tokens, ranked, search_units
 
 # Servers without keys (a self-hosted reranker) still get one: the SDK wants it.
@@ -42,9 +43,10 @@ class HttpReranker:
     def _sdk(self) -> Any:
         if self._client is None:
             # Lazy: keeps the SDK out of the handlers' cold start.
-            openai = optional_sdk("openai", "the HTTP reranker")
-
-            self._client = openai.OpenAI(
+            self._client = sdk_client(
+                "openai",
+                "the HTTP reranker",
+                "OpenAI",
                 api_key=self._api_key or NO_KEY,
                 base_url=self._base_url,
                 timeout=self._timeout_s,
