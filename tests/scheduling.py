@@ -1,8 +1,10 @@
 """How the suite is spread over pytest-xdist's workers (a plugin of conftest).
 
-- **Workers**: ``-n auto``, one per core. The suite is CPU-bound: four workers
-  on this 2-core machine took 849 s of pytest in a quiet fresh-clone CI run,
-  two took 772-866 s (each CPU-heavy test about twice as long).
+- **Workers**: ``-n auto``, one per core and one more (the hook below). With
+  one a core the second half of a run waited a quarter of its time (leases,
+  timeouts, child processes): fresh-clone CI on this 2-core machine, pytest
+  604 s at two workers (CPU busy 81%), 498 s at three (93%). Four, when most
+  tests still went through moto's server on loopback, took longer than two.
 - **Files** (``--dist loadfile``, this module's scheduler): a file's tests run
   on one worker, in order, and its module fixtures start once. A few long
   files whose fixtures are all per test (or per worker) are cut into
@@ -15,6 +17,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import pytest
@@ -53,6 +56,16 @@ SPLIT = {
     "contract/test_schemathesis.py": 2,
     "integration/test_crash_points.py": 2,
 }
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """``-n auto``: one worker a core and one more (the environment's
+    ``PYTEST_XDIST_AUTO_NUM_WORKERS`` still wins). The second half of a run
+    waits a quarter of its time at two workers on two cores (leases, timeouts,
+    child processes: /proc/stat every 5 s, fresh-clone CI)."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None
+    return len(os.sched_getaffinity(0)) + 1
 
 
 def _file(item: pytest.Item) -> str:
