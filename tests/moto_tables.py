@@ -62,7 +62,7 @@ def fresh_tables(endpoint: str, in_process: bool, fake: Any = None) -> None:
     if kept is None:
         create_tables()
         if in_process:
-            _keep(key, [m.Meta.table_name for m in ALL_MODELS], ALL_MODELS, short_name)
+            _keep(key)
             if fake is not None and key in _templates:
                 _fake_templates[key] = fake.table_records(
                     {m.Meta.table_name: short_name(m) for m in ALL_MODELS}
@@ -77,19 +77,30 @@ def fresh_tables(endpoint: str, in_process: bool, fake: Any = None) -> None:
     shared_clients._clients.update(_clients)
 
 
-def _keep(key: tuple[str, str], names: list[str], models: Any, short_name: Any) -> None:
+def _copies() -> tuple[tuple[str, str], dict[str, Any]] | None:
+    """Deep copies of the tables of the current settings, by short name, with
+    moto's account and region that hold them; None when they are not all in
+    this process's moto, or one has a stream (streams are never copied)."""
     from moto.dynamodb.models import dynamodb_backends
 
-    where = _find(names[0])
+    from gligabao.dynamodb.tables import ALL_MODELS, short_name
+
+    where = _find(ALL_MODELS[0].Meta.table_name)
     if where is None:
-        return  # not this process's moto: the real way each time
-    tables = [dynamodb_backends[where[0]][where[1]].tables.get(n) for n in names]
-    if any(t is None or t.stream_shard is not None for t in tables):
-        return  # streams are never copied: the real way each time
-    _templates[key] = (
-        where,
-        {short_name(m): copy.deepcopy(t) for m, t in zip(models, tables, strict=True)},
-    )
+        return None
+    backend = dynamodb_backends[where[0]][where[1]]
+    tables = {short_name(m): backend.tables.get(m.Meta.table_name) for m in ALL_MODELS}
+    if any(t is None or t.stream_shard is not None for t in tables.values()):
+        return None
+    return where, {short: copy.deepcopy(t) for short, t in tables.items()}
+
+
+def _keep(key: tuple[str, str]) -> None:
+    """The tables as they stand now, the template of ``key`` (else: made the
+    real way each time)."""
+    copies = _copies()
+    if copies is not None:
+        _templates[key] = copies
 
 
 def tables_as_configured(label: str) -> None:
@@ -98,14 +109,13 @@ def tables_as_configured(label: str) -> None:
     worker asks under ``label`` (what the adapters' suites create), copies of
     those after."""
     from gligabao.dynamodb import admin
-    from gligabao.dynamodb.tables import ALL_MODELS, short_name
 
     kept = _templates.get((label, ""))
     if kept is not None:
         _put_copies(*kept, None, {})
         return
     admin.create_tables()
-    _keep((label, ""), [m.Meta.table_name for m in ALL_MODELS], ALL_MODELS, short_name)
+    _keep((label, ""))
 
 
 def drop_tables(prefix: str) -> None:
@@ -136,21 +146,17 @@ def snapshot(fake: Any = None, vectors: Any = None) -> Snapshot:
     """Copies of every table of the current settings (prefix) as they stand;
     ``fake``: the vector fake in front of moto; ``vectors``: the in-process
     vector index (`MemoryVectorIndex`), whose tables are copied too."""
-    from moto.dynamodb.models import dynamodb_backends
-
     from gligabao.dynamodb.tables import ALL_MODELS, short_name
 
+    copies = _copies()
+    assert copies is not None, "the tables are not in this process's moto"
     names = {m.Meta.table_name: short_name(m) for m in ALL_MODELS}
-    where = _find(next(iter(names)))
-    assert where is not None, "the tables are not in this process's moto"
-    backend = dynamodb_backends[where[0]][where[1]]
-    tables = {short: copy.deepcopy(backend.tables[name]) for name, short in names.items()}
     records = fake.table_records(names) if fake is not None else {}
     kept = None
     if vectors is not None:
         with vectors._lock:
             kept = copy.deepcopy(vectors._tables)
-    return Snapshot(where, tables, records, kept)
+    return Snapshot(*copies, records, kept)
 
 
 def restore(snap: Snapshot, fake: Any = None, vectors: Any = None) -> None:
