@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from gligabao.memory.context import Passage, Scored, fill
-from gligabao.memory.coverage import cover, first_person, many_messages
+from gligabao.memory.coverage import cover, first_person, many_messages, not_user_share, user_said
 from gligabao.memory.scoring import Score
 from gligabao.models import Artifact
 from gligabao.retrieval_profile import DEFAULT
@@ -91,7 +91,7 @@ def test_transcript_turns_and_document_chunks_are_not_folded() -> None:
 
 def test_a_first_person_question_weighs_the_users_turns() -> None:
     mine, reply = cand(1, 0.6), cand(2, 1.0, speaker="assistant")
-    cover("What did I say about my budget?", [mine, reply], DEFAULT)
+    cover("What did I decide about my budget?", [mine, reply], DEFAULT)
     assert mine.score == 0.6
     assert reply.score == pytest.approx(DEFAULT.w_not_user)
     # Third person, or about the assistant's words: both as they were.
@@ -99,6 +99,41 @@ def test_a_first_person_question_weighs_the_users_turns() -> None:
         mine, reply = cand(1, 0.6), cand(2, 1.0, speaker="assistant")
         cover(q, [mine, reply], DEFAULT)
         assert (mine.score, reply.score) == (0.6, 1.0)
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("Can you walk me through the order in which I brought up my movie plans?", True),
+        ("How many different shoe sizes have I mentioned across my messages?", True),
+        ("What did I tell you about my sister?", True),
+        ("When did I first mention the trip?", True),
+        ("What have I told you about my sister?", True),
+        ("Which films did I ask you about last week?", False),  # "did I ask": not a statement
+        ("Which films have I asked you about?", True),
+        ("What did Melanie say she mentioned to Caroline?", False),
+        ("Can you summarize how my budget developed?", False),
+    ],
+)
+def test_user_said(question: str, expected: bool) -> None:
+    assert user_said(question) is expected
+
+
+def test_the_share_an_assistants_passage_keeps() -> None:
+    p = DEFAULT.with_overrides({"w_user_said": 0.1, "w_not_user": 0.4, "w_not_user_summary": 0.7})
+    cases = {
+        "In what order did I bring up the stores? Mention the ones I brought up.": 0.1,
+        "Can you summarize how my sneaker choices developed?": 0.7,  # first person, a summary
+        "What did I decide about my budget?": 0.4,  # first person
+        "Summarize what you recommended for the trip.": 1.0,  # the assistant's own words
+        "What did Melanie paint?": 1.0,  # third person
+    }
+    for question, share in cases.items():
+        assert not_user_share(question, p) == share, question
+    reply = cand(2, 1.0, speaker="assistant")
+    cover("Which titles have I mentioned so far?", [reply], p)
+    assert reply.score == pytest.approx(0.1)
+    assert reply.why is not None and dict(reply.why.parts)["not_user"] == pytest.approx(-0.9)
 
 
 def test_a_many_message_question_reaches_other_sessions() -> None:
@@ -119,7 +154,15 @@ def test_a_many_message_question_reaches_other_sessions() -> None:
 
 
 def test_the_rules_off_leave_the_scores() -> None:
-    off = DEFAULT.with_overrides({"w_same_text": 1.0, "w_not_user": 1.0, "session_share": 1.0})
+    off = DEFAULT.with_overrides(
+        {
+            "w_same_text": 1.0,
+            "w_not_user": 1.0,
+            "w_user_said": 1.0,
+            "w_not_user_summary": 1.0,
+            "session_share": 1.0,
+        }
+    )
     cs = [cand(11, 1.0, parent=10), cand(12, 0.9, parent=10), cand(2, 0.8, speaker="assistant")]
     cover("Can you give me a summary of what I said?", cs, off)
     assert [c.score for c in cs] == [1.0, 0.9, 0.8]

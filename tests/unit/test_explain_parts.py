@@ -101,6 +101,14 @@ def _prompted(p: RetrievalProfile) -> Score:
 COVERAGE: dict[str, tuple[Any, str]] = {
     "w_same_text": (lambda p: _covered(p, "What is the plan?"), "same_text"),
     "w_not_user": (lambda p: _covered(p, "What did I plan?", speaker="assistant"), "not_user"),
+    "w_user_said": (
+        lambda p: _covered(p, "Which plans have I mentioned?", speaker="assistant"),
+        "not_user",
+    ),
+    "w_not_user_summary": (
+        lambda p: _covered(p, "Summarize how my plan developed.", speaker="assistant"),
+        "not_user",
+    ),
     "session_share": (lambda p: _covered(p, "Give me a summary of the plan."), "session_cover"),
     "w_prompt": (_prompted, "prompt"),
 }

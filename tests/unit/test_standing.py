@@ -28,6 +28,9 @@ from gligabao.text import estimate_tokens
         ("I prefer a balanced approach, using AI for efficiency.", "user", "preference"),
         ("Please remember that I never eat pork.", None, "instruction"),
         ("Never suggest paid tools to me.", "user", "instruction"),
+        # One stated marker is enough, whatever the sentences around it.
+        ("Can you help with my list? From now on, give me the page counts.", "user", "instruction"),
+        ("I've never tried Allbirds. I prefer a sleek, modern look.", "user", "preference"),
     ],
 )
 def test_standing_statements_are_recognised(text: str, speaker: str | None, kind: str) -> None:
@@ -41,6 +44,15 @@ def test_standing_statements_are_recognised(text: str, speaker: str | None, kind
         ("We went hiking on Saturday and cooked pasta.", "user"),  # no standing marker
         ("The committee always meets on Mondays.", "user"),  # not first person, no imperative
         ("I always " + "really " * 200 + "like it.", "user"),  # a report, not a statement
+        # Narrated, not stated: an experience, an option, the user's own plan or memory.
+        ("I've never met Kelly at any book club event.", "user"),
+        ("I have never returned any sneakers due to fit issues.", "user"),
+        ("They fit my interests, and I can always look for something new later.", "user"),
+        ("Thanks! I'll make sure to ask everyone about their allergies.", "user"),
+        ("And yeah, I'll keep in mind that they might not suit rough trails.", "user"),
+        ("I'm returning them, but I remember that Nike offers no returns on these.", "user"),
+        # A question: the marker is asked about, not stated.
+        ("The stream lagged at 720p. What can I do to avoid this in the future?", "user"),
     ],
 )
 def test_other_turns_are_not(text: str, speaker: str) -> None:

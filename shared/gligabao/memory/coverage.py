@@ -52,6 +52,15 @@ _ASKS_ASSISTANT = re.compile(
     re.IGNORECASE,
 )
 # A summary, an order of events, a development over time: many messages.
+# "the order in which I brought up", "the titles I mentioned", "when did I first mention": the
+# user's own words are the answer, the assistant's replies only repeat them.
+_USER_SAID = re.compile(
+    r"\b(?:I(?:'ve| have| had| first| just| ever)?\s+(?:brought up|mentioned|said|told you|"
+    r"asked(?: you)?(?: about)?|shared|raised|noted|talked about)|did I (?:first |ever |"
+    r"originally )?(?:bring up|mention|say|tell you|share|note|raise))\b"
+)
+# A summary or a recap asks what was discussed, the replies as much as the user's turns.
+_SUMMARY = re.compile(r"\b(?:summar\w*|recap\w*|overview)\b", re.IGNORECASE)
 _MANY = re.compile(
     r"\b(?:summar\w*|overview|recap|in (?:what|which) order|the order|order in which|"
     r"sequence|chronolog\w*|timeline|walk me through|over time|progress(?:ed|ion)?|"
@@ -63,6 +72,17 @@ _MANY = re.compile(
 def first_person(question: str) -> bool:
     """The question asks about what its asker (the user) said or did."""
     return bool(_FIRST_PERSON.search(question)) and not _ASKS_ASSISTANT.search(question)
+
+
+def user_said(question: str) -> bool:
+    """The question asks what the user said ("the order in which I brought
+    up ...", "the titles I mentioned")."""
+    return bool(_USER_SAID.search(question))
+
+
+def summary(question: str) -> bool:
+    """The question asks for a summary of what was discussed."""
+    return bool(_SUMMARY.search(question))
 
 
 def many_messages(question: str) -> bool:
@@ -154,11 +174,23 @@ def prompts_of(
     return out
 
 
-def users_words(candidates: list[Scored], p: RetrievalProfile) -> None:
-    """A first-person question: the assistant's passages keep ``w_not_user``."""
+def users_words(candidates: list[Scored], share: float) -> None:
+    """A first-person question: the assistant's passages keep ``share``."""
     for c in candidates:
         if c.passage is not None and (c.passage.chunk.speaker or "").lower() in NOT_USER:
-            _scale(c, p.w_not_user, "not_user")
+            _scale(c, share, "not_user")
+
+
+def not_user_share(question: str, p: RetrievalProfile) -> float:
+    """What an assistant's passage keeps for this question: ``w_user_said``
+    when it asks what the user said; for another first-person question,
+    ``w_not_user_summary`` when it asks for a summary, else ``w_not_user``;
+    else all of it."""
+    if user_said(question):
+        return p.w_user_said
+    if not first_person(question):
+        return 1.0
+    return p.w_not_user_summary if summary(question) else p.w_not_user
 
 
 def cover_sessions(candidates: list[Scored], p: RetrievalProfile) -> None:
@@ -192,8 +224,7 @@ def fill_profile(question: str, p: RetrievalProfile) -> RetrievalProfile:
 
 def cover(question: str, candidates: list[Scored], p: RetrievalProfile) -> list[Scored]:
     """The rules above, in order (each sees the scores the one before left)."""
-    if first_person(question):
-        users_words(candidates, p)
+    users_words(candidates, not_user_share(question, p))
     one_per_message(candidates, p)
     if many_messages(question):
         cover_sessions(candidates, p)

@@ -35,6 +35,20 @@ _RULE = re.compile(
     r"i don't like|i do not like|i want you to|don't ever|do not ever)\b",
     re.IGNORECASE,
 )
+# A marker the user narrates rather than states: an experience ("I've never met
+# Kelly"), an option ("I can always look for another"), their own plan or memory
+# ("I'll make sure to ask", "I'll keep in mind", "I remember that"). The words
+# just before the marker, in its sentence.
+_NARRATED = {
+    "never": re.compile(r"\b(?:'ve|have|has|had|'d)\s+$", re.IGNORECASE),
+    "always": re.compile(r"\b(?:can|could|might|may|will|'ll)\s+$", re.IGNORECASE),
+    "make sure": re.compile(r"\b(?:i|we)(?:'ll|'d| will| would| am going to)?\s+$", re.IGNORECASE),
+    "keep in mind": re.compile(r"\b(?:i|we)(?:'ll|'d| will| would)?\s+$", re.IGNORECASE),
+    "remember that": re.compile(
+        r"\b(?:i|we)(?:'ll|'d| will| would| do| still)?\s+$", re.IGNORECASE
+    ),
+}
+_SENTENCE = re.compile(r"[^.!?\n]*(?:[.!?]+|\n|$)")
 _FIRST_PERSON = re.compile(r"\b(?:i|me|my|i'm|i'd|i've)\b", re.IGNORECASE)
 _PREFER = re.compile(r"\b(?:prefer|like|love|hate|favou?rite)\b", re.IGNORECASE)
 RULE_MAX_CHARS = 600  # a standing statement is a sentence or two, not a report
@@ -74,11 +88,26 @@ def recognise(text: str, speaker: str | None) -> str:
     first person or as an imperative, short, with a standing marker."""
     if (speaker or "").strip().lower() in NOT_USER:
         return ""
-    if len(text) > RULE_MAX_CHARS or not _RULE.search(text):
+    if len(text) > RULE_MAX_CHARS or not _stated(text):
         return ""
     if not _FIRST_PERSON.search(text) and not re.match(r"\s*(?:always|never|please)\b", text, re.I):
         return ""
     return "preference" if _PREFER.search(text) else "instruction"
+
+
+def _stated(text: str) -> bool:
+    """A standing marker the user states: not in a question ("what can I do
+    to avoid this in the future?"), not narrated (:data:`_NARRATED`)."""
+    for sentence in _SENTENCE.finditer(text):
+        said = sentence.group(0)
+        if said.rstrip().endswith("?"):
+            continue
+        for m in _RULE.finditer(said):
+            word = m.group(0).lower()
+            narrated = next((r for w, r in _NARRATED.items() if word.startswith(w)), None)
+            if narrated is None or not narrated.search(said[: m.start()]):
+                return True
+    return False
 
 
 def from_texts(
