@@ -130,12 +130,10 @@ class RetrievalProfile(BaseModel):
     # (1, off: 0.603; 0.5 and 0.3: 0.614, 0.3 in fewer tokens on 100K/14-15 alone).
     w_not_user: float = Field(default=0.5, ge=0, le=1)
     # A question about what the user said ("the order in which I brought up"): the share
-    # an assistant's passage keeps (BEAM dev, all ten: 133 of 140 evidence messages of
-    # such questions are the user's).
+    # an assistant's passage keeps (BEAM dev, all ten: 141 of 150 evidence messages of such
+    # questions are the user's). Event ordering 0.37 to 0.50 on 100K/14-15, 0.57 to 0.68
+    # held out (100K/13); 0.05 the same; 0.5 is w_not_user's.
     w_user_said: float = Field(default=0.2, ge=0, le=1)
-    # A summary ("summarize how my plans developed"): BEAM dev, 85 of 112 evidence
-    # messages are the assistant's replies.
-    w_not_user_summary: float = Field(default=0.5, ge=0, le=1)
     # A many-message question: the n-th passage of one session keeps this to the n
     # (1, off: 0.616; 0.85: 0.619; 0.7 and 0.5: 0.614: within one question's evidence).
     session_share: float = Field(default=0.85, ge=0, le=1)

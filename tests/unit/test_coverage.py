@@ -120,10 +120,10 @@ def test_user_said(question: str, expected: bool) -> None:
 
 
 def test_the_share_an_assistants_passage_keeps() -> None:
-    p = DEFAULT.with_overrides({"w_user_said": 0.1, "w_not_user": 0.4, "w_not_user_summary": 0.7})
+    p = DEFAULT.with_overrides({"w_user_said": 0.1, "w_not_user": 0.4})
     cases = {
         "In what order did I bring up the stores? Mention the ones I brought up.": 0.1,
-        "Can you summarize how my sneaker choices developed?": 0.7,  # first person, a summary
+        "Can you summarize how my sneaker choices developed?": 1.0,  # a summary: both sides
         "What did I decide about my budget?": 0.4,  # first person
         "Summarize what you recommended for the trip.": 1.0,  # the assistant's own words
         "What did Melanie paint?": 1.0,  # third person
@@ -159,7 +159,6 @@ def test_the_rules_off_leave_the_scores() -> None:
             "w_same_text": 1.0,
             "w_not_user": 1.0,
             "w_user_said": 1.0,
-            "w_not_user_summary": 1.0,
             "session_share": 1.0,
         }
     )

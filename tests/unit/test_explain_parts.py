@@ -105,10 +105,6 @@ COVERAGE: dict[str, tuple[Any, str]] = {
         lambda p: _covered(p, "Which plans have I mentioned?", speaker="assistant"),
         "not_user",
     ),
-    "w_not_user_summary": (
-        lambda p: _covered(p, "Summarize how my plan developed.", speaker="assistant"),
-        "not_user",
-    ),
     "session_share": (lambda p: _covered(p, "Give me a summary of the plan."), "session_cover"),
     "w_prompt": (_prompted, "prompt"),
 }
