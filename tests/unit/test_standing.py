@@ -28,9 +28,15 @@ from gligabao.text import estimate_tokens
         ("I prefer a balanced approach, using AI for efficiency.", "user", "preference"),
         ("Please remember that I never eat pork.", None, "instruction"),
         ("Never suggest paid tools to me.", "user", "instruction"),
+        ("I want you to make sure to list the prices.", "user", "instruction"),
         # One stated marker is enough, whatever the sentences around it.
         ("Can you help with my list? From now on, give me the page counts.", "user", "instruction"),
         ("I've never tried Allbirds. I prefer a sleek, modern look.", "user", "preference"),
+        (
+            "I prefer e-books for their portability, can you help me find a balance?",
+            "user",
+            "preference",
+        ),
     ],
 )
 def test_standing_statements_are_recognised(text: str, speaker: str | None, kind: str) -> None:
@@ -49,6 +55,7 @@ def test_standing_statements_are_recognised(text: str, speaker: str | None, kind
         ("I have never returned any sneakers due to fit issues.", "user"),
         ("They fit my interests, and I can always look for something new later.", "user"),
         ("Thanks! I'll make sure to ask everyone about their allergies.", "user"),
+        ("I'll reach out to Lily soon and make sure to ask about her diet.", "user"),
         ("And yeah, I'll keep in mind that they might not suit rough trails.", "user"),
         ("I'm returning them, but I remember that Nike offers no returns on these.", "user"),
         # A question: the marker is asked about, not stated.

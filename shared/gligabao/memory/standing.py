@@ -38,17 +38,24 @@ _RULE = re.compile(
 # A marker the user narrates rather than states: an experience ("I've never met
 # Kelly"), an option ("I can always look for another"), their own plan or memory
 # ("I'll make sure to ask", "I'll keep in mind", "I remember that"). The words
-# just before the marker, in its sentence.
+# just before the marker, in its clause.
+# ... "I'll reach out to them and make sure to ask": the user's subject before it, the
+# assistant not addressed in between ("I want you to make sure" is an instruction).
+_OWN_PLAN = re.compile(
+    r"\b(?:i|we)(?:'ll|'d| will| would| am going to| need to| have to)?\s+"
+    r"(?:(?!you\b)[\w'’]+\s+){0,10}$",
+    re.IGNORECASE,
+)
 _NARRATED = {
     "never": re.compile(r"\b(?:'ve|have|has|had|'d)\s+$", re.IGNORECASE),
     "always": re.compile(r"\b(?:can|could|might|may|will|'ll)\s+$", re.IGNORECASE),
-    "make sure": re.compile(r"\b(?:i|we)(?:'ll|'d| will| would| am going to)?\s+$", re.IGNORECASE),
-    "keep in mind": re.compile(r"\b(?:i|we)(?:'ll|'d| will| would)?\s+$", re.IGNORECASE),
-    "remember that": re.compile(
-        r"\b(?:i|we)(?:'ll|'d| will| would| do| still)?\s+$", re.IGNORECASE
-    ),
+    "make sure": _OWN_PLAN,
+    "keep in mind": _OWN_PLAN,
+    "remember that": _OWN_PLAN,
 }
-_SENTENCE = re.compile(r"[^.!?\n]*(?:[.!?]+|\n|$)")
+# A clause: up to a comma, a semicolon or a sentence's end ("I prefer e-books, can
+# you help me choose?" states a preference in its first clause and asks in its second).
+_CLAUSE = re.compile(r"[^.!?;,\n]*(?:[.!?;,]+|\n|$)")
 _FIRST_PERSON = re.compile(r"\b(?:i|me|my|i'm|i'd|i've)\b", re.IGNORECASE)
 _PREFER = re.compile(r"\b(?:prefer|like|love|hate|favou?rite)\b", re.IGNORECASE)
 RULE_MAX_CHARS = 600  # a standing statement is a sentence or two, not a report
@@ -96,10 +103,10 @@ def recognise(text: str, speaker: str | None) -> str:
 
 
 def _stated(text: str) -> bool:
-    """A standing marker the user states: not in a question ("what can I do
-    to avoid this in the future?"), not narrated (:data:`_NARRATED`)."""
-    for sentence in _SENTENCE.finditer(text):
-        said = sentence.group(0)
+    """A standing marker the user states: not in a clause that asks ("what
+    can I do to avoid this in the future?"), not narrated (:data:`_NARRATED`)."""
+    for clause in _CLAUSE.finditer(text):
+        said = clause.group(0)
         if said.rstrip().endswith("?"):
             continue
         for m in _RULE.finditer(said):
