@@ -77,6 +77,7 @@ class RetrievalProfile(BaseModel):
     # Names' terms sent (the lexical search's own cap).
     second_round_terms: int = Field(default=12, ge=0, le=1000)
     second_round_passages: int = Field(default=20, ge=0, le=1000)  # what the second search returns
+    second_round_lift: int = Field(default=1, ge=0, le=1)
     second_round_rank: int = Field(
         default=10, ge=0, le=1000
     )  # its first new passage's rank: after ten best

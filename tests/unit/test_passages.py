@@ -148,3 +148,14 @@ def test_the_second_round_ranks_only_what_the_first_missed_after_its_best() -> N
     hits = [Hit(5, 0.9), Hit(11, 0.8), Hit(3, 0.7), Hit(12, 0.6)]
     assert second_round_ranks(hits, first) == {11: (10, True), 12: (11, True)}
     assert second_round_ranks([], first) == {}
+
+
+def test_the_second_round_lifts_a_documents_passage_the_first_ranked_low() -> None:
+    first = {3: (0, True), 5: (40, True), 7: (50, True)}
+    hits = [Hit(5, 0.9), Hit(11, 0.8), Hit(3, 0.7), Hit(7, 0.6)]
+    # 5 and 7 may be lifted (a document's): 5 from 40 to 10, 7 from 50 to 12;
+    # 3 ranked better in the first round than the second would put it.
+    got = second_round_ranks(hits, first, 10, frozenset({3, 5, 7}))
+    assert got == {5: (10, True), 11: (11, True), 7: (12, True)}
+    # Not liftable (a conversation's turns): only the new one.
+    assert second_round_ranks(hits, first, 10) == {11: (10, True)}

@@ -44,11 +44,11 @@ from typing import Any
 from ..config import Settings
 from ..errors import NotFound
 from ..graph.port import GraphStore
-from ..models import DatasetKey, Edge, Entity
+from ..models import Artifact, DatasetKey, Edge, Entity
 from ..records.meter import Meter
 from ..records.model import Step
 from ..retrieval_profile import RetrievalProfile
-from ..text import query_terms
+from ..text import is_turn, query_terms
 from ..vectors.port import Hit, SearchRequest, VectorIndex
 from .hops import two_hop_from
 from .keywords import missing_named, name_lookups, rank_keywords
@@ -323,9 +323,15 @@ class Gatherer:
         second = Read(self._search_again, (key, again, p)) if again else None
         wave = Wave({"second": second, **wave4_reads(self.graph, key, facts, seeds, pool.rows, p)})
         try:
-            more = second_round_ranks(wave.get("second", []), pool.ranks, p.second_round_rank)
-            unread = [i for i in more if i not in pool.beside]
-            more_rows = {**pool.beside, **(self.graph.get_artifacts(key, unread) if unread else {})}
+            more = second_round_ranks(
+                wave.get("second", []), pool.ranks, p.second_round_rank, _documents(pool.rows, p)
+            )
+            unread = [i for i in more if i not in pool.beside and i not in pool.rows]
+            more_rows = {
+                **pool.beside,
+                **pool.rows,
+                **(self.graph.get_artifacts(key, unread) if unread else {}),
+            }
             entities = {**seeds.rows, **wave.get("ends", {})}
             pool.texts = wave.get("texts", {})
         except BaseException:
@@ -379,3 +385,17 @@ __all__ = [
     "kept",
     "passage_rank",
 ]
+
+
+def _documents(rows: dict[int, Artifact], p: RetrievalProfile) -> frozenset[int]:
+    """The passages of documents (no speaker; a window only when it is not a
+    transcript's turn): a bridge question's second hop there is another
+    document the first one names, which the second round may lift. A whole
+    text is one even when it opens like a chat line ("Shirley Temple: ...")."""
+    if not p.second_round_lift:
+        return frozenset()
+    return frozenset(
+        i
+        for i, a in rows.items()
+        if a.speaker is None and (a.parent_id is None or not is_turn(a.text))
+    )

@@ -88,13 +88,21 @@ def second_round_text(
 
 
 def second_round_ranks(
-    hits: list[Hit], ranks: dict[int, tuple[int, bool]], first: int = DEFAULT.second_round_rank
+    hits: list[Hit],
+    ranks: dict[int, tuple[int, bool]],
+    first: int = DEFAULT.second_round_rank,
+    liftable: frozenset[int] = frozenset(),
 ) -> dict[int, tuple[int, bool]]:
     """The passages the second search found that the first had not, each
     with its rank (found by its text): after the first round's best, in the
-    second's order. The first round's own are left as they were."""
-    new = [h.id for h in hits if h.id not in ranks]
-    return {i: (first + r, True) for r, i in enumerate(new)}
+    second's order. The first round's own are left as they were, but for
+    ``liftable`` ones the first ranked below where the second puts them."""
+    out: dict[int, tuple[int, bool]] = {}
+    for h in hits:
+        at = first + len(out)
+        if h.id not in ranks or (h.id in liftable and ranks[h.id][0] > at):
+            out[h.id] = (at, True)
+    return out
 
 
 def beside_scores(
