@@ -1674,6 +1674,11 @@ export interface components {
              */
             second_round_from?: number | null;
             /**
+             * Second Round Lift
+             * @default null
+             */
+            second_round_lift?: number | null;
+            /**
              * Second Round Passages
              * @default null
              */
@@ -1798,6 +1803,11 @@ export interface components {
              * @default null
              */
             w_source?: number | null;
+            /**
+             * W User Said
+             * @default null
+             */
+            w_user_said?: number | null;
             /**
              * W When
              * @default null
