@@ -9,8 +9,8 @@ assistant whose replies are 300-700 words, docs/retrieval.md).
   context says less than another message does. (A transcript's window is a
   turn of its own, and a long document's chunks are distinct parts: neither
   is folded.)
-* **A question in the first person asks what the user said** ("What did I
-  say about my budget?", "Which movies did I plan?"): the assistant's
+* **A question in the first person asks about the user** ("What did I
+  decide about my budget?", "Which movies did I plan?"): the assistant's
   passages keep ``w_not_user`` of their score, unless the question asks
   what the assistant did ("the films you recommended"), what both said
   ("the options we've talked about") or for a summary (BEAM dev: 85 of the
@@ -55,7 +55,6 @@ _ASKS_ASSISTANT = re.compile(
     r"covered|went over|gone over|looked at|explored|chatted))\b",
     re.IGNORECASE,
 )
-# A summary, an order of events, a development over time: many messages.
 # "the order in which I brought up", "the titles I mentioned", "when did I first mention": the
 # user's own words are the answer, the assistant's replies only repeat them.
 _USER_SAID = re.compile(
@@ -65,6 +64,7 @@ _USER_SAID = re.compile(
 )
 # A summary or a recap asks what was discussed, the replies as much as the user's turns.
 _SUMMARY = re.compile(r"\b(?:summar\w*|recap\w*|overview)\b", re.IGNORECASE)
+# A summary, an order of events, a development over time: many messages.
 _MANY = re.compile(
     r"\b(?:summar\w*|overview|recap|in (?:what|which) order|the order|order in which|"
     r"sequence|chronolog\w*|timeline|walk me through|over time|progress(?:ed|ion)?|"

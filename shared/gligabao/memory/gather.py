@@ -376,17 +376,6 @@ class Gatherer:
         return self._around_join(self._around_start(key, ids, limit, inp), inp)
 
 
-__all__ = [
-    "Found",
-    "Gathered",
-    "Gatherer",
-    "QueryInput",
-    "held",
-    "kept",
-    "passage_rank",
-]
-
-
 def _documents(rows: dict[int, Artifact], p: RetrievalProfile) -> frozenset[int]:
     """The passages of documents (no speaker; a window only when it is not a
     transcript's turn): a bridge question's second hop there is another
@@ -399,3 +388,14 @@ def _documents(rows: dict[int, Artifact], p: RetrievalProfile) -> frozenset[int]
         for i, a in rows.items()
         if a.speaker is None and (a.parent_id is None or not is_turn(a.text))
     )
+
+
+__all__ = [
+    "Found",
+    "Gathered",
+    "Gatherer",
+    "QueryInput",
+    "held",
+    "kept",
+    "passage_rank",
+]

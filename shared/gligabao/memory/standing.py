@@ -38,9 +38,9 @@ _RULE = re.compile(
 # A marker the user narrates rather than states: an experience ("I've never met
 # Kelly"), an option ("I can always look for another"), their own plan or memory
 # ("I'll make sure to ask", "I'll keep in mind", "I remember that"). The words
-# just before the marker, in its clause.
-# ... "I'll reach out to them and make sure to ask": the user's subject before it, the
-# assistant not addressed in between ("I want you to make sure" is an instruction).
+# just before the marker, in its clause. A plan: the user's subject before it ("I'll
+# reach out to them and make sure to ask"), the assistant not addressed in between
+# ("I want you to make sure" is an instruction).
 _OWN_PLAN = re.compile(
     r"\b(?:i|we)(?:'ll|'d| will| would| am going to| need to| have to)?\s+"
     r"(?:(?!you\b)[\w'’]+\s+){0,10}$",
