@@ -159,3 +159,18 @@ def test_the_second_round_lifts_a_documents_passage_the_first_ranked_low() -> No
     assert got == {5: (10, True), 11: (11, True), 7: (12, True)}
     # Not liftable (a conversation's turns): only the new one.
     assert second_round_ranks(hits, first, 10) == {11: (10, True)}
+
+
+def test_only_a_documents_passages_may_be_lifted() -> None:
+    from gligabao.memory.gather import _documents
+
+    rows = {
+        # A whole text, though it opens like a chat line; a document's window.
+        1: turn(1, "Shirley Temple: an American actress and diplomat.", speaker=None),
+        2: turn(2, "The film was released in 1947 and starred her.", parent=9, speaker=None),
+        3: turn(3, "Caroline: I went to the support group.", parent=8, speaker=None),  # a turn
+        4: turn(4, "I took Luna from the shelter.", speaker="Deborah"),
+        5: turn(5, "Here are three options for your budget.", parent=7, speaker="assistant"),
+    }
+    assert _documents(rows, DEFAULT) == {1, 2}
+    assert _documents(rows, DEFAULT.with_overrides({"second_round_lift": 0})) == frozenset()
