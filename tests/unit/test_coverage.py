@@ -111,6 +111,10 @@ def test_a_first_person_question_weighs_the_users_turns() -> None:
         ("What have I told you about my sister?", True),
         ("Which films did I ask you about last week?", False),  # "did I ask": not a statement
         ("Which films have I asked you about?", True),
+        ("Did I mention my sister's name?", True),
+        ("did i mention the trip to you", True),
+        ("Which titles I’ve already mentioned?", True),  # a curly apostrophe, an adverb
+        ("the order in which I brought these topics up", True),
         ("What did Melanie say she mentioned to Caroline?", False),
         ("Can you summarize how my budget developed?", False),
     ],
@@ -126,6 +130,9 @@ def test_the_share_an_assistants_passage_keeps() -> None:
         "Can you summarize how my sneaker choices developed?": 1.0,  # a summary: both sides
         "What did I decide about my budget?": 0.4,  # first person
         "Summarize what you recommended for the trip.": 1.0,  # the assistant's own words
+        # The assistant's words, though the user's are named too: the replies are the answer.
+        "What did you recommend after I mentioned my budget?": 1.0,
+        "Summarize what I've said about the trip.": 0.1,  # what the user said, summarized
         "What did Melanie paint?": 1.0,  # third person
     }
     for question, share in cases.items():

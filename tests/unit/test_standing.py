@@ -29,6 +29,16 @@ from gligabao.text import estimate_tokens
         ("Please remember that I never eat pork.", None, "instruction"),
         ("Never suggest paid tools to me.", "user", "instruction"),
         ("I want you to make sure to list the prices.", "user", "instruction"),
+        # No plan of the user's before the marker, or a request phrased as a question.
+        (
+            "When I ask about privacy make sure to include encryption details.",
+            "user",
+            "instruction",
+        ),
+        ("I am vegetarian so please keep in mind that I don't eat meat.", "user", "instruction"),
+        ("I have a small budget so remember that when recommending.", "user", "instruction"),
+        ("Will you keep in mind that I'm vegan?", "user", "instruction"),
+        ("Never suggest paid tools ok?", "user", "instruction"),
         # One stated marker is enough, whatever the sentences around it.
         ("Can you help with my list? From now on, give me the page counts.", "user", "instruction"),
         ("I've never tried Allbirds. I prefer a sleek, modern look.", "user", "preference"),
@@ -60,6 +70,10 @@ def test_standing_statements_are_recognised(text: str, speaker: str | None, kind
         ("I'm returning them, but I remember that Nike offers no returns on these.", "user"),
         # A question: the marker is asked about, not stated.
         ("The stream lagged at 720p. What can I do to avoid this in the future?", "user"),
+        ("In the future, what can I do to avoid this?", "user"),  # a marker of time, asked
+        ("Going forward, should I use the budget sheet or the app?", "user"),
+        ("I’ve never met Kelly at any book club event.", "user"),  # a curly apostrophe
+        ("We should also make sure to keep an eye on the costs.", "user"),
     ],
 )
 def test_other_turns_are_not(text: str, speaker: str) -> None:

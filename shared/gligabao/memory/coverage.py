@@ -58,9 +58,11 @@ _ASKS_ASSISTANT = re.compile(
 # "the order in which I brought up", "the titles I mentioned", "when did I first mention": the
 # user's own words are the answer, the assistant's replies only repeat them.
 _USER_SAID = re.compile(
-    r"\b(?:I(?:'ve| have| had| first| just| ever)?\s+(?:brought up|mentioned|said|told you|"
-    r"asked(?: you)?(?: about)?|shared|raised|noted|talked about)|did I (?:first |ever |"
-    r"originally )?(?:bring up|mention|say|tell you|share|note|raise))\b"
+    r"\b(?:i(?:['’]ve| have| had)?\s+(?:first |just |ever |already |previously |originally )?"
+    r"(?:brought(?: \w+){0,3} up|mentioned|said|told you|asked(?: you)?(?: about)?|shared|"
+    r"raised|noted|talked about)|did i (?:first |ever |already |originally )?(?:bring up|"
+    r"mention|say|tell you|share|note|raise))\b",
+    re.IGNORECASE,
 )
 # A summary or a recap asks what was discussed, the replies as much as the user's turns.
 _SUMMARY = re.compile(r"\b(?:summar\w*|recap\w*|overview)\b", re.IGNORECASE)
@@ -186,10 +188,14 @@ def users_words(candidates: list[Scored], share: float) -> None:
 
 
 def not_user_share(question: str, p: RetrievalProfile) -> float:
-    """What an assistant's passage keeps for this question: ``w_user_said``
-    when it asks what the user said, ``w_not_user`` for another first-person
-    question; all of it for a summary (what was discussed, the replies as
-    much as the user's turns) and for any other question."""
+    """What an assistant's passage keeps for this question: all of it when
+    the question asks about the assistant's words ("what did you recommend
+    after I mentioned my budget?"); ``w_user_said`` when it asks what the
+    user said (a summary of it too); ``w_not_user`` for another first-person
+    question; all of it for another summary (what was discussed, the replies
+    as much as the user's turns) and for any other question."""
+    if _ASKS_ASSISTANT.search(question):
+        return 1.0
     if user_said(question):
         return p.w_user_said
     if first_person(question) and not summary(question):

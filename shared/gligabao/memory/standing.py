@@ -42,20 +42,26 @@ _RULE = re.compile(
 # reach out to them and make sure to ask"), the assistant not addressed in between
 # ("I want you to make sure" is an instruction).
 _OWN_PLAN = re.compile(
-    r"\b(?:i|we)(?:'ll|'d| will| would| am going to| need to| have to)?\s+"
-    r"(?:(?!you\b)[\w'’]+\s+){0,10}$",
+    r"\b(?:i|we)(?:(?:['’]ll|['’]d| will| would| should| am going to| need to| have to)\s+"
+    r"(?:(?!you\b)[\w'’]+\s+){0,10}|\s+)$",
     re.IGNORECASE,
 )
 _NARRATED = {
-    "never": re.compile(r"\b(?:'ve|have|has|had|'d)\s+$", re.IGNORECASE),
-    "always": re.compile(r"\b(?:can|could|might|may|will|'ll)\s+$", re.IGNORECASE),
+    "never": re.compile(r"(?:['’]ve|\bhave|\bhas|\bhad|['’]d)\s+$", re.IGNORECASE),
+    "always": re.compile(r"(?:\bcan|\bcould|\bmight|\bmay|\bwill|['’]ll)\s+$", re.IGNORECASE),
     "make sure": _OWN_PLAN,
     "keep in mind": _OWN_PLAN,
     "remember that": _OWN_PLAN,
 }
+# Markers of time ("in the future, what can I do?"): in a question, they are the question's.
+_WHEN = ("in the future", "going forward", "from now on")
+# A clause that asks but opens as a request or an imperative still states the rule
+# ("Will you keep in mind that I'm vegan?", "Never suggest paid tools, ok?").
+_REQUEST = re.compile(r"\s*(?:please|always|never|(?:can|could|will|would) you)\b", re.IGNORECASE)
 # A clause: up to a comma, a semicolon or a sentence's end ("I prefer e-books, can
 # you help me choose?" states a preference in its first clause and asks in its second).
 _CLAUSE = re.compile(r"[^.!?;,\n]*(?:[.!?;,]+|\n|$)")
+_SENTENCE = re.compile(r"[^.!?\n]*(?:[.!?]+|\n|$)")
 _FIRST_PERSON = re.compile(r"\b(?:i|me|my|i'm|i'd|i've)\b", re.IGNORECASE)
 _PREFER = re.compile(r"\b(?:prefer|like|love|hate|favou?rite)\b", re.IGNORECASE)
 RULE_MAX_CHARS = 600  # a standing statement is a sentence or two, not a report
@@ -104,16 +110,22 @@ def recognise(text: str, speaker: str | None) -> str:
 
 def _stated(text: str) -> bool:
     """A standing marker the user states: not in a clause that asks ("what
-    can I do to avoid this in the future?"), not narrated (:data:`_NARRATED`)."""
-    for clause in _CLAUSE.finditer(text):
-        said = clause.group(0)
-        if said.rstrip().endswith("?"):
-            continue
-        for m in _RULE.finditer(said):
-            word = m.group(0).lower()
-            narrated = next((r for w, r in _NARRATED.items() if word.startswith(w)), None)
-            if narrated is None or not narrated.search(said[: m.start()]):
-                return True
+    can I do to avoid this?") unless it opens as a request, a marker of time
+    not in a sentence that asks ("in the future, what can I do?"), and not
+    narrated (:data:`_NARRATED`)."""
+    for sentence in _SENTENCE.finditer(text):
+        asks = sentence.group(0).rstrip().endswith("?")
+        for clause in _CLAUSE.finditer(sentence.group(0)):
+            said = clause.group(0)
+            if said.rstrip().endswith("?") and not _REQUEST.match(said):
+                continue
+            for m in _RULE.finditer(said):
+                word = m.group(0).lower()
+                if asks and word in _WHEN and not _REQUEST.match(said):
+                    continue
+                narrated = next((r for w, r in _NARRATED.items() if word.startswith(w)), None)
+                if narrated is None or not narrated.search(said[: m.start()]):
+                    return True
     return False
 
 
