@@ -5,7 +5,7 @@ how fast is it remembered?
 
     .venv/bin/python -m bench.beam [--data PATH] [--conversations N | 100K/14,100K/15]
         [--budget default,1000,2000,4000] [--jobs 2] [--store DIR] [--route search|query]
-        [--messages N] [--set NAME=VALUE ...] [--sweep NAME=V1,V2]
+        [--messages N] [--threads N] [--set NAME=VALUE ...] [--sweep NAME=V1,V2]
 
 Each conversation of ``../shared/data/beam/beam_100k_dev.jsonl`` (read in
 place; its README gives the shape) is remembered turn by turn as an agent
@@ -26,7 +26,9 @@ fields with ``--set``/``--sweep``, e.g. ``--set notes_standing=0 --set
 notes_summaries=0`` for the context without notes).
 
 Remembering is timed: stored tokens a second, and the embedding tokens the
-server sent (its inference records) per stored token.
+server sent (its inference records) per stored token. The server embeds on
+``--threads`` threads (1 by default, steady on a shared machine; 0: every
+core, what `gligabao serve` does by default).
 """
 
 from __future__ import annotations

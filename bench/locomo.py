@@ -280,6 +280,9 @@ def arguments(doc: str, data: Path, out: str) -> argparse.ArgumentParser:
                     help="the baselines' embeddings, kept between runs")
     ap.add_argument("--no-cosine", action="store_true",
                     help="the BM25 baseline alone (no embedding of the turns in this process)")
+    ap.add_argument("--threads", type=int, default=1,
+                    help="the server's embedding threads (OMP_NUM_THREADS; 0: the server's "
+                         "default, every core, as `gligabao serve` runs)")
     return ap
 
 
@@ -344,7 +347,7 @@ def measure(convs: list[Conversation], modes: list[str], args: argparse.Namespac
         fake.default("query", tap).default("summarize", ruler.lead_summary)
         path = Path(args.store or tmp) / "locomo.db"
         path.parent.mkdir(parents=True, exist_ok=True)
-        with server(backend, path, ruler.fake_llm_env(fake.url)) as srv:
+        with server(backend, path, ruler.fake_llm_env(fake.url, args.threads)) as srv:
             ruler.say("\n".join(srv.banner()))
             done = remembered(path)
             for mode in modes:

@@ -103,13 +103,16 @@ def call(base: str, path: str, body: dict[str, Any]) -> tuple[dict[str, Any], di
     return out, headers
 
 
-def fake_llm_env(url: str) -> dict[str, str]:
+def fake_llm_env(url: str, threads: int = 1) -> dict[str, str]:
     """The server's environment for the fake Anthropic at ``url`` and the
-    bundled local embedder."""
+    bundled local embedder, on ``threads`` embedding threads (one by default:
+    on a busy two-core machine a second one slows the model down; 0: every
+    core, the server's own default)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     return {"ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": "ruler-key",
             "GB_EMBEDDING_PROVIDER": "local", "GB_LLM_MAX_RETRIES": "0",
             "POWERTOOLS_LOG_LEVEL": "WARNING", "OPENBLAS_NUM_THREADS": "1",
-            "OMP_NUM_THREADS": "1"}
+            "OMP_NUM_THREADS": str(threads or cores or 1)}
 
 
 def prompt_text(body: dict[str, Any]) -> str:
