@@ -223,3 +223,55 @@ def test_short_of_time_a_batch_stops_before_a_window_and_runs_again(gb: Harness)
     assert process_job(job, final_attempt=False)  # the redelivery, with time
     call = gb.client.get("/v1/gb/calls/c-time?user_id=u1").body
     assert call["status"] == "ok" and call["result"]["done"] == 5, call
+
+
+def _stored(gb: Harness, dataset: str) -> list[tuple[Any, ...]]:
+    """The dataset's texts and windows: text, speaker, session, time, and
+    the position of its parent (windows of one reply point at it)."""
+    arts = sorted(gb.graph.iter_artifacts(DatasetKey("u1", dataset)), key=lambda a: a.id)
+    at = {a.id: n for n, a in enumerate(arts)}
+    return [(a.text, a.speaker, a.session_id, a.reference_time, at.get(a.parent_id)) for a in arts]
+
+
+def test_without_extraction_a_batch_stores_what_remember_stores_one_by_one(gb: Harness) -> None:
+    # A long reply (sections and a list, well past a passage's 200 tokens)
+    # between two short turns: remembered alone it is searched by windows.
+    reply = "\n\n".join(
+        f"## Step {n}\n\n"
+        + " ".join(f"Point {n}.{k} about packing the tent and stove." for k in range(12))
+        for n in range(1, 5)
+    )
+    items = [
+        {"text": "How do I pack for a week of hiking?", "speaker": "user"},
+        {"text": reply, "speaker": "assistant"},
+        {"text": "Thanks, I will pack the stove first.", "speaker": "user"},
+    ]
+    items = [
+        {
+            **it,
+            "session_id": "s1",
+            "reference_time": f"2025-01-0{n + 1}T10:00:00Z",
+            "extract": False,
+        }
+        for n, it in enumerate(items)
+    ]
+    for it in items:
+        r = gb.client.post("/v1/gb/remember", {"user_id": "u1", "dataset": "one", **it})
+        assert r.status == 200, r.body
+    r = post(gb, {"dataset": "bulk", "items": items})
+    done = wait(gb, r.call_id)
+    assert done["status"] == "ok", done
+    assert (done["result"]["done"], done["result"]["failed"]) == (3, 0)
+    one, bulk = _stored(gb, "one"), _stored(gb, "bulk")
+    assert sum(1 for row in one if row[4] is not None) >= 2  # the reply's windows
+    assert bulk == one
+    assert gb.llm.calls() == 0
+    query = {"user_id": "u1", "query": "what goes first when packing the stove?"}
+    found = {
+        ds: [
+            p["text"]
+            for p in gb.client.post("/v1/gb/search", {**query, "dataset": ds}).body["passages"]
+        ]
+        for ds in ("one", "bulk")
+    }
+    assert found["bulk"] == found["one"] and found["one"]

@@ -191,6 +191,23 @@ def part_of(read: Read, part: list[int], first: bool) -> Read:
     )
 
 
+def alone(window_input: RememberInput, said: Said) -> RememberInput:
+    """One text of a window without extraction, remembered as a ``remember``
+    of that text alone: a long reply stored and searched by its windows, each
+    embedded once (a window of texts stores each whole, after the text
+    before it and sentence by sentence: about twice the embedding tokens on
+    long replies, docs/performance.md). So a conversation loaded by batch is
+    stored as the same conversation remembered turn by turn."""
+    return replace(
+        window_input,
+        text=said.text,
+        speaker=said.speaker,
+        session_id=said.session_id,
+        reference_time=said.reference_time,
+        messages=None,
+    )
+
+
 class RememberBatch:
     def __init__(self, remember: Remember, ledger: Ledger) -> None:
         self.remember = remember
@@ -243,9 +260,17 @@ class RememberBatch:
                 schedule_summaries=False,  # once, at the end
             )
             try:
+                if not first.extract:
+                    for i, one in zip(group, said, strict=True):
+                        self.remember.run(alone(rin, one), meter)
+                        done.add(i)
+                        self.ledger.save(inp.user_id, lid, done)
+                        progress.done += 1
+                        progress.pieces += 1
+                        report(progress.public(meter))
+                    continue
                 read = self.remember.read(rin, meter)
-                cuts = pieces(read) if first.extract else [list(range(len(group)))]
-                for n, part in enumerate(cuts):
+                for n, part in enumerate(pieces(read)):
                     sub = replace(rin, messages=[said[i] for i in part])
                     self.remember.apply(sub, meter, part_of(read, part, n == 0))
                     done |= {group[i] for i in part}
