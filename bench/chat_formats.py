@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-FORMATS = ("plain", "time", "whatsapp", "slack", "markdown", "irc", "id")
+FORMATS = ("plain", "time", "whatsapp", "slack", "markdown", "irc", "id", "discord", "teams",
+           "telegram", "sms")
 
 
 def _clock(date: str, at: int) -> datetime:
@@ -41,4 +42,12 @@ def line(fmt: str, speaker: str, text: str, date: str, at: int, turn_id: str) ->
         return f"<{speaker}> {text}"
     if fmt == "id":
         return f"[{turn_id}] {speaker}: {text}"
+    if fmt == "discord":  # a header, the text below it
+        return f"{speaker.lower()} — {t:%m/%d/%Y} {_ampm(t)}\n{text}"
+    if fmt == "teams":
+        return f"[{_ampm(t)}] {speaker}\n{text}"
+    if fmt == "telegram":
+        return f"{speaker}, [{t:%d.%m.%y %H:%M}]\n{text}"
+    if fmt == "sms":
+        return f"{speaker} ({_ampm(t)}): {text}"
     raise ValueError(f"unknown format {fmt!r} (one of {', '.join(FORMATS)})")

@@ -134,29 +134,50 @@ def chunk_text(text: str, target_tokens: int, overlap_tokens: int) -> list[str]:
 # A line said by someone: "Melanie: I painted a sunset" (a transcript's turn),
 # by a capitalized name or a chat log's lower-case role ("user: hi").
 _NAME = r"[A-Z][\w.'’\- ]{0,40}?|user|assistant|system|human|ai|bot|tool"
+# A user name as chat clients show it, one token: after an "@" ("@sam"), or
+# lowercase with a digit or an underscore ("kate_99"); a lowercase word alone
+# ("note: ...") is one only in a header, where a time follows it.
+_HANDLE = r"@[\w.\-]{1,31}|[a-z][a-z.\-]*[\d_][\w.\-]{0,28}"
+_WHO = rf"{_NAME}|{_HANDLE}"
+_HEADER_WHO = rf"{_WHO}|[a-z][\w.\-]{{0,30}}"
 _SAID = re.compile(rf"({_NAME}):\s+(\S.*)")
 
-# What a chat client writes before the name: a time or an id in brackets
-# ("[10:42]", "[D1:3]", "[2023-05-08 10:42]"), or a date and time and a dash
-# (WhatsApp's "12/29/23, 10:42 PM - ", "2023-05-08 10:42 - ").
+# When a line was said, as clients write it: a time ("10:42", "10:42:13 PM"),
+# a date and a time ("12/29/23, 10:42 PM", "2023-05-08 10:42", "12.01.24
+# 10:42"), a date alone, or "Today at 10:42 AM".
 _TIME = r"\d{1,2}:\d{2}(?::\d{2})?(?:\s?[AaPp]\.?[Mm]\.?)?"
 _DATE = r"\d{1,4}[/.-]\d{1,2}[/.-]\d{1,4}"
+_WHEN = (
+    rf"(?:(?:Today|Yesterday) at {_TIME}|{_DATE}(?:,?\s+{_TIME}\S*)?|{_DATE}T{_TIME}\S*|{_TIME})"
+)
+# What a client writes before the name: a time or an id in brackets
+# ("[10:42]", "[D1:3]", "[2023-05-08 10:42]"), or a date and time and a dash
+# (WhatsApp's "12/29/23, 10:42 PM - ", "2023-05-08 10:42 - ").
 _PREFIX = (
     rf"(?:\[(?P<bracket>[^\]\n]{{1,40}})\]\s*"
     rf"|(?P<stamp>(?:{_DATE},?\s+)?{_TIME}|{_DATE}[ T]{_TIME}\S*)\s+(?:[-–]\s+)?)"
 )
-# The name, plain ("Kate: "), in Markdown's bold ("**Kate**: ", "**Kate:** ")
-# or in IRC's angle brackets ("<Kate> "): the markup makes any name a name.
+# The name, plain ("Kate: ", "kate_99: ", "Kate (10:42 AM): "), in Markdown's
+# bold ("**Kate**: ", "**Kate:** ") or in IRC's angle brackets ("<Kate> "):
+# the markup makes any name a name.
 _CHAT = re.compile(
     rf"(?:{_PREFIX})?"
     rf"(?:\*\*(?P<bold>[^*\n]{{1,40}}?)(?::\*\*|\*\*:)\s*"
     rf"|<(?P<irc>[^<>\s][^<>\n]{{0,30}})>\s+"
-    rf"|(?P<plain>{_NAME}):\s+)"
+    rf"|(?P<plain>{_WHO})(?:\s+[\[(](?P<after>{_WHEN})[\])])?:\s+)"
     rf"(?P<text>\S.*)"
 )
-# Slack's header, a line of its own, the text on the lines below:
-# "Kate [10:42 AM]" or "Kate  10:42 AM".
-_HEADER = re.compile(rf"(?P<name>{_NAME})\s+(?:\[(?P<t1>{_TIME})\]|(?P<t2>{_TIME}))")
+# A header: a line of its own with the name and when it was said, the text on
+# the lines below: Discord's "Kate — Today at 10:42 AM", Slack's "Kate [10:42
+# AM]" or "Kate  10:42 AM", Telegram's "Kate, [12.01.24 10:42]", Teams'
+# "[10:42 AM] Kate Smith". The time is what tells it from a line of prose; a
+# bare one after a plain name must be a clock time ("Version 1.2.3" is none).
+_HEADER = re.compile(
+    rf"(?P<n1>{_HEADER_WHO})\s+[—–-]\s+(?P<t1>{_WHEN})"
+    rf"|(?P<n2>{_HEADER_WHO}),?\s+\[(?P<t2>{_WHEN})\]"
+    rf"|(?P<n3>{_NAME})\s+(?P<t3>{_TIME})"
+    rf"|\[(?P<t4>{_WHEN})\]\s+(?P<n4>{_NAME})"
+)
 
 
 @dataclass(frozen=True)
@@ -169,19 +190,23 @@ class SaidLine:
 def parse_said(line: str) -> SaidLine | None:
     """A transcript's line in any of the shapes chat logs export: ``Kate:
     hi``, ``[10:42] Kate: hi``, ``[D1:3] Kate: hi``, ``12/29/23, 10:42 PM -
-    Kate: hi`` (WhatsApp), ``**Kate**: hi`` (Markdown), ``<Kate> hi`` (IRC),
-    ``Kate [10:42 AM]`` alone on its line (Slack: the text below it); else
-    None. Whether a text made of such lines is a transcript is for
-    :func:`is_transcript` to say (one ``Note:`` line is not one)."""
+    Kate: hi`` (WhatsApp), ``Kate (10:42 AM): hi``, ``kate_99: hi``,
+    ``**Kate**: hi`` (Markdown), ``<Kate> hi`` (IRC), or a header alone on
+    its line, the text below it: ``Kate [10:42 AM]`` (Slack), ``Kate — Today
+    at 10:42 AM`` (Discord), ``[10:42 AM] Kate Smith`` (Teams), ``Kate,
+    [12.01.24 10:42]`` (Telegram); else None. Whether a text made of such
+    lines is a transcript is for :func:`is_transcript` to say (one ``Note:``
+    line is not one)."""
     line = line.strip()
     m = _CHAT.fullmatch(line)
     if m is not None:
         who = m.group("bold") or m.group("irc") or m.group("plain")
-        when = m.group("bracket") or m.group("stamp")
-        return SaidLine(who.strip(), m.group("text"), when)
+        when = m.group("bracket") or m.group("stamp") or m.group("after")
+        return SaidLine(who.strip().lstrip("@"), m.group("text"), when)
     h = _HEADER.fullmatch(line)
     if h is not None:
-        return SaidLine(h.group("name").strip(), "", h.group("t1") or h.group("t2"))
+        n = next(i for i in range(1, 5) if h.group(f"n{i}"))
+        return SaidLine(h.group(f"n{n}").strip().lstrip("@"), "", h.group(f"t{n}"))
     return None
 
 

@@ -22,6 +22,15 @@ FORMATS = {
     "irc_with_time": lambda who, t, i: f"[10:{i:02d}] <{who}> {t}",
     "id": lambda who, t, i: f"[D1:{i}] {who}: {t}",
     "iso": lambda who, t, i: f"2023-05-08 10:{i:02d} - {who}: {t}",
+    "whatsapp_ios": lambda who, t, i: f"[12/29/23, 10:{i:02d}:13 PM] {who}: {t}",
+    "discord": lambda who, t, i: f"{who} — Today at 10:{i:02d} AM\n{t}",
+    "discord_dated": lambda who, t, i: (
+        f"{who.lower().replace(' ', '_')} — 01/12/2024 10:{i:02d} AM\n{t}"
+    ),
+    "teams": lambda who, t, i: f"[10:{i:02d} AM] {who}\n{t}",
+    "telegram": lambda who, t, i: f"{who}, [12.01.24 10:{i:02d}]\n{t}",
+    "sms": lambda who, t, i: f"{who} (10:{i:02d} AM): {t}",
+    "handles": lambda who, t, i: f"@{who.lower().replace(' ', '_')}: {t}",
 }
 
 
@@ -42,7 +51,7 @@ def test_each_chat_format_is_cut_by_its_turns(fmt: str) -> None:
     for i, (w, t) in enumerate(zip(windows, said, strict=True)):
         first = parse_said(w.splitlines()[0])
         assert first is not None
-        assert first.speaker.casefold() == ("kate" if i % 2 else "omar said")
+        assert first.speaker.casefold().replace("_", " ") == ("kate" if i % 2 else "omar said")
         assert t in w  # the turn's own text, under its header for Slack
 
 
@@ -57,6 +66,13 @@ def test_each_chat_format_is_cut_by_its_turns(fmt: str) -> None:
         ("[D1:3] Caroline: on my way", "Caroline", "on my way", "D1:3"),
         ("Caroline: on my way", "Caroline", "on my way", None),
         ("assistant: on my way", "assistant", "on my way", None),
+        ("Kate (10:42 AM): on my way", "Kate", "on my way", "10:42 AM"),
+        ("kate_99: on my way", "kate_99", "on my way", None),
+        ("@kate: on my way", "kate", "on my way", None),
+        ("Kate — Today at 10:42 AM", "Kate", "", "Today at 10:42 AM"),
+        ("kate_99 — 01/12/2024 10:42 AM", "kate_99", "", "01/12/2024 10:42 AM"),
+        ("[10:42 AM] Kate Smith", "Kate Smith", "", "10:42 AM"),
+        ("Kate, [12.01.24 10:42]", "Kate", "", "12.01.24 10:42"),
     ],
 )
 def test_a_line_keeps_its_speaker_and_its_time(
@@ -67,10 +83,18 @@ def test_a_line_keeps_its_speaker_and_its_time(
     assert (said.speaker, said.text, said.time) == (speaker, text, time)
 
 
-def test_slack_s_text_under_its_header_is_the_turn() -> None:
-    text, _ = session("slack", 4)
+@pytest.mark.parametrize("fmt", ["slack", "discord", "teams", "telegram"])
+def test_the_text_under_a_header_is_the_turn(fmt: str) -> None:
+    text, _ = session(fmt, 4)
     groups = turns(text.splitlines())
     assert [len(g) for g in groups] == [2, 2, 2, 2]
+
+
+@pytest.mark.parametrize(
+    "line", ["Version 1.2.3", "Release 2024-01-12", "opens 9:00", "see http://x.org: a", "Kate"]
+)
+def test_a_number_or_a_date_after_a_word_is_no_header(line: str) -> None:
+    assert parse_said(line) is None
 
 
 NOT_TRANSCRIPTS = {
