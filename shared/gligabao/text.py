@@ -140,7 +140,6 @@ _NAME = r"[A-Z][\w.'’\- ]{0,40}?|user|assistant|system|human|ai|bot|tool"
 _HANDLE = r"@[\w.\-]{1,31}|[a-z][a-z.\-]*[\d_][\w.\-]{0,28}"
 _WHO = rf"{_NAME}|{_HANDLE}"
 _HEADER_WHO = rf"{_WHO}|[a-z][\w.\-]{{0,30}}"
-_SAID = re.compile(rf"({_NAME}):\s+(\S.*)")
 
 # When a line was said, as clients write it: a time ("10:42", "10:42:13 PM"),
 # a date and a time ("12/29/23, 10:42 PM", "2023-05-08 10:42", "12.01.24
