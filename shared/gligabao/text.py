@@ -297,6 +297,17 @@ def passage_text(text: str, speaker: str | None) -> str:
     return f"{speaker}: {text}" if speaker else text
 
 
+def plain_turn(text: str) -> str:
+    """A turn's lines as ``Name: what was said``, the lines under its first
+    kept (a photo's caption, a second paragraph; a header's text)."""
+    first, *rest = text.strip().splitlines()
+    said = parse_said(first)
+    if said is None:
+        return text
+    lines = [said.text, *rest] if said.text else rest
+    return f"{said.speaker}: " + "\n".join(ln.strip() for ln in lines)
+
+
 def fact_text(relation: str, description: str) -> str:
     """What an edge's vector embeds: its relation and its sentence."""
     return f"{relation}: {description}" if description else relation

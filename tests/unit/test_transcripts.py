@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from gligabao.memory.passage_vectors import part_inputs
 from gligabao.text import is_transcript, is_turn, parse_said, passage_windows, turns
 
 WORDS = "about the trip to the lake and the boat we hired for the weekend"
@@ -164,3 +165,14 @@ def test_the_line_under_a_slack_header_is_its_text_whatever_it_looks_like() -> N
         "Nice!",
     ]
     assert [len(g) for g in turns(lines)] == [2, 2]
+
+
+@pytest.mark.parametrize("fmt", sorted(FORMATS))
+def test_every_export_of_a_conversation_is_embedded_as_its_plain_lines(fmt: str) -> None:
+    def embedded(text: str) -> list[str]:
+        inputs = part_inputs(passage_windows(text, 60), None)
+        return [p.embedded.casefold().replace("_", " ") for p in inputs]
+
+    text, _ = session(fmt)
+    assert embedded(text) == embedded(session("plain")[0])
+    assert all(w in text for w in passage_windows(text, 60))  # shown as written

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..models import Artifact
-from ..text import is_turn, passage_text, said_line, turns
+from ..text import is_turn, passage_text, plain_turn, said_line, turns
 
 BEFORE_CHARS = 400  # of the turn before, its end, embedded with a turn
 MAX_SENTENCES = 12  # a longer passage's sentences are embedded in this many runs
@@ -43,10 +43,20 @@ def embedded_text(text: str, speaker: str | None, before: Artifact | None) -> st
     "Where did Deborah get her cats?" only with the question it replies to
     (on LoCoMo, the evidence the local model ranks within 2,000 tokens goes
     from 0.75 to 0.82 with the turn before: bench/locomo.py)."""
-    line = passage_text(text, speaker)
+    line = _said(text, speaker)
     if before is None:
         return line
-    return f"{passage_text(before.text, before.speaker)[-BEFORE_CHARS:]}\n{line}"
+    return f"{_said(before.text, before.speaker)[-BEFORE_CHARS:]}\n{line}"
+
+
+def _said(text: str, speaker: str | None) -> str:
+    """``Speaker: text``; a transcript's turn (its name in its line) as
+    ``Name: text`` whatever its client wrote around the name (a time, an id,
+    markup, a header over the text), so that every export of a conversation
+    is embedded as its plain lines are (shown as written)."""
+    if speaker is None and is_turn(text):
+        return plain_turn(text)
+    return passage_text(text, speaker)
 
 
 def sentences(text: str, speaker: str | None) -> list[str]:
