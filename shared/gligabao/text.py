@@ -136,10 +136,12 @@ def chunk_text(text: str, target_tokens: int, overlap_tokens: int) -> list[str]:
 _NAME = r"[A-Z][\w.'’\- ]{0,40}?|user|assistant|system|human|ai|bot|tool"
 # A user name as chat clients show it, one token: after an "@" ("@sam"), or
 # lowercase with a digit or an underscore ("kate_99"); a lowercase word alone
-# ("note: ...") is one only in a header, where a time follows it.
+# ("note: ...") is one only after a time or an id ("[10:42] kate: ...") or in a
+# header, where a time follows it.
 _HANDLE = r"@[\w.\-]{1,31}|[a-z][a-z.\-]*[\d_][\w.\-]{0,28}"
 _WHO = rf"{_NAME}|{_HANDLE}"
-_HEADER_WHO = rf"{_WHO}|[a-z][\w.\-]{{0,30}}"
+_LOWER = r"[a-z][\w.\-]{0,30}"
+_HEADER_WHO = rf"{_WHO}|{_LOWER}"
 
 # When a line was said, as clients write it: a time ("10:42", "10:42:13 PM"),
 # a date and a time ("12/29/23, 10:42 PM", "2023-05-08 10:42", "12.01.24
@@ -163,7 +165,7 @@ _CHAT = re.compile(
     rf"(?:{_PREFIX})?"
     rf"(?:\*\*(?P<bold>[^*\n]{{1,40}}?)(?::\*\*|\*\*:)\s*"
     rf"|<(?P<irc>[^<>\s][^<>\n]{{0,30}})>\s+"
-    rf"|(?P<plain>{_WHO})(?:\s+[\[(](?P<after>{_WHEN})[\])])?:\s+)"
+    rf"|(?P<plain>{_WHO}|(?<=[\]\s]){_LOWER})(?:\s+[\[(](?P<after>{_WHEN})[\])])?:\s+)"
     rf"(?P<text>\S.*)"
 )
 # A header: a line of its own with the name and when it was said, the text on
@@ -189,7 +191,8 @@ class SaidLine:
 def parse_said(line: str) -> SaidLine | None:
     """A transcript's line in any of the shapes chat logs export: ``Kate:
     hi``, ``[10:42] Kate: hi``, ``[D1:3] Kate: hi``, ``12/29/23, 10:42 PM -
-    Kate: hi`` (WhatsApp), ``Kate (10:42 AM): hi``, ``kate_99: hi``,
+    Kate: hi`` (WhatsApp), ``Kate (10:42 AM): hi``, ``kate_99: hi``, ``[10:42]
+    kate: hi``,
     ``**Kate**: hi`` (Markdown), ``<Kate> hi`` (IRC), or a header alone on
     its line, the text below it: ``Kate [10:42 AM]`` (Slack), ``Kate — Today
     at 10:42 AM`` (Discord), ``[10:42 AM] Kate Smith`` (Teams), ``Kate,

@@ -68,6 +68,8 @@ def test_each_chat_format_is_cut_by_its_turns(fmt: str) -> None:
         ("Caroline: on my way", "Caroline", "on my way", None),
         ("assistant: on my way", "assistant", "on my way", None),
         ("Kate (10:42 AM): on my way", "Kate", "on my way", "10:42 AM"),
+        ("[10:42] kate: on my way", "kate", "on my way", "10:42"),
+        ("12/29/23, 10:42 PM - kate: on my way", "kate", "on my way", "12/29/23, 10:42 PM"),
         ("kate_99: on my way", "kate_99", "on my way", None),
         ("@kate: on my way", "kate", "on my way", None),
         ("Kate — Today at 10:42 AM", "Kate", "", "Today at 10:42 AM"),
@@ -96,6 +98,13 @@ def test_the_text_under_a_header_is_the_turn(fmt: str) -> None:
 )
 def test_a_number_or_a_date_after_a_word_is_no_header(line: str) -> None:
     assert parse_said(line) is None
+
+
+def test_a_lowercase_word_is_a_name_only_after_a_time_or_an_id() -> None:
+    assert parse_said("note: a line of a document") is None
+    lines = [f"{'kate' if i % 2 else 'omar'}: message {i} {WORDS}." for i in range(6)]
+    assert not is_transcript(lines)
+    assert is_transcript([f"[10:{i:02d}] {ln}" for i, ln in enumerate(lines)])
 
 
 NOT_TRANSCRIPTS = {
