@@ -82,6 +82,26 @@ def test_ingest_the_local_file_with_progress(
     assert stored(db) == [r["text"] for r in rows(30)]  # in the order of their time
 
 
+def test_more_texts_than_a_batch_holds_go_as_several_batches_in_time_order(
+    env: FakeAnthropic, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # 1,001 lines: a batch holds at most 1,000 items
+    lines = [
+        {
+            "user_id": "u1",
+            "text": f"note {i}",
+            "reference_time": f"2025-01-01T{i // 3600:02d}:{i // 60 % 60:02d}:{i % 60:02d}Z",
+            "extract": False,
+        }
+        for i in range(1001)
+    ]
+    src, db = write(tmp_path / "many.jsonl", lines[::-1]), tmp_path / "gb.db"
+    assert main(["ingest", str(src), "--data", str(db)]) == 0
+    assert "ingested 1001 of 1001 texts (0 skipped, 0 failed)" in capsys.readouterr().out
+    assert stored(db) == [r["text"] for r in lines]  # in the order of their time
+    assert env.calls() == 0
+
+
 def test_a_bad_line_is_named_and_nothing_is_written(
     env: FakeAnthropic, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -5,10 +5,11 @@ A line is one text, ``{"text", "speaker"?, "reference_time"?}``, or one chat
 message, ``{"role", "content", "name"?, "created_at"?}``, either with
 ``user_id`` (else ``--user``), ``dataset``, ``session_id`` and ``extract``.
 Every line is checked before anything is written. The texts of a user and
-dataset go as one batch (``remember/batch``: several per LLM call, in the
-order of their time, committed in pieces); through a server, as requests of
-at most 60 KiB, one after the other, each awaited (its call record shows its
-progress) so that the order of time holds across them.
+dataset go in the order of their time as batches (``remember/batch``: several
+per LLM call, committed in pieces) of at most 1,000 texts (a batch's most),
+one after the other; through a server, as requests of at most 60 KiB, each
+awaited (its call record shows its progress) so that the order of time holds
+across them.
 
 The key (``--key``, else one from the file's bytes) names the batches'
 ledgers: running the same command again skips the texts already committed,
@@ -95,15 +96,17 @@ def _reason(exc: Exception) -> str:
     return str(exc)
 
 
-def in_requests(items: list[Any]) -> Iterator[list[Any]]:
+def in_requests(items: list[Any], max_bytes: int | None = MAX_REQUEST_BYTES) -> Iterator[list[Any]]:
     """The items in the order of their time (without one: last, as "now"),
-    cut into request bodies of at most 60 KiB and 1,000 items."""
+    cut into batches of at most 1,000 items and, as request bodies, of at most
+    ``max_bytes`` (None: in this process, no body)."""
     ordered = sorted(items, key=lambda it: it.said_at or "~")
     part: list[Any] = []
     size = 0
     for it in ordered:
-        cost = len(it.model_dump_json(exclude_none=True).encode()) + 2
-        if part and (size + cost > MAX_REQUEST_BYTES or len(part) >= MAX_BATCH_ITEMS):
+        cost = len(it.model_dump_json(exclude_none=True).encode()) + 2 if max_bytes else 0
+        too_big = max_bytes is not None and size + cost > max_bytes
+        if part and (too_big or len(part) >= MAX_BATCH_ITEMS):
             yield part
             part, size = [], 0
         part.append(it)
@@ -184,7 +187,12 @@ def run_local(groups: dict[tuple[str, str], list[Any]], key: str, totals: Totals
 
     with _bar(totals.texts) as bar:
         base = 0
-        for (user, dataset), items in groups.items():
+        # A group of more than 1,000 texts (a batch's most) goes as several
+        # batches, one after the other, in the order of their time.
+        parts = [
+            (u, d, part) for (u, d), items in groups.items() for part in in_requests(items, None)
+        ]
+        for user, dataset, items in parts:
             req = BatchRequest(user_id=user, dataset=dataset, items=items)
             check_llm(req)
             call_id = uuid.uuid4().hex
