@@ -213,6 +213,23 @@ class RememberBatch:
         self.remember = remember
         self.ledger = ledger
 
+    def _committed(
+        self,
+        inp: BatchInput,
+        lid: str,
+        done: set[int],
+        texts: list[int],
+        progress: Progress,
+        meter: Meter,
+        report: Callable[[dict[str, object]], None],
+    ) -> None:
+        """A piece is committed: its texts in the ledger, the progress told."""
+        done.update(texts)
+        self.ledger.save(inp.user_id, lid, done)
+        progress.done += len(texts)
+        progress.pieces += 1
+        report(progress.public(meter))
+
     def run(
         self,
         inp: BatchInput,
@@ -263,21 +280,14 @@ class RememberBatch:
                 if not first.extract:
                     for i, one in zip(group, said, strict=True):
                         self.remember.run(alone(rin, one), meter)
-                        done.add(i)
-                        self.ledger.save(inp.user_id, lid, done)
-                        progress.done += 1
-                        progress.pieces += 1
-                        report(progress.public(meter))
+                        self._committed(inp, lid, done, [i], progress, meter, report)
                     continue
                 read = self.remember.read(rin, meter)
                 for n, part in enumerate(pieces(read)):
                     sub = replace(rin, messages=[said[i] for i in part])
                     self.remember.apply(sub, meter, part_of(read, part, n == 0))
-                    done |= {group[i] for i in part}
-                    self.ledger.save(inp.user_id, lid, done)
-                    progress.done += len(part)
-                    progress.pieces += 1
-                    report(progress.public(meter))
+                    texts = [group[i] for i in part]
+                    self._committed(inp, lid, done, texts, progress, meter, report)
             except GbError as exc:
                 # What is committed stays; the queue runs the batch again.
                 if isinstance(exc, Busy):  # a lease of a concurrent call: it passes
