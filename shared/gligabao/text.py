@@ -143,14 +143,12 @@ _WHO = rf"{_NAME}|{_HANDLE}"
 _LOWER = r"[a-z][\w.\-]{0,30}"
 _HEADER_WHO = rf"{_WHO}|{_LOWER}"
 
-# When a line was said, as clients write it: a time ("10:42", "10:42:13 PM"),
-# a date and a time ("12/29/23, 10:42 PM", "2023-05-08 10:42", "12.01.24
-# 10:42"), a date alone, or "Today at 10:42 AM".
+# When a line was said, as clients write it, always with a clock time:
+# "10:42", "10:42:13 PM", "12/29/23, 10:42 PM", "2023-05-08 10:42", "12.01.24
+# 10:42", "Today at 10:42 AM" (a date alone heads dated notes as often).
 _TIME = r"\d{1,2}:\d{2}(?::\d{2})?(?:\s?[AaPp]\.?[Mm]\.?)?"
 _DATE = r"\d{1,4}[/.-]\d{1,2}[/.-]\d{1,4}"
-_WHEN = (
-    rf"(?:(?:Today|Yesterday) at {_TIME}|{_DATE}(?:,?\s+{_TIME}\S*)?|{_DATE}T{_TIME}\S*|{_TIME})"
-)
+_WHEN = rf"(?:(?:Today|Yesterday) at {_TIME}|{_DATE}(?:,?\s+|T){_TIME}\S*|{_TIME})"
 # What a client writes before the name: a time or an id in brackets
 # ("[10:42]", "[D1:3]", "[2023-05-08 10:42]"), or a date and time and a dash
 # (WhatsApp's "12/29/23, 10:42 PM - ", "2023-05-08 10:42 - ").

@@ -94,7 +94,17 @@ def test_the_text_under_a_header_is_the_turn(fmt: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "line", ["Version 1.2.3", "Release 2024-01-12", "opens 9:00", "see http://x.org: a", "Kate"]
+    "line",
+    [
+        "Version 1.2.3",
+        "Release 2024-01-12",
+        "Release — 2024-01-12",  # a header needs a clock time, not a date alone
+        "[2024-01-12] Backup done",
+        "Kate, [2024-01-12]",
+        "opens 9:00",
+        "see http://x.org: a",
+        "Kate",
+    ],
 )
 def test_a_number_or_a_date_after_a_word_is_no_header(line: str) -> None:
     assert parse_said(line) is None
