@@ -208,27 +208,34 @@ def alone(window_input: RememberInput, said: Said) -> RememberInput:
     )
 
 
+@dataclass
+class _Run:
+    """A batch run's state: what the ledger holds, the progress and whom to tell."""
+
+    ledger: Ledger
+    user_id: str
+    ledger_id: str
+    done: set[int]
+    progress: Progress
+    meter: Meter
+    report: Callable[[dict[str, object]], None]
+
+    def committed(self, texts: list[int]) -> None:
+        """A piece is committed: its texts in the ledger, the progress told."""
+        self.done.update(texts)
+        self.ledger.save(self.user_id, self.ledger_id, self.done)
+        self.progress.done += len(texts)
+        self.progress.pieces += 1
+        self.told()
+
+    def told(self) -> None:
+        self.report(self.progress.public(self.meter))
+
+
 class RememberBatch:
     def __init__(self, remember: Remember, ledger: Ledger) -> None:
         self.remember = remember
         self.ledger = ledger
-
-    def _committed(
-        self,
-        inp: BatchInput,
-        lid: str,
-        done: set[int],
-        texts: list[int],
-        progress: Progress,
-        meter: Meter,
-        report: Callable[[dict[str, object]], None],
-    ) -> None:
-        """A piece is committed: its texts in the ledger, the progress told."""
-        done.update(texts)
-        self.ledger.save(inp.user_id, lid, done)
-        progress.done += len(texts)
-        progress.pieces += 1
-        report(progress.public(meter))
 
     def run(
         self,
@@ -250,8 +257,9 @@ class RememberBatch:
         done = self.ledger.load(inp.user_id, lid)
         todo = [i for i in range(len(items)) if i not in done]
         progress = Progress(len(items), done=len(done), skipped=len(done))
+        run = _Run(self.ledger, inp.user_id, lid, done, progress, meter, report)
         call_id = inp.call_id or meter.call.call_id
-        report(progress.public(meter))
+        run.told()
         for group in windows(items, todo, inp.window_tokens, inp.window_texts):
             left = deadline.remaining()
             if left is not None and left < RESERVE_S:
@@ -259,35 +267,8 @@ class RememberBatch:
                     f"the batch stopped with {len(items) - progress.done} texts to go before "
                     "its time ran out; it runs again from there"
                 )
-            first = items[group[0]]
-            said = [
-                Said(items[i].text, items[i].speaker, items[i].reference_time, items[i].session_id)
-                for i in group
-            ]
-            rin = RememberInput(
-                inp.user_id,
-                inp.dataset,
-                "",
-                first.session_id,
-                max(s.reference_time for s in said),
-                inp.options,
-                call_id,
-                messages=said,
-                extract=first.extract,
-                schedule_summaries=False,  # once, at the end
-            )
             try:
-                if not first.extract:
-                    for i, one in zip(group, said, strict=True):
-                        self.remember.run(alone(rin, one), meter)
-                        self._committed(inp, lid, done, [i], progress, meter, report)
-                    continue
-                read = self.remember.read(rin, meter)
-                for n, part in enumerate(pieces(read)):
-                    sub = replace(rin, messages=[said[i] for i in part])
-                    self.remember.apply(sub, meter, part_of(read, part, n == 0))
-                    texts = [group[i] for i in part]
-                    self._committed(inp, lid, done, texts, progress, meter, report)
+                self._window(inp, [items[i] for i in group], group, call_id, run)
             except GbError as exc:
                 # What is committed stays; the queue runs the batch again.
                 if isinstance(exc, Busy):  # a lease of a concurrent call: it passes
@@ -300,9 +281,40 @@ class RememberBatch:
                 lost = [i for i in group if i not in done]
                 progress.failed += len(lost)
                 progress.errors.append(
-                    f"{len(lost)} texts from {first.reference_time}: {exc.message}"
+                    f"{len(lost)} texts from {items[group[0]].reference_time}: {exc.message}"
                 )
-                report(progress.public(meter))
+                run.told()
         if self.remember.notes is not None:  # the summary job of all its pieces, once
             self.remember.notes.flush(DatasetKey(inp.user_id, inp.dataset))
         return progress.public(meter)
+
+    def _window(
+        self, inp: BatchInput, texts: list[Item], group: list[int], call_id: str, run: _Run
+    ) -> None:
+        """A window's texts (``group``: their indices in time order) remembered
+        and committed piece by piece: read together with one extraction call,
+        or, without extraction, each as its own ``remember`` (:func:`alone`)."""
+        first = texts[0]
+        said = [Said(t.text, t.speaker, t.reference_time, t.session_id) for t in texts]
+        rin = RememberInput(
+            inp.user_id,
+            inp.dataset,
+            "",
+            first.session_id,
+            max(s.reference_time for s in said),
+            inp.options,
+            call_id,
+            messages=said,
+            extract=first.extract,
+            schedule_summaries=False,  # once, at the end
+        )
+        if not first.extract:
+            for i, one in zip(group, said, strict=True):
+                self.remember.run(alone(rin, one), run.meter)
+                run.committed([i])
+            return
+        read = self.remember.read(rin, run.meter)
+        for n, part in enumerate(pieces(read)):
+            sub = replace(rin, messages=[said[i] for i in part])
+            self.remember.apply(sub, run.meter, part_of(read, part, n == 0))
+            run.committed([group[i] for i in part])
