@@ -154,7 +154,7 @@ _WHEN = rf"(?:(?:Today|Yesterday) at {_TIME}|{_DATE}(?:,?\s+|T){_TIME}\S*|{_TIME
 # (WhatsApp's "12/29/23, 10:42 PM - ", "2023-05-08 10:42 - ").
 _PREFIX = (
     rf"(?:\[(?P<bracket>[^\]\n]{{1,40}})\]\s*"
-    rf"|(?P<stamp>(?:{_DATE},?\s+)?{_TIME}|{_DATE}[ T]{_TIME}\S*)\s+(?:[-–]\s+)?)"
+    rf"|(?P<stamp>{_WHEN})\s+(?:[-–]\s+)?)"
 )
 # The name, plain ("Kate: ", "kate_99: ", "Kate (10:42 AM): "), in Markdown's
 # bold ("**Kate**: ", "**Kate:** ") or in IRC's angle brackets ("<Kate> "):
@@ -189,10 +189,9 @@ class SaidLine:
 def parse_said(line: str) -> SaidLine | None:
     """A transcript's line in any of the shapes chat logs export: ``Kate:
     hi``, ``[10:42] Kate: hi``, ``[D1:3] Kate: hi``, ``12/29/23, 10:42 PM -
-    Kate: hi`` (WhatsApp), ``Kate (10:42 AM): hi``, ``kate_99: hi``, ``[10:42]
-    kate: hi``,
-    ``**Kate**: hi`` (Markdown), ``<Kate> hi`` (IRC), or a header alone on
-    its line, the text below it: ``Kate [10:42 AM]`` (Slack), ``Kate — Today
+    Kate: hi`` (WhatsApp), ``Kate (10:42 AM): hi``, ``kate_99: hi``,
+    ``[10:42] kate: hi``, ``**Kate**: hi`` (Markdown), ``<Kate> hi`` (IRC), or
+    a header alone on its line, the text below it: ``Kate [10:42 AM]`` (Slack), ``Kate — Today
     at 10:42 AM`` (Discord), ``[10:42 AM] Kate Smith`` (Teams), ``Kate,
     [12.01.24 10:42]`` (Telegram); else None. Whether a text made of such
     lines is a transcript is for :func:`is_transcript` to say (one ``Note:``

@@ -25,7 +25,6 @@ DECLARED = {
     "graph/sqlite/write.py:apply",
     "local/cli.py:serve",
     "local/cli.py:main",
-    "memory/batch.py:run",
     "memory/commit.py:_write",
     "memory/plan.py:build",
     "memory/reindex.py:reindex",
